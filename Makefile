@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# Front end for vfs_cacheguard. The real build is wscript, run by the waf of
+# a Samba tree prepared to match the installed smbd (tools/prepare-samba-tree,
+# cached under /var/cache/vfs-cacheguard, or $CACHEGUARD_SAMBA_CACHE).
+#
+#   make		install missing packages (as root), prepare the tree,
+#			build cacheguard.so, the unit tests and the test tools
+#   make test		unit tests, then integration tests against a real smbd
+#   make demo		copy a 1 GiB file through a plain and a guarded share
+#   make install	cacheguard.so into smbd's modules dir (DESTDIR honoured)
+
+MULTIARCH := $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || \
+		echo x86_64-linux-gnu)
+VFSDIR ?= /usr/lib/$(MULTIARCH)/samba/vfs
+DESTDIR ?=
+WAF = tools/waf
+
+# Everything the build and the tests use, as Debian package names
+DEB_DEPS = samba smbclient samba-testsuite libcmocka-dev dpkg-dev \
+	build-essential pkg-config python3 util-linux fio
+
+.PHONY: all deps build test unit demo install uninstall clean distclean
+
+all: build
+
+deps:
+	@tools/install-deps $(DEB_DEPS)
+
+build: deps
+	@$(WAF) configure >build.configure.log 2>&1 || \
+		{ cat build.configure.log; exit 1; }
+	@$(WAF) build
+
+test: build
+	@testsuite/run
+
+unit: build
+	@testsuite/run --unit
+
+demo: build
+	@tools/demo
+
+install: build
+	install -d "$(DESTDIR)$(VFSDIR)"
+	install -m 0644 build/cacheguard.so "$(DESTDIR)$(VFSDIR)/cacheguard.so"
+
+uninstall:
+	rm -f "$(DESTDIR)$(VFSDIR)/cacheguard.so"
+
+clean:
+	rm -rf build build.configure.log .lock-waf_*
+
+# The prepared Samba tree is a cache outside the checkout; this removes it
+distclean: clean
+	rm -rf "$${CACHEGUARD_SAMBA_CACHE:-/var/cache/vfs-cacheguard}"

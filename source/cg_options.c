@@ -1,0 +1,265 @@
+/*
+ * vfs_cacheguard engine: option parsing and validation
+ *
+ * Copyright (C) 2026 The vfs_cacheguard authors
+ *
+ * This program is free software; you can redistribute it and/or modify
+ * it under the terms of the GNU General Public License as published by
+ * the Free Software Foundation; either version 3 of the License, or
+ * (at your option) any later version.
+ *
+ * This program is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ * GNU General Public License for more details.
+ *
+ * You should have received a copy of the GNU General Public License
+ * along with this program.  If not, see <http://www.gnu.org/licenses/>.
+ */
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cacheguard.h"
+
+#define CG_FIELD(f) offsetof(struct cg_config, f)
+
+/*
+ * The defaults live here, as text, so that the man page test and the
+ * parser agree on one source. cg_config_init() parses them.
+ */
+const struct cg_option cg_options[] = {
+	{"mode", CG_OPT_MODE, "auto", CG_FIELD(mode)},
+	{"min file size", CG_OPT_SIZE, "16M", CG_FIELD(min_file_size)},
+	{"stream trigger", CG_OPT_SIZE, "4M", CG_FIELD(stream_trigger)},
+	{"window", CG_OPT_SIZE, "8M", CG_FIELD(window)},
+	{"hot threshold", CG_OPT_PERCENT, "50", CG_FIELD(hot_threshold)},
+	{"readahead", CG_OPT_SIZE, "0", CG_FIELD(readahead)},
+	{"direct prefetch", CG_OPT_SIZE, "8M", CG_FIELD(direct_prefetch)},
+	{"direct memory", CG_OPT_SIZE, "64M", CG_FIELD(direct_memory)},
+	{"direct min io", CG_OPT_SIZE, "64K", CG_FIELD(direct_min_io)},
+	{NULL, 0, NULL, 0},
+};
+
+static const char *const cg_mode_names[] = {
+	[CG_MODE_OFF] = "off",
+	[CG_MODE_AUTO] = "auto",
+	[CG_MODE_DONTNEED] = "dontneed",
+	[CG_MODE_DONTCACHE] = "dontcache",
+	[CG_MODE_DIRECT] = "direct",
+};
+
+#define CG_NUM_MODES (sizeof(cg_mode_names) / sizeof(cg_mode_names[0]))
+
+const char *cg_mode_name(enum cg_mode mode)
+{
+	if ((unsigned)mode >= CG_NUM_MODES) {
+		return "invalid";
+	}
+	return cg_mode_names[mode];
+}
+
+int cg_parse_size(const char *s, uint64_t *out)
+{
+	static const char suffixes[] = "KMGT";
+	uint64_t v = 0;
+	const char *p = s;
+	const char *sfx = NULL;
+	unsigned shift = 0;
+
+	while (isspace((unsigned char)*p)) {
+		p++;
+	}
+	if (!isdigit((unsigned char)*p)) {
+		return EINVAL;
+	}
+	for (; isdigit((unsigned char)*p); p++) {
+		unsigned d = (unsigned)(*p - '0');
+
+		if (v > (UINT64_MAX - d) / 10) {
+			return ERANGE;
+		}
+		v = v * 10 + d;
+	}
+	if (*p != '\0' && !isspace((unsigned char)*p)) {
+		sfx = strchr(suffixes, toupper((unsigned char)*p));
+		if (sfx == NULL) {
+			return EINVAL;
+		}
+		shift = 10 * (unsigned)(sfx - suffixes + 1);
+		p++;
+	}
+	while (isspace((unsigned char)*p)) {
+		p++;
+	}
+	if (*p != '\0') {
+		return EINVAL;
+	}
+	if (shift != 0 && v > (UINT64_MAX >> shift)) {
+		return ERANGE;
+	}
+	*out = v << shift;
+	return 0;
+}
+
+static const struct cg_option *cg_find_option(const char *name)
+{
+	const struct cg_option *o = NULL;
+
+	for (o = cg_options; o->name != NULL; o++) {
+		if (strcasecmp(o->name, name) == 0) {
+			return o;
+		}
+	}
+	return NULL;
+}
+
+static int cg_parse_mode(const char *s, enum cg_mode *out)
+{
+	size_t i;
+
+	for (i = 0; i < CG_NUM_MODES; i++) {
+		if (strcasecmp(s, cg_mode_names[i]) == 0) {
+			*out = (enum cg_mode)i;
+			return 0;
+		}
+	}
+	return EINVAL;
+}
+
+static int cg_parse_percent(const char *s, unsigned *out)
+{
+	uint64_t v = 0;
+	size_t n = strlen(s);
+	char buf[32];
+
+	/* Accept "50" and "50%"; a size suffix makes no sense here */
+	if (n == 0 || n >= sizeof(buf)) {
+		return EINVAL;
+	}
+	memcpy(buf, s, n + 1);
+	if (buf[n - 1] == '%') {
+		buf[n - 1] = '\0';
+	}
+	if (buf[0] == '\0' || strspn(buf, "0123456789") != strlen(buf)) {
+		return EINVAL;
+	}
+	if (cg_parse_size(buf, &v) != 0 || v > 100) {
+		return EINVAL;
+	}
+	*out = (unsigned)v;
+	return 0;
+}
+
+static const char *cg_valid_values(enum cg_opt_type type)
+{
+	switch (type) {
+	case CG_OPT_MODE:
+		return "auto, dontcache, direct, dontneed, off";
+	case CG_OPT_SIZE:
+		return "a byte count with an optional K, M, G or T suffix";
+	case CG_OPT_PERCENT:
+		return "a whole percentage from 0 to 100";
+	}
+	return "?";
+}
+
+int cg_config_set(struct cg_config *cfg,
+		  const char *name,
+		  const char *value,
+		  char *err,
+		  size_t errlen)
+{
+	const struct cg_option *o = cg_find_option(name);
+	char *field = NULL;
+	int ret = EINVAL;
+
+	if (o == NULL) {
+		snprintf(err, errlen, "cacheguard:%s is not an option", name);
+		return EINVAL;
+	}
+	field = (char *)cfg + o->offset;
+	switch (o->type) {
+	case CG_OPT_MODE:
+		ret = cg_parse_mode(value, (enum cg_mode *)(void *)field);
+		break;
+	case CG_OPT_SIZE:
+		ret = cg_parse_size(value, (uint64_t *)(void *)field);
+		break;
+	case CG_OPT_PERCENT:
+		ret = cg_parse_percent(value, (unsigned *)(void *)field);
+		break;
+	}
+	if (ret != 0) {
+		snprintf(err,
+			 errlen,
+			 "invalid value '%s' for cacheguard:%s; "
+			 "valid values: %s",
+			 value,
+			 o->name,
+			 cg_valid_values(o->type));
+		return EINVAL;
+	}
+	return 0;
+}
+
+void cg_config_init(struct cg_config *cfg)
+{
+	const struct cg_option *o = NULL;
+	char err[160];
+
+	*cfg = (struct cg_config){.mode = CG_MODE_AUTO};
+	for (o = cg_options; o->name != NULL; o++) {
+		/* The table is ours; a bad default is caught by the tests */
+		(void)cg_config_set(cfg, o->name, o->def, err, sizeof(err));
+	}
+}
+
+#define CG_PAGE 4096
+
+int cg_config_check(const struct cg_config *cfg, char *err, size_t errlen)
+{
+	if (cfg->window < CG_PAGE || cfg->window % CG_PAGE != 0) {
+		snprintf(err,
+			 errlen,
+			 "invalid value %" PRIu64 " for cacheguard:window; "
+			 "valid values: a multiple of 4K, at least 4K",
+			 cfg->window);
+		return EINVAL;
+	}
+	if (cfg->direct_prefetch != 0 &&
+	    cfg->direct_prefetch > cfg->direct_memory) {
+		snprintf(err,
+			 errlen,
+			 "cacheguard:direct prefetch (%" PRIu64 ") is larger "
+			 "than cacheguard:direct memory (%" PRIu64 "); "
+			 "valid values: direct prefetch <= direct memory",
+			 cfg->direct_prefetch,
+			 cfg->direct_memory);
+		return EINVAL;
+	}
+	return 0;
+}
+
+void cg_config_describe(const struct cg_config *cfg, char *buf, size_t len)
+{
+	snprintf(buf,
+		 len,
+		 "mode=%s min file size=%" PRIu64 " stream trigger=%" PRIu64
+		 " window=%" PRIu64 " hot threshold=%u%% readahead=%" PRIu64
+		 " direct prefetch=%" PRIu64 " direct memory=%" PRIu64
+		 " direct min io=%" PRIu64,
+		 cg_mode_name(cfg->mode),
+		 cfg->min_file_size,
+		 cfg->stream_trigger,
+		 cfg->window,
+		 cfg->hot_threshold,
+		 cfg->readahead,
+		 cfg->direct_prefetch,
+		 cfg->direct_memory,
+		 cfg->direct_min_io);
+}

@@ -1,0 +1,353 @@
+/*
+ * vfs_cacheguard engine: stream detection and drop-behind bookkeeping
+ *
+ * Copyright (C) 2026 The vfs_cacheguard authors
+ *
+ * This program is free software; you can redistribute it and/or modify
+ * it under the terms of the GNU General Public License as published by
+ * the Free Software Foundation; either version 3 of the License, or
+ * (at your option) any later version.
+ *
+ * This program is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ * GNU General Public License for more details.
+ *
+ * You should have received a copy of the GNU General Public License
+ * along with this program.  If not, see <http://www.gnu.org/licenses/>.
+ */
+
+/*
+ * How a stream is seen
+ * --------------------
+ *
+ * An SMB2 client copying a file keeps several reads in flight, and smbd's
+ * thread pool finishes them in any order. So "sequential" cannot mean
+ * "each read starts where the last one ended". Here a read belongs to
+ * the stream when it starts within one window of the stream front (the
+ * highest end of any stream read), on either side. Once the stream has
+ * read stream trigger bytes it is active.
+ *
+ * While detecting, a far read restarts detection at that read. While
+ * active, a far read is a stray (Explorer reading a header, a metadata
+ * probe) and is served untouched; only CG_STRAY_LIMIT strays in a row
+ * end the stream. Its range is then kept in "tail" and dropped at close.
+ *
+ * What may be dropped
+ * -------------------
+ *
+ * contig is the end of the range [start, contig) that has been read
+ * completely; completions above it wait in done[] until the gap fills.
+ * A window is dropped only when it lies wholly below both contig and
+ * the lowest read still in flight, so no drop ever races a read that
+ * needs those pages. A gap that stays open more than a window behind
+ * the front is a range the client skipped: contig moves past it, which
+ * keeps the footprint bounded by window + readahead + reads in flight.
+ */
+
+#include <fcntl.h>
+#include <string.h>
+
+#include "cacheguard.h"
+#include "cg_sys.h"
+
+#define CG_PAGE 4096ULL
+#define CG_FREE UINT64_MAX
+#define CG_SLOT_OVERFLOW (-1)
+#define CG_SLOT_NONE (-2)
+#define CG_STRAY_LIMIT 8
+/* How far the kernel's own readahead may run ahead of the front */
+#define CG_RA_SLACK (4ULL << 20)
+
+#define CG_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define CG_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+static uint64_t cg_page_down(uint64_t v)
+{
+	return v & ~(CG_PAGE - 1);
+}
+
+void cg_stream_init(struct cg_stream *s,
+		    const struct cg_config *cfg,
+		    const struct cg_sys *sys,
+		    uint64_t file_size)
+{
+	unsigned i;
+
+	*s = (struct cg_stream){
+		.cfg = cfg,
+		.sys = sys,
+		.file_size = file_size,
+		.tail = {.off = CG_FREE, .end = 0},
+	};
+	for (i = 0; i < CG_MAX_INFLIGHT; i++) {
+		s->inflight[i] = CG_FREE;
+	}
+}
+
+static void cg_stream_restart(struct cg_stream *s, uint64_t off)
+{
+	if (s->state == CG_ACTIVE) {
+		s->tail.off = CG_MIN(s->tail.off, s->dropped_to);
+		s->tail.end = CG_MAX(s->tail.end, s->front + CG_RA_SLACK);
+	}
+	s->state = CG_DETECTING;
+	s->start = off;
+	s->front = off;
+	s->seq_bytes = 0;
+	s->strays = 0;
+	s->contig = off;
+	s->ndone = 0;
+	s->dropped_to = cg_page_down(off);
+	s->willneed_to = off;
+}
+
+static void cg_willneed(struct cg_stream *s, int fd)
+{
+	uint64_t ra = s->cfg->readahead;
+	uint64_t target, from;
+
+	if (ra == 0) {
+		return;
+	}
+	target = CG_MIN(s->front + ra, CG_MAX(s->file_size, s->front));
+	from = CG_MAX(s->willneed_to, s->front);
+	/* Batch: one hint per quarter of the readahead distance */
+	if (target <= from || target - from < CG_MAX(ra / 4, CG_PAGE)) {
+		return;
+	}
+	s->sys->fadvise(fd, from, target - from, POSIX_FADV_WILLNEED);
+	s->willneed_to = target;
+}
+
+static bool cg_file_is_hot(struct cg_stream *s, int fd)
+{
+	uint64_t from = s->front + CG_RA_SLACK + s->cfg->readahead;
+	uint64_t len, resident = 0;
+
+	/*
+	 * Look at the part of the file the stream has not reached: what
+	 * the stream itself read, and the kernel's readahead, would
+	 * otherwise make every file look hot.
+	 */
+	if (s->cfg->hot_threshold == 0 || from >= s->file_size) {
+		return false;
+	}
+	len = s->file_size - from;
+	if (s->sys->resident(fd, from, len, &resident) != 0) {
+		return false;
+	}
+	return resident * 100 >= (uint64_t)s->cfg->hot_threshold * len;
+}
+
+static void cg_stream_activate(struct cg_stream *s, int fd)
+{
+	if (cg_file_is_hot(s, fd)) {
+		s->state = CG_HOT;
+		s->stats.hot++;
+		return;
+	}
+	s->state = CG_ACTIVE;
+	s->stats.streams++;
+	s->sys->fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	cg_willneed(s, fd);
+}
+
+static void cg_track(struct cg_stream *s, struct cg_io *io)
+{
+	unsigned i;
+
+	if (s->ninflight == CG_MAX_INFLIGHT) {
+		s->untracked++;
+		io->slot = CG_SLOT_OVERFLOW;
+		return;
+	}
+	for (i = 0; s->inflight[i] != CG_FREE; i++) {
+		/* a free slot exists: ninflight < CG_MAX_INFLIGHT */
+	}
+	s->inflight[i] = io->off;
+	s->ninflight++;
+	io->slot = (int)i;
+}
+
+struct cg_io cg_read_begin(struct cg_stream *s, int fd, uint64_t off, size_t n)
+{
+	struct cg_io io = {.off = off, .slot = CG_SLOT_NONE};
+	uint64_t tol = s->cfg->window;
+	bool near;
+
+	if (s->state == CG_HOT || n == 0) {
+		return io;
+	}
+	near = s->seq_bytes > 0 && off + tol >= s->front &&
+	       off <= s->front + tol;
+	if (!near) {
+		if (s->state == CG_ACTIVE && ++s->strays < CG_STRAY_LIMIT) {
+			cg_track(s, &io);
+			return io;
+		}
+		cg_stream_restart(s, off);
+	}
+	s->strays = 0;
+	s->seq_bytes += n;
+	s->front = CG_MAX(s->front, off + n);
+	if (s->state == CG_DETECTING &&
+	    s->seq_bytes >= s->cfg->stream_trigger) {
+		cg_stream_activate(s, fd);
+		if (s->state == CG_HOT) {
+			return io;
+		}
+	}
+	io.in_stream = true;
+	cg_track(s, &io);
+	return io;
+}
+
+static void cg_merge_done(struct cg_stream *s)
+{
+	unsigned k = 0;
+
+	while (k < s->ndone && s->done[k].off <= s->contig) {
+		s->contig = CG_MAX(s->contig, s->done[k].end);
+		k++;
+	}
+	if (k > 0) {
+		s->ndone -= k;
+		memmove(s->done, s->done + k, s->ndone * sizeof(s->done[0]));
+	}
+}
+
+/* Insert [off, end) above contig into the sorted, disjoint done[] */
+static void cg_add_done(struct cg_stream *s, uint64_t off, uint64_t end)
+{
+	unsigned i = 0, j;
+
+	while (i < s->ndone && s->done[i].end < off) {
+		i++;
+	}
+	if (i < s->ndone && s->done[i].off <= end) {
+		/* overlaps or touches done[i]: widen it, absorb successors */
+		s->done[i].off = CG_MIN(s->done[i].off, off);
+		s->done[i].end = CG_MAX(s->done[i].end, end);
+		for (j = i + 1; j < s->ndone && s->done[j].off <= s->done[i].end;
+		     j++) {
+			s->done[i].end = CG_MAX(s->done[i].end, s->done[j].end);
+		}
+		memmove(s->done + i + 1,
+			s->done + j,
+			(s->ndone - j) * sizeof(s->done[0]));
+		s->ndone -= j - i - 1;
+		return;
+	}
+	if (s->ndone == CG_MAX_DONE) {
+		/* Forget the highest; the gap rule below moves past it */
+		if (i == CG_MAX_DONE) {
+			return;
+		}
+		s->ndone--;
+	}
+	memmove(s->done + i + 1,
+		s->done + i,
+		(s->ndone - i) * sizeof(s->done[0]));
+	s->done[i] = (struct cg_range){.off = off, .end = end};
+	s->ndone++;
+}
+
+static void cg_note_done(struct cg_stream *s, uint64_t off, uint64_t end)
+{
+	if (end <= s->contig) {
+		return;
+	}
+	if (off <= s->contig) {
+		s->contig = end;
+	} else {
+		cg_add_done(s, off, end);
+	}
+	/* A gap more than a window behind the front was skipped */
+	if (s->front > s->cfg->window &&
+	    s->contig < s->front - s->cfg->window) {
+		s->contig = s->front - s->cfg->window;
+	}
+	cg_merge_done(s);
+}
+
+static uint64_t cg_lowest_inflight(const struct cg_stream *s)
+{
+	uint64_t low = CG_FREE;
+	unsigned i, seen = 0;
+
+	for (i = 0; i < CG_MAX_INFLIGHT && seen < s->ninflight; i++) {
+		if (s->inflight[i] != CG_FREE) {
+			low = CG_MIN(low, s->inflight[i]);
+			seen++;
+		}
+	}
+	return low;
+}
+
+static void cg_drop_behind(struct cg_stream *s, int fd)
+{
+	uint64_t limit, n;
+
+	if (s->untracked > 0) {
+		return;		/* a read we cannot see may need any page */
+	}
+	limit = CG_MIN(s->contig, cg_lowest_inflight(s));
+	if (limit <= s->dropped_to) {
+		return;
+	}
+	n = (limit - s->dropped_to) / s->cfg->window * s->cfg->window;
+	if (n == 0) {
+		return;
+	}
+	s->sys->fadvise(fd, s->dropped_to, n, POSIX_FADV_DONTNEED);
+	s->dropped_to += n;
+	s->stats.bytes_dropped += n;
+	s->stats.drops++;
+}
+
+void cg_read_end(struct cg_stream *s, int fd, struct cg_io *io, ssize_t nread)
+{
+	if (io->slot >= 0) {
+		s->inflight[io->slot] = CG_FREE;
+		s->ninflight--;
+	} else if (io->slot == CG_SLOT_OVERFLOW) {
+		s->untracked--;
+	}
+	io->slot = CG_SLOT_NONE;
+	if (nread <= 0) {
+		return;
+	}
+	s->stats.bytes_read += (uint64_t)nread;
+	if (!io->in_stream || s->state == CG_HOT) {
+		return;
+	}
+	cg_note_done(s, io->off, io->off + (uint64_t)nread);
+	if (s->state != CG_ACTIVE) {
+		return;
+	}
+	s->stats.bytes_stream += (uint64_t)nread;
+	cg_drop_behind(s, fd);
+	cg_willneed(s, fd);
+}
+
+void cg_stream_close(struct cg_stream *s, int fd)
+{
+	if (s->tail.end > s->tail.off) {
+		s->sys->fadvise(fd,
+				s->tail.off,
+				s->tail.end - s->tail.off,
+				POSIX_FADV_DONTNEED);
+		s->stats.drops++;
+	}
+	if (s->state == CG_ACTIVE) {
+		/* len 0: to the end of the file, readahead included */
+		s->sys->fadvise(fd, s->dropped_to, 0, POSIX_FADV_DONTNEED);
+		s->stats.bytes_dropped += s->front > s->dropped_to
+					  ? s->front - s->dropped_to
+					  : 0;
+		s->stats.drops++;
+	}
+	s->state = CG_DETECTING;
+	s->tail = (struct cg_range){.off = CG_FREE, .end = 0};
+}

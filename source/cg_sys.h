@@ -1,0 +1,39 @@
+/*
+ * vfs_cacheguard engine: the syscalls the policy makes, as a table that
+ * the unit tests replace with a recording fake.
+ *
+ * Copyright (C) 2026 The vfs_cacheguard authors
+ *
+ * This program is free software; you can redistribute it and/or modify
+ * it under the terms of the GNU General Public License as published by
+ * the Free Software Foundation; either version 3 of the License, or
+ * (at your option) any later version.
+ *
+ * This program is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ * GNU General Public License for more details.
+ *
+ * You should have received a copy of the GNU General Public License
+ * along with this program.  If not, see <http://www.gnu.org/licenses/>.
+ */
+
+#ifndef CG_SYS_H
+#define CG_SYS_H
+
+#include <stdint.h>
+
+struct cg_sys {
+	/* posix_fadvise(); returns 0 or an errno value, as it does */
+	int (*fadvise)(int fd, uint64_t off, uint64_t len, int advice);
+	/*
+	 * Bytes of [off, off + len) in the page cache: cachestat(2), or
+	 * mincore(2) on a mapping where the kernel lacks cachestat.
+	 * Returns 0 or an errno value.
+	 */
+	int (*resident)(int fd, uint64_t off, uint64_t len, uint64_t *bytes);
+};
+
+extern const struct cg_sys cg_sys_linux;
+
+#endif /* CG_SYS_H */

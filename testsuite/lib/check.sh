@@ -1,0 +1,62 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# Result lines the runner counts: "PASS: name", "FAIL: name: why",
+# "SKIPPED: name: why". A script that dies before reporting counts as
+# a failure in the runner.
+
+cg_pass()
+{
+	echo "PASS: $1"
+}
+
+cg_fail()
+{
+	echo "FAIL: $1: $2"
+	CG_FAILED=1
+}
+
+cg_skip()
+{
+	echo "SKIPPED: $1: $2"
+}
+
+# cg_expect NAME COMMAND...: pass when the command succeeds
+cg_expect()
+{
+	local name=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		cg_pass "$name"
+	else
+		cg_fail "$name" "'$*' failed: $(echo "$out" | tail -n 3)"
+	fi
+}
+
+# cg_expect_le NAME VALUE LIMIT [UNIT-TEXT]: numeric bound
+cg_expect_le()
+{
+	if [ "$2" -le "$3" ]; then
+		cg_pass "$1 ($2 <= $3)"
+	else
+		cg_fail "$1" "$2 > $3"
+	fi
+}
+
+cg_expect_ge()
+{
+	if [ "$2" -ge "$3" ]; then
+		cg_pass "$1 ($2 >= $3)"
+	else
+		cg_fail "$1" "$2 < $3"
+	fi
+}
+
+# Scripts needing root call this first
+cg_need_root()
+{
+	if [ "$(id -u)" != 0 ]; then
+		cg_skip "$1" "needs root (a mount namespace and a bind mount" \
+			"over smbd's modules dir)"
+		exit 0
+	fi
+}

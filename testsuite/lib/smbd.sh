@@ -1,0 +1,157 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# A private smbd for tests, benchmarks and the demo: loopback only, an
+# unprivileged port, its own state directories, and the freshly built
+# cacheguard.so visible in smbd's modules dir through a bind mount inside
+# a private mount namespace, so the system's modules dir is never touched.
+#
+# Source this file from a script that already runs inside
+# "unshare -m --propagation private" (cg_enter_namespace does that).
+#
+#   cg_smbd_init		make the private root, conf and passdb
+#   cg_share NAME [LINE...]	add a share on $CG_SHARE with smb.conf lines
+#   cg_smbd_start		start smbd and wait until it answers
+#   cg_smbclient SHARE CMD	run smbclient commands against a share
+#   cg_smbd_stop		stop smbd (also on exit)
+
+CG_TOP=${CG_TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+CG_BUILD=${CG_BUILD:-$CG_TOP/build}
+CG_PORT=${CG_PORT:-4455}
+CG_USER=root
+CG_PASS=cacheguard
+CG_VFS_DIR=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null ||
+	echo x86_64-linux-gnu)/samba/vfs
+CG_MODULE=${CG_MODULE:-$CG_BUILD/cacheguard.so}
+CG_SMBD_PID=
+
+# Re-run the calling script in a private mount namespace (once).
+# Usage: cg_enter_namespace "$0" "$@"
+cg_enter_namespace()
+{
+	if [ -z "${CG_IN_NAMESPACE:-}" ]; then
+		export CG_IN_NAMESPACE=1
+		exec unshare -m --propagation private "$@"
+	fi
+}
+
+cg_smbd_init()
+{
+	CG_ROOT=${CG_ROOT:-$(mktemp -d /tmp/cacheguard.XXXXXX)}
+	CG_SHARE=${CG_SHARE:-$CG_ROOT/share}
+	CG_CONF=$CG_ROOT/smb.conf
+	CG_LOG=$CG_ROOT/log/smbd.log
+	mkdir -p "$CG_ROOT"/{lock,state,cache,private,pid,ncalrpc,log,vfs} \
+		"$CG_SHARE"
+
+	# The system modules plus ours, over the modules dir
+	cp -a "$CG_VFS_DIR"/. "$CG_ROOT/vfs/"
+	if [ -f "$CG_MODULE" ]; then
+		cp "$CG_MODULE" "$CG_ROOT/vfs/cacheguard.so"
+	fi
+	mount --bind "$CG_ROOT/vfs" "$CG_VFS_DIR"
+
+	cat >"$CG_CONF" <<EOF
+[global]
+	netbios name = CGTEST
+	server role = standalone server
+	smb ports = $CG_PORT
+	interfaces = 127.0.0.1
+	bind interfaces only = yes
+	disable netbios = yes
+	lock directory = $CG_ROOT/lock
+	state directory = $CG_ROOT/state
+	cache directory = $CG_ROOT/cache
+	private dir = $CG_ROOT/private
+	pid directory = $CG_ROOT/pid
+	ncalrpc dir = $CG_ROOT/ncalrpc
+	log file = $CG_LOG
+	max log size = 0
+	log level = ${CG_LOG_LEVEL:-1 cacheguard:10}
+	passdb backend = tdbsam:$CG_ROOT/private/passdb.tdb
+	load printers = no
+	printcap name = /dev/null
+	disable spoolss = yes
+EOF
+	printf '%s\n%s\n' "$CG_PASS" "$CG_PASS" |
+		smbpasswd -c "$CG_CONF" -s -a "$CG_USER" \
+		>"$CG_ROOT/log/smbpasswd.out" 2>&1
+	trap cg_smbd_cleanup EXIT
+}
+
+# cg_share NAME ["smb.conf line" ...]
+cg_share()
+{
+	local name=$1 line
+	shift
+	{
+		printf '[%s]\n\tpath = %s\n\tread only = no\n' "$name" \
+			"$CG_SHARE"
+		for line in "$@"; do
+			printf '\t%s\n' "$line"
+		done
+	} >>"$CG_CONF"
+}
+
+cg_smbd_start()
+{
+	local i
+
+	# its own session: on exit smbd signals its whole process group
+	setsid smbd --foreground --no-process-group --configfile="$CG_CONF" \
+		</dev/null >>"$CG_ROOT/log/smbd.stdout" 2>&1 &
+	CG_SMBD_PID=$!
+	for i in $(seq 1 100); do
+		if smbclient -L 127.0.0.1 -p "$CG_PORT" \
+			-U "$CG_USER%$CG_PASS" >/dev/null 2>&1; then
+			return 0
+		fi
+		if ! kill -0 "$CG_SMBD_PID" 2>/dev/null; then
+			break
+		fi
+		sleep 0.1
+	done
+	echo "smbd did not start; see $CG_LOG" >&2
+	tail -n 20 "$CG_LOG" "$CG_ROOT/log/smbd.stdout" >&2
+	return 1
+}
+
+# cg_smbclient SHARE "commands" [extra smbclient args]
+cg_smbclient()
+{
+	local share=$1 cmds=$2
+	shift 2
+	smbclient "//127.0.0.1/$share" -p "$CG_PORT" \
+		-U "$CG_USER%$CG_PASS" "$@" -c "$cmds"
+}
+
+cg_smbd_stop()
+{
+	if [ -n "$CG_SMBD_PID" ]; then
+		kill "$CG_SMBD_PID" 2>/dev/null
+		wait "$CG_SMBD_PID" 2>/dev/null || true
+		CG_SMBD_PID=
+	fi
+	# forked children and samba-dcerpcd carry the config path too
+	pkill -f -- "$CG_CONF" 2>/dev/null
+	return 0
+}
+
+cg_smbd_cleanup()
+{
+	cg_smbd_stop
+	umount "$CG_VFS_DIR" 2>/dev/null
+	if [ -z "${CG_KEEP:-}" ] && [ -n "${CG_ROOT:-}" ]; then
+		rm -rf "$CG_ROOT"
+	fi
+}
+
+# Resident bytes of a file, from the kernel
+cg_resident()
+{
+	"$CG_BUILD/cgcache" stat "$1"
+}
+
+cg_drop_cache()
+{
+	"$CG_BUILD/cgcache" drop "$1"
+}

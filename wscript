@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# Build vfs_cacheguard with the waf of a prepared Samba tree
+# (tools/prepare-samba-tree; tools/waf runs this with the tree found).
+#
+# The module is compiled with exactly the flags and include paths Samba
+# used for its own vfs_readahead module (bin/default/compile_commands.json)
+# and linked with -shared and no Samba libraries: its undefined symbols
+# bind at load time to the ones smbd already has.
+
+import json
+import os
+import subprocess
+
+from waflib import Errors
+
+top = '.'
+out = 'build'
+
+VERSION = open(os.path.join(os.getcwd(),
+               'VERSION')).read().strip()
+WARNINGS = ['-Wall', '-Wextra', '-Wno-unused-parameter',
+            '-Wmissing-prototypes', '-Werror=implicit-function-declaration']
+
+
+def options(opt):
+    opt.load('compiler_c')
+
+
+def samba_module_flags(tree):
+    """The compile flags of vfs_readahead.c, include paths made absolute"""
+    path = os.path.join(tree, 'bin/default/compile_commands.json')
+    with open(path) as f:
+        entries = json.load(f)
+    for e in entries:
+        if e['file'].endswith('source3/modules/vfs_readahead.c'):
+            break
+    else:
+        raise Errors.ConfigurationError('%s: no entry for vfs_readahead.c'
+                                        % path)
+    flags = []
+    for a in e['arguments'][1:]:
+        if a.startswith('-I') and not a.startswith('-I/'):
+            flags.append('-I' + os.path.normpath(
+                os.path.join(e['directory'], a[2:])))
+        elif a.startswith(('-D', '-I', '-f', '-O', '-g', '-W')):
+            if 'vfs_readahead' in a or a == '-MMD':
+                continue
+            flags.append(a)
+    return flags
+
+
+def configure(conf):
+    conf.load('compiler_c')
+    tree = os.environ.get('CACHEGUARD_SAMBA_TREE')
+    if not tree:
+        conf.fatal('CACHEGUARD_SAMBA_TREE is not set; build with make '
+                   '(tools/waf), which prepares the Samba tree')
+    stamp = open(os.path.join(tree, '.cacheguard-prepared')).read().strip()
+    installed = subprocess.run(['dpkg-query', '-W', '-f=${Version}', 'samba'],
+                               capture_output=True, text=True).stdout
+    if stamp != installed:
+        conf.fatal('the Samba tree %s was prepared for samba %s but the '
+                   'installed smbd is %s; run make again to prepare a '
+                   'matching tree' % (tree, stamp, installed))
+    conf.msg('Samba tree', tree)
+    conf.msg('Built for samba', stamp)
+    conf.env.SAMBA_TREE = tree
+    conf.env.SAMBA_DEB_VERSION = stamp
+    conf.env.CFLAGS_SAMBA = samba_module_flags(tree)
+    conf.env.cshlib_PATTERN = '%s.so'
+    conf.check_cfg(package='cmocka', args='--cflags --libs',
+                   uselib_store='CMOCKA')
+    conf.env.append_value('CFLAGS', ['-g', '-O2', '-std=gnu11'] + WARNINGS)
+
+
+def build(bld):
+    engine = bld.path.ant_glob('source/*.c')
+    bld.objects(source=engine, target='cg_engine',
+                cflags=['-fPIC', '-fvisibility=hidden'])
+
+    # Only samba_init_module is exported; the engine stays private
+    bld.shlib(source='modules/vfs_cacheguard.c', target='cacheguard',
+              use='cg_engine SAMBA',
+              defines=['vfs_cacheguard_init=samba_init_module'],
+              cflags=['-Wno-missing-prototypes',
+                      '-Wno-sign-compare', '-Wno-missing-field-initializers'],
+              linkflags=['-Wl,--version-script=%s' %
+                         bld.path.find_node('modules/exports.map').abspath()],
+              install_path=None)
+
+    bld.program(source='testsuite/tools/cgcache.c source/cg_sys.c',
+                target='cgcache', install_path=None)
+
+    for t in bld.path.ant_glob('testsuite/unit/test_*.c'):
+        bld.program(source=[t], target=t.name[:-2], use='cg_engine CMOCKA',
+                    includes='source', install_path=None)
