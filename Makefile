@@ -18,9 +18,12 @@ WAF = tools/waf
 
 # Everything the build and the tests use, as Debian package names
 DEB_DEPS = samba smbclient samba-testsuite libcmocka-dev dpkg-dev \
-	build-essential pkg-config python3 util-linux fio
+	build-essential pkg-config python3 util-linux fio libsmbclient-dev \
+	xsltproc docbook-xsl docbook-xml gnuplot-nox xfsprogs btrfs-progs \
+	debhelper fakeroot man-db
 
-.PHONY: all deps build test unit demo install uninstall clean distclean
+.PHONY: all deps build test unit demo bench bench-smoke deb test-package \
+	install uninstall clean distclean
 
 all: build
 
@@ -41,12 +44,32 @@ unit: build
 demo: build
 	@tools/demo
 
+# The mixed-workload benchmark (testsuite/bench); smoke: tiny sizes
+bench: build
+	@testsuite/bench/run
+
+bench-smoke: build
+	@BENCH_SMOKE=1 testsuite/bench/run
+
+deb: build
+	@packaging/build-deb
+
+test-package: deb
+	@testsuite/package-test
+
+MANDIR ?= /usr/share/man
+
 install: build
 	install -d "$(DESTDIR)$(VFSDIR)"
 	install -m 0644 build/cacheguard.so "$(DESTDIR)$(VFSDIR)/cacheguard.so"
+	if [ -f build/vfs_cacheguard.8 ]; then \
+		install -d "$(DESTDIR)$(MANDIR)/man8"; \
+		install -m 0644 build/vfs_cacheguard.8 "$(DESTDIR)$(MANDIR)/man8/"; \
+	fi
 
 uninstall:
 	rm -f "$(DESTDIR)$(VFSDIR)/cacheguard.so"
+	rm -f "$(DESTDIR)$(MANDIR)/man8/vfs_cacheguard.8"
 
 clean:
 	rm -rf build build.configure.log .lock-waf_*

@@ -72,6 +72,9 @@ def configure(conf):
     conf.env.cshlib_PATTERN = '%s.so'
     conf.check_cfg(package='cmocka', args='--cflags --libs',
                    uselib_store='CMOCKA')
+    conf.check_cfg(package='smbclient', args='--cflags --libs',
+                   uselib_store='SMBCLIENT')
+    conf.find_program('xsltproc', var='XSLTPROC')
     conf.env.append_value('CFLAGS', ['-g', '-O2', '-std=gnu11'] + WARNINGS)
 
 
@@ -90,8 +93,22 @@ def build(bld):
                          bld.path.find_node('modules/exports.map').abspath()],
               install_path=None)
 
-    bld.program(source='testsuite/tools/cgcache.c source/cg_sys.c',
-                target='cgcache', install_path=None)
+    # Test and benchmark tools: testsuite/tools/NAME.c becomes build/NAME;
+    # smb_*.c ones talk SMB through libsmbclient
+    for t in bld.path.ant_glob('testsuite/tools/*.c'):
+        use = 'cg_engine'
+        if t.name.startswith('smb_'):
+            use += ' SMBCLIENT'
+        bld.program(source=[t], target=t.name[:-2], use=use,
+                    includes='source', lib=['m'], install_path=None)
+
+    # The man page, rendered with Debian's docbook-xsl
+    xml = bld.path.find_node('docs/vfs_cacheguard.8.xml')
+    if xml is not None:
+        bld(rule='${XSLTPROC} --nonet -o ${TGT} '
+                 'http://docbook.sourceforge.net/release/xsl/current/'
+                 'manpages/docbook.xsl ${SRC}',
+            source=xml, target='vfs_cacheguard.8')
 
     for t in bld.path.ant_glob('testsuite/unit/test_*.c'):
         bld.program(source=[t], target=t.name[:-2], use='cg_engine CMOCKA',

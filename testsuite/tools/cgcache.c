@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../source/cg_sys.h"
+#include "cg_sys.h"
 
 static int cg_stat(int fd)
 {
