@@ -1,0 +1,148 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# The docs and the code agree: every option in cg_options[] (as
+# build/cgoptions prints it) is documented in the man page with its
+# default and in README.md's option table with its default; every option
+# either documents exists in the code; every "cacheguard:NAME = VALUE"
+# example in them is accepted by the parser; the man page carries the
+# version in VERSION. Needs no root and no smbd.
+set -u
+. "$(dirname "$0")/../lib/check.sh"
+top=$(cd "$(dirname "$0")/../.." && pwd)
+xml=$top/docs/vfs_cacheguard.8.xml
+readme=$top/README.md
+cgoptions=$top/build/cgoptions
+
+for f in "$cgoptions" "$xml" "$readme"; do
+	if [ ! -e "$f" ]; then
+		cg_fail "docs inputs" "${f#"$top"/} is missing (run make)"
+		exit 0
+	fi
+done
+
+# name<TAB>default, from the code, in table order
+declare -A code
+names=()
+while IFS=$'\t' read -r name def; do
+	code[$name]=$def
+	names+=("$name")
+done < <("$cgoptions")
+if [ ${#names[@]} -eq 0 ]; then
+	cg_fail "docs inputs" "build/cgoptions printed no options"
+	exit 0
+fi
+
+# The man page, tags stripped line by line. Each <term> opens an entry;
+# a "Default:" line belongs to the entry above it. Comments are skipped.
+# Prints: T<TAB>name for a term, D<TAB>term<TAB>name<TAB>value for a default
+man_entries()
+{
+	awk '
+	/<!--/ { incomment = 1 }
+	incomment { if ($0 ~ /-->/) incomment = 0; next }
+	function strip(s) {
+		gsub(/<[^>]*>/, "", s)
+		gsub(/^[ \t]+|[ \t]+$/, "", s)
+		return s
+	}
+	/<term>cacheguard:/ {
+		t = strip($0)
+		sub(/^cacheguard:/, "", t)
+		sub(/ = .*/, "", t)
+		term = t
+		print "T\t" term
+		next
+	}
+	/Default:/ {
+		d = strip($0)
+		if (d ~ /^Default: cacheguard:[^=]* = /) {
+			sub(/^Default: cacheguard:/, "", d)
+			n = d; sub(/ = .*/, "", n)
+			v = d; sub(/^[^=]* = /, "", v)
+			print "D\t" term "\t" n "\t" v
+		}
+	}' "$xml"
+}
+
+declare -A man_term man_def
+while IFS=$'\t' read -r kind a b c; do
+	case $kind in
+	T) man_term[$a]=1 ;;
+	D) [ "$a" = "$b" ] && man_def[$a]=$c ;;
+	esac
+done < <(man_entries)
+
+# README.md's option table: | `cacheguard:NAME` | `DEFAULT` | ...
+declare -A readme_def
+while IFS=$'\t' read -r name def; do
+	readme_def[$name]=$def
+done < <(sed -nE 's/^\| *`cacheguard:([^`]+)` *\| *`([^`]*)` *\|.*/\1\t\2/p' \
+	"$readme")
+
+# Every option the code parses is documented, with its default
+for name in "${names[@]}"; do
+	def=${code[$name]}
+	what="man page documents cacheguard:$name, default $def"
+	if [ -z "${man_term[$name]:-}" ]; then
+		cg_fail "$what" "no <term>cacheguard:$name = ...</term> entry"
+	elif [ -z "${man_def[$name]+set}" ]; then
+		cg_fail "$what" "its entry has no 'Default: cacheguard:$name = ...' line"
+	elif [ "${man_def[$name]}" != "$def" ]; then
+		cg_fail "$what" "the man page says '${man_def[$name]}'"
+	else
+		cg_pass "$what"
+	fi
+
+	what="README.md option table lists cacheguard:$name, default $def"
+	if [ -z "${readme_def[$name]+set}" ]; then
+		cg_fail "$what" "no row | \`cacheguard:$name\` | ... |"
+	elif [ "${readme_def[$name]}" != "$def" ]; then
+		cg_fail "$what" "README.md says '${readme_def[$name]}'"
+	else
+		cg_pass "$what"
+	fi
+done
+
+# Every documented option exists in the code
+for name in "${!man_term[@]}"; do
+	if [ -z "${code[$name]+set}" ]; then
+		cg_fail "man page option cacheguard:$name exists in the code" \
+			"cg_options[] has no '$name'"
+	fi
+done
+for name in "${!readme_def[@]}"; do
+	if [ -z "${code[$name]+set}" ]; then
+		cg_fail "README.md option cacheguard:$name exists in the code" \
+			"cg_options[] has no '$name'"
+	fi
+done
+
+# Every example line parses: "Example:" lines and smb.conf listings
+# (a <term> line shows a placeholder, not a value)
+examples()
+{
+	sed -e '/<term>/d' -e 's/<[^>]*>//g' "$1" |
+		sed -nE 's/^[[:space:]]*(Example: )?cacheguard:([a-z ]+) = ([^[:space:]].*[^[:space:]]|[^[:space:]])[[:space:]]*$/\2\t\3/p'
+}
+for doc in "$xml" "$readme"; do
+	label=${doc#"$top"/}
+	while IFS=$'\t' read -r name value; do
+		what="$label example 'cacheguard:$name = $value' is valid"
+		if out=$("$cgoptions" check "$name" "$value" 2>&1); then
+			cg_pass "$what"
+		else
+			cg_fail "$what" "$out"
+		fi
+	done < <(examples "$doc")
+done
+
+# The man page names the version it documents
+version=$(cat "$top/VERSION")
+stale=$(grep -nE '<refmiscinfo class="version">|<productnumber>|part of version' \
+	"$xml" | grep -vF -- "$version" | tr -s '\n\t' '  ')
+if [ -z "$stale" ]; then
+	cg_pass "man page version is $version, as in VERSION"
+else
+	cg_fail "man page version is $version, as in VERSION" "stale: $stale"
+fi
+exit 0
