@@ -56,6 +56,10 @@ static int vfs_cacheguard_debug_level = DBGC_VFS;
 /* What the module keeps per open file, as an fsp extension */
 struct cacheguard_file {
 	struct cg_stream stream;
+	/* Reads per smbd read path, for the close summary */
+	uint64_t n_pread;
+	uint64_t n_pread_send;
+	uint64_t n_sendfile;
 };
 
 static int cacheguard_connect(struct vfs_handle_struct *handle,
@@ -169,6 +173,7 @@ static ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
 	if (cgf == NULL) {
 		return SMB_VFS_NEXT_PREAD(handle, fsp, data, n, offset);
 	}
+	cgf->n_pread++;
 	io = cg_read_begin(&cgf->stream, fsp_get_io_fd(fsp), offset, n);
 	ret = SMB_VFS_NEXT_PREAD(handle, fsp, data, n, offset);
 	cg_read_end(&cgf->stream, fsp_get_io_fd(fsp), &io, ret);
@@ -205,6 +210,7 @@ static struct tevent_req *cacheguard_pread_send(
 	state->fsp = fsp;
 	state->cgf = cacheguard_file(handle, fsp);
 	if (state->cgf != NULL) {
+		state->cgf->n_pread_send++;
 		state->io = cg_read_begin(&state->cgf->stream,
 					  fsp_get_io_fd(fsp),
 					  offset,
@@ -269,8 +275,10 @@ static ssize_t cacheguard_sendfile(struct vfs_handle_struct *handle,
 		return SMB_VFS_NEXT_SENDFILE(handle, tofd, fromfsp, hdr, offset,
 					     n);
 	}
+	cgf->n_sendfile++;
 	io = cg_read_begin(&cgf->stream, fsp_get_io_fd(fromfsp), offset, n);
 	ret = SMB_VFS_NEXT_SENDFILE(handle, tofd, fromfsp, hdr, offset, n);
+	io.zerocopy = true;
 	/* The count includes the header sent ahead of the file's bytes */
 	data = ret;
 	if (ret > 0 && hdr != NULL) {
@@ -293,7 +301,8 @@ static int cacheguard_close(struct vfs_handle_struct *handle,
 			DBG_PREFIX(2,
 				   ("%s: size %ju read %ju streamed %ju "
 				    "dropped %ju in %ju calls, streams %ju, "
-				    "hot %ju\n",
+				    "hot %ju; reads: pread_send %ju, "
+				    "pread %ju, sendfile %ju\n",
 				    fsp_str_dbg(fsp),
 				    (uintmax_t)cgf->stream.file_size,
 				    (uintmax_t)st->bytes_read,
@@ -301,7 +310,10 @@ static int cacheguard_close(struct vfs_handle_struct *handle,
 				    (uintmax_t)st->bytes_dropped,
 				    (uintmax_t)st->drops,
 				    (uintmax_t)st->streams,
-				    (uintmax_t)st->hot));
+				    (uintmax_t)st->hot,
+				    (uintmax_t)cgf->n_pread_send,
+				    (uintmax_t)cgf->n_pread,
+				    (uintmax_t)cgf->n_sendfile));
 		}
 		VFS_REMOVE_FSP_EXTENSION(handle, fsp);
 	}

@@ -155,6 +155,7 @@ struct cg_stream {
 	unsigned ndone;
 	uint64_t dropped_to;	/* windows below this are dropped */
 	uint64_t willneed_to;	/* WILLNEED issued up to here */
+	uint64_t lag;		/* keep drops this far behind (zero-copy) */
 	struct cg_range tail;	/* abandoned streams, dropped at close */
 
 	uint64_t inflight[CG_MAX_INFLIGHT];	/* offsets, UINT64_MAX free */
@@ -169,6 +170,7 @@ struct cg_io {
 	uint64_t off;
 	int slot;		/* index in inflight[], or < 0 */
 	bool in_stream;		/* counted towards the stream */
+	bool zerocopy;		/* set by the caller: served by sendfile */
 };
 
 void cg_stream_init(struct cg_stream *s,

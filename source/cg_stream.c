@@ -58,6 +58,13 @@
 #define CG_STRAY_LIMIT 8
 /* How far the kernel's own readahead may run ahead of the front */
 #define CG_RA_SLACK (4ULL << 20)
+/*
+ * sendfile(2) lends the file's pages to the socket; until the client has
+ * received them DONTNEED cannot evict them and silently skips them. So
+ * a stream served by sendfile drops this far behind: more than Linux's
+ * largest default TCP send buffer (4 MiB), with room.
+ */
+#define CG_ZEROCOPY_LAG (8ULL << 20)
 
 #define CG_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define CG_MAX(a, b) ((a) > (b) ? (a) : (b))
@@ -293,9 +300,10 @@ static void cg_drop_behind(struct cg_stream *s, int fd)
 		return;		/* a read we cannot see may need any page */
 	}
 	limit = CG_MIN(s->contig, cg_lowest_inflight(s));
-	if (limit <= s->dropped_to) {
+	if (limit < s->dropped_to + s->lag) {
 		return;
 	}
+	limit -= s->lag;
 	n = (limit - s->dropped_to) / s->cfg->window * s->cfg->window;
 	if (n == 0) {
 		return;
@@ -315,6 +323,9 @@ void cg_read_end(struct cg_stream *s, int fd, struct cg_io *io, ssize_t nread)
 		s->untracked--;
 	}
 	io->slot = CG_SLOT_NONE;
+	if (io->zerocopy) {
+		s->lag = CG_ZEROCOPY_LAG;
+	}
 	if (nread <= 0) {
 		return;
 	}
@@ -341,8 +352,15 @@ void cg_stream_close(struct cg_stream *s, int fd)
 		s->stats.drops++;
 	}
 	if (s->state == CG_ACTIVE) {
-		/* len 0: to the end of the file, readahead included */
-		s->sys->fadvise(fd, s->dropped_to, 0, POSIX_FADV_DONTNEED);
+		/*
+		 * From the stream's start, not dropped_to: pages a window
+		 * drop had to skip (still lent to a socket, or read again)
+		 * go now. len 0: to the end of the file, readahead included.
+		 */
+		s->sys->fadvise(fd,
+				cg_page_down(s->start),
+				0,
+				POSIX_FADV_DONTNEED);
 		s->stats.bytes_dropped += s->front > s->dropped_to
 					  ? s->front - s->dropped_to
 					  : 0;

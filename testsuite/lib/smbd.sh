@@ -155,3 +155,18 @@ cg_drop_cache()
 {
 	"$CG_BUILD/cgcache" drop "$1"
 }
+
+# The kernel's readahead for FILE's block device, in bytes (0 if unknown)
+cg_device_readahead()
+{
+	local dev q
+
+	dev=$(stat -c '%Hd:%Ld' "$1" 2>/dev/null) || { echo 0; return; }
+	for q in /sys/dev/block/$dev/queue /sys/dev/block/$dev/../queue; do
+		if [ -r "$q/read_ahead_kb" ]; then
+			echo $(($(cat "$q/read_ahead_kb") * 1024))
+			return
+		fi
+	done
+	echo 0
+}
