@@ -84,7 +84,7 @@ def build(bld):
                 cflags=['-fPIC', '-fvisibility=hidden'])
 
     # Only samba_init_module is exported; the engine stays private
-    bld.shlib(source='modules/vfs_cacheguard.c', target='cacheguard',
+    bld.shlib(source=bld.path.ant_glob('modules/*.c'), target='cacheguard',
               use='cg_engine SAMBA',
               defines=['vfs_cacheguard_init=samba_init_module'],
               cflags=['-Wno-missing-prototypes',

@@ -24,20 +24,33 @@
  * yet buffered reads leave all of it in the page cache, evicting the hot
  * pages of whatever else runs on the server. This module watches the
  * reads of every large open file, recognises a large sequential stream
- * and drops the pages behind it, one window at a time, so the copy's
- * cache footprint stays a few megabytes whatever the file size:
+ * (the engine in ../source/ decides) and serves the stream without
+ * leaving it in the cache:
  *
  *	[share]
  *		vfs objects = cacheguard
- *		cacheguard:mode = dontneed
- *		cacheguard:window = 8M
+ *		cacheguard:mode = auto
  *
- * The policy lives in the engine (../source/, no Samba types); this file
- * only connects it to smbd. Every read path smbd uses for SMB2 READ goes
- * through here: pread_send (the default, "aio read size = 1"), sendfile
- * ("use sendfile = yes") and plain pread. Each calls the next module and
- * tells the engine when the read started and ended, so the module stacks
- * above io_uring or aio_pthread and never changes the bytes returned.
+ * Modes, per share, resolved per file at its first read:
+ *
+ *   dontneed	the next module reads as usual; the engine drops the pages
+ *		behind the stream a window at a time
+ *   dontcache	stream reads are preadv2(RWF_DONTCACHE) in smbd's thread
+ *		pool (cacheguard_uncached.c)
+ *   direct	stream reads are aligned O_DIRECT reads with a private
+ *		prefetch buffer (cacheguard_direct.c)
+ *   auto	dontcache where the filesystem has it, else direct where
+ *		O_DIRECT works, else dontneed; probed once per filesystem
+ *
+ * Every read path smbd uses for SMB2 READ comes through here: pread_send
+ * (the default, "aio read size = 1"), sendfile ("use sendfile = yes") and
+ * plain pread. Reads that are not part of a stream go to the next module
+ * untouched. A fast path that fails (EOPNOTSUPP, EINVAL, anything) is
+ * retried as a plain buffered read, so the client always gets the bytes
+ * pread() would have returned:
+ *
+ *   pread_send --> choose path --+--> NEXT pread_send ----------+--> done
+ *                                +--> uncached / direct --fail--+
  */
 
 #include "includes.h"
@@ -45,22 +58,84 @@
 #include "lib/util/tevent_unix.h"
 #include "version.h"
 
-#include "../source/cacheguard.h"
+#include "cacheguard.h"
 #include "../source/cg_sys.h"
 
-static int vfs_cacheguard_debug_level = DBGC_VFS;
+int vfs_cacheguard_debug_level = DBGC_VFS;
 
 #undef DBGC_CLASS
 #define DBGC_CLASS vfs_cacheguard_debug_level
 
+/* How one read is served */
+enum cacheguard_path {
+	CG_PATH_NEXT = 0,	/* the next module: buffered, or io_uring... */
+	CG_PATH_UNCACHED,
+	CG_PATH_DIRECT,
+	CG_PATH_COUNT,
+};
+
 /* What the module keeps per open file, as an fsp extension */
 struct cacheguard_file {
 	struct cg_stream stream;
-	/* Reads per smbd read path, for the close summary */
-	uint64_t n_pread;
-	uint64_t n_pread_send;
-	uint64_t n_sendfile;
+	enum cg_mode mode;		/* resolved: dontneed/dontcache/direct */
+	struct cg_direct *direct;	/* direct mode, once a stream runs */
+	uint64_t bytes[CG_PATH_COUNT];	/* bytes served per path */
+	uint64_t fallbacks;		/* fast-path reads retried buffered */
+	const char *fallback_why;	/* the last reason, for the summary */
 };
+
+/*
+ * What each filesystem (st_dev) turned out to support, per smbd process:
+ * found once by a probe (auto) or by the first failure, then remembered,
+ * so a filesystem without RWF_DONTCACHE costs one failed read, not one
+ * per request. Devices past the table's end are simply probed again.
+ */
+#define CG_FS_PROBED 0x1
+#define CG_FS_NO_DONTCACHE 0x2
+#define CG_FS_NO_DIRECT 0x4
+#define CG_FS_MAX 32
+
+struct cacheguard_fs {
+	dev_t dev;
+	unsigned flags;
+};
+
+static struct cacheguard_fs cacheguard_fs_table[CG_FS_MAX];
+static unsigned cacheguard_fs_count;
+
+static struct cacheguard_fs *cacheguard_fs(dev_t dev)
+{
+	unsigned i;
+
+	for (i = 0; i < cacheguard_fs_count; i++) {
+		if (cacheguard_fs_table[i].dev == dev) {
+			return &cacheguard_fs_table[i];
+		}
+	}
+	if (cacheguard_fs_count == CG_FS_MAX) {
+		return NULL;
+	}
+	cacheguard_fs_table[cacheguard_fs_count] =
+		(struct cacheguard_fs){.dev = dev};
+	return &cacheguard_fs_table[cacheguard_fs_count++];
+}
+
+/* Remember that dev lacks a feature; log it once per process */
+static void cacheguard_fs_lacks(dev_t dev, unsigned flag, const char *what,
+				int err)
+{
+	struct cacheguard_fs *fs = cacheguard_fs(dev);
+
+	if (fs == NULL || (fs->flags & flag)) {
+		return;
+	}
+	fs->flags |= flag;
+	DBG_WARNING("device %u:%u has no %s (%s); its streams fall back\n",
+		    (unsigned)major(dev),
+		    (unsigned)minor(dev),
+		    what,
+		    strerror(err));
+}
 
 static int cacheguard_connect(struct vfs_handle_struct *handle,
 			      const char *service,
@@ -102,11 +177,6 @@ static int cacheguard_connect(struct vfs_handle_struct *handle,
 		goto bad_option;
 	}
 
-	/* Until the uncached and direct paths exist, all modes drop behind */
-	if (cfg->mode != CG_MODE_OFF) {
-		cfg->mode = CG_MODE_DONTNEED;
-	}
-
 	cg_config_describe(cfg, desc, sizeof(desc));
 	DBG_PREFIX(2, ("share [%s]: %s\n", service, desc));
 
@@ -124,6 +194,72 @@ bad_option:
 	return -1;
 }
 
+
+#ifndef RWF_DONTCACHE
+#define RWF_DONTCACHE 0x00000080
+#endif
+
+/*
+ * auto: what the filesystem of fsp supports, found once per process with
+ * a one-byte uncached read and, where that fails, an O_DIRECT reopen.
+ */
+static void cacheguard_fs_probe(struct files_struct *fsp)
+{
+	dev_t dev = fsp->fsp_name->st.st_ex_dev;
+	struct cacheguard_fs *fs = cacheguard_fs(dev);
+	int fd = fsp_get_io_fd(fsp);
+	char byte = 0;
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	char buf[PATH_MAX];
+	const char *path = NULL;
+	int dfd;
+
+	if (fs == NULL || (fs->flags & CG_FS_PROBED)) {
+		return;
+	}
+	fs->flags |= CG_FS_PROBED;
+	if (preadv2(fd, &iov, 1, 0, RWF_DONTCACHE) == -1 &&
+	    (errno == EOPNOTSUPP || errno == EINVAL)) {
+		fs->flags |= CG_FS_NO_DONTCACHE;
+		path = sys_proc_fd_path(fd, buf, sizeof(buf));
+		dfd = path != NULL ? open(path, O_RDONLY | O_DIRECT | O_CLOEXEC)
+				   : -1;
+		if (dfd == -1) {
+			fs->flags |= CG_FS_NO_DIRECT;
+		} else {
+			close(dfd);
+		}
+	}
+	DBG_PREFIX(2,
+		   ("device %u:%u: mode auto serves streams with %s\n",
+		    (unsigned)major(dev),
+		    (unsigned)minor(dev),
+		    (fs->flags & CG_FS_NO_DONTCACHE) == 0 ? "dontcache"
+		    : (fs->flags & CG_FS_NO_DIRECT) == 0  ? "direct"
+							  : "dontneed"));
+}
+
+/* The mode a file's streams get, given what its filesystem supports */
+static enum cg_mode cacheguard_resolve(enum cg_mode want, dev_t dev)
+{
+	struct cacheguard_fs *fs = cacheguard_fs(dev);
+	unsigned flags = fs != NULL ? fs->flags : 0;
+
+	if (want == CG_MODE_AUTO) {
+		if ((flags & CG_FS_NO_DONTCACHE) == 0) {
+			return CG_MODE_DONTCACHE;
+		}
+		want = CG_MODE_DIRECT;
+	}
+	if (want == CG_MODE_DONTCACHE && (flags & CG_FS_NO_DONTCACHE)) {
+		return CG_MODE_DONTNEED;
+	}
+	if (want == CG_MODE_DIRECT && (flags & CG_FS_NO_DIRECT)) {
+		return CG_MODE_DONTNEED;
+	}
+	return want;
+}
+
 /*
  * The state of fsp, created on the first read of a file that is at least
  * min file size long. NULL for everything the module leaves alone.
@@ -133,6 +269,7 @@ static struct cacheguard_file *cacheguard_file(struct vfs_handle_struct *handle,
 {
 	struct cacheguard_file *cgf = NULL;
 	struct cg_config *cfg = NULL;
+	uint64_t size = (uint64_t)fsp->fsp_name->st.st_ex_size;
 
 	cgf = VFS_FETCH_FSP_EXTENSION(handle, fsp);
 	if (cgf != NULL) {
@@ -140,24 +277,91 @@ static struct cacheguard_file *cacheguard_file(struct vfs_handle_struct *handle,
 	}
 	SMB_VFS_HANDLE_GET_DATA(handle, cfg, struct cg_config, return NULL);
 	if (cfg->mode == CG_MODE_OFF || fsp->fsp_flags.is_pathref ||
-	    fsp->fsp_flags.is_directory || fsp_is_alternate_stream(fsp)) {
-		return NULL;
-	}
-	if ((uint64_t)fsp->fsp_name->st.st_ex_size < cfg->min_file_size) {
+	    fsp->fsp_flags.is_directory || fsp_is_alternate_stream(fsp) ||
+	    size < cfg->min_file_size) {
 		return NULL;
 	}
 	cgf = VFS_ADD_FSP_EXTENSION(handle, fsp, struct cacheguard_file, NULL);
 	if (cgf == NULL) {
 		return NULL;	/* no memory: serve the file untouched */
 	}
-	cg_stream_init(&cgf->stream,
-		       cfg,
-		       &cg_sys_linux,
-		       (uint64_t)fsp->fsp_name->st.st_ex_size);
-	DBG_DEBUG("%s: tracking, size %ju\n",
+	cg_stream_init(&cgf->stream, cfg, &cg_sys_linux, size);
+	if (cfg->mode == CG_MODE_AUTO) {
+		cacheguard_fs_probe(fsp);
+	}
+	cgf->mode = cacheguard_resolve(cfg->mode, fsp->fsp_name->st.st_ex_dev);
+	DBG_DEBUG("%s: tracking, size %ju, mode %s\n",
 		  fsp_str_dbg(fsp),
-		  (uintmax_t)fsp->fsp_name->st.st_ex_size);
+		  (uintmax_t)size,
+		  cg_mode_name(cgf->mode));
 	return cgf;
+}
+
+/* Pick the path for one read; opens the direct descriptor on first use */
+static enum cacheguard_path cacheguard_choose(struct vfs_handle_struct *handle,
+					      struct files_struct *fsp,
+					      struct cacheguard_file *cgf,
+					      const struct cg_io *io,
+					      size_t n)
+{
+	const struct cg_config *cfg = NULL;
+
+	if (cgf == NULL || !io->in_stream || cgf->stream.state != CG_ACTIVE) {
+		return CG_PATH_NEXT;
+	}
+	cfg = cgf->stream.cfg;
+	if (cgf->mode == CG_MODE_DONTCACHE) {
+		return CG_PATH_UNCACHED;
+	}
+	if (cgf->mode != CG_MODE_DIRECT || n < cfg->direct_min_io) {
+		return CG_PATH_NEXT;
+	}
+	if (cgf->direct == NULL) {
+		cgf->direct = cg_direct_open(cgf, handle, fsp, cfg);
+	}
+	if (cgf->direct != NULL) {
+		return CG_PATH_DIRECT;
+	}
+	if (errno == ENOMEM) {
+		DBG_INFO("%s: over cacheguard:direct memory, using dontneed\n",
+			 fsp_str_dbg(fsp));
+		cgf->mode = CG_MODE_DONTNEED;
+	} else {
+		cacheguard_fs_lacks(fsp->fsp_name->st.st_ex_dev,
+				    CG_FS_NO_DIRECT,
+				    "O_DIRECT",
+				    errno);
+		cgf->mode = cacheguard_resolve(cfg->mode,
+					       fsp->fsp_name->st.st_ex_dev);
+	}
+	return CG_PATH_NEXT;
+}
+
+/* A fast path failed with err: remember why, so later reads avoid it */
+static void cacheguard_fell_back(struct files_struct *fsp,
+				 struct cacheguard_file *cgf,
+				 enum cacheguard_path path,
+				 int err)
+{
+	dev_t dev = fsp->fsp_name->st.st_ex_dev;
+
+	cgf->fallbacks++;
+	cgf->fallback_why = path == CG_PATH_DIRECT ? "direct read failed"
+						   : "uncached read failed";
+	if (path == CG_PATH_UNCACHED && (err == EOPNOTSUPP || err == EINVAL)) {
+		cacheguard_fs_lacks(dev, CG_FS_NO_DONTCACHE, "RWF_DONTCACHE",
+				    err);
+		cgf->mode = cacheguard_resolve(cgf->stream.cfg->mode, dev);
+		cgf->fallback_why = "no RWF_DONTCACHE";
+		return;
+	}
+	if (path == CG_PATH_DIRECT && cgf->mode == CG_MODE_DIRECT) {
+		DBG_WARNING("%s: direct read failed (%s); the file falls back "
+			    "to dontneed\n",
+			    fsp_str_dbg(fsp),
+			    strerror(err));
+		cgf->mode = CG_MODE_DONTNEED;
+	}
 }
 
 static ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
@@ -167,28 +371,80 @@ static ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
 				off_t offset)
 {
 	struct cacheguard_file *cgf = cacheguard_file(handle, fsp);
+	int fd = fsp_get_io_fd(fsp);
+	enum cacheguard_path path;
 	struct cg_io io;
-	ssize_t ret;
+	ssize_t ret = -1;
 
 	if (cgf == NULL) {
 		return SMB_VFS_NEXT_PREAD(handle, fsp, data, n, offset);
 	}
-	cgf->n_pread++;
-	io = cg_read_begin(&cgf->stream, fsp_get_io_fd(fsp), offset, n);
-	ret = SMB_VFS_NEXT_PREAD(handle, fsp, data, n, offset);
-	cg_read_end(&cgf->stream, fsp_get_io_fd(fsp), &io, ret);
+	io = cg_read_begin(&cgf->stream, fd, offset, n);
+	path = cacheguard_choose(handle, fsp, cgf, &io, n);
+	if (path == CG_PATH_UNCACHED) {
+		ret = cg_uncached_pread(fd, data, n, offset);
+	} else if (path == CG_PATH_DIRECT) {
+		ret = cg_direct_pread(cgf->direct, data, n, offset);
+	}
+	if (ret == -1 && path != CG_PATH_NEXT) {
+		cacheguard_fell_back(fsp, cgf, path, errno);
+		path = CG_PATH_NEXT;
+	}
+	if (path == CG_PATH_NEXT) {
+		ret = SMB_VFS_NEXT_PREAD(handle, fsp, data, n, offset);
+	}
+	if (ret > 0) {
+		cgf->bytes[path] += (uint64_t)ret;
+	}
+	cg_read_end(&cgf->stream, fd, &io, ret);
 	return ret;
 }
 
 struct cacheguard_pread_state {
+	struct vfs_handle_struct *handle;
+	struct tevent_context *ev;
 	struct files_struct *fsp;
 	struct cacheguard_file *cgf;
 	struct cg_io io;
+	enum cacheguard_path path;
+	void *data;
+	size_t n;
+	off_t offset;
 	ssize_t ret;
 	struct vfs_aio_state vfs_aio_state;
 };
 
 static void cacheguard_pread_done(struct tevent_req *subreq);
+
+static struct tevent_req *cacheguard_pread_issue(
+	struct cacheguard_pread_state *state)
+{
+	switch (state->path) {
+	case CG_PATH_UNCACHED:
+		return cg_uncached_pread_send(state,
+					      state->ev,
+					      state->handle,
+					      fsp_get_io_fd(state->fsp),
+					      state->data,
+					      state->n,
+					      state->offset);
+	case CG_PATH_DIRECT:
+		return cg_direct_pread_send(state,
+					    state->ev,
+					    state->cgf->direct,
+					    state->data,
+					    state->n,
+					    state->offset);
+	default:
+		return SMB_VFS_NEXT_PREAD_SEND(state,
+					       state->ev,
+					       state->handle,
+					       state->fsp,
+					       state->data,
+					       state->n,
+					       state->offset);
+	}
+}
 
 static struct tevent_req *cacheguard_pread_send(
 	struct vfs_handle_struct *handle,
@@ -207,18 +463,26 @@ static struct tevent_req *cacheguard_pread_send(
 	if (req == NULL) {
 		return NULL;
 	}
-	state->fsp = fsp;
-	state->cgf = cacheguard_file(handle, fsp);
+	*state = (struct cacheguard_pread_state){
+		.handle = handle,
+		.ev = ev,
+		.fsp = fsp,
+		.cgf = cacheguard_file(handle, fsp),
+		.data = data,
+		.n = n,
+		.offset = offset,
+		.ret = -1,
+	};
 	if (state->cgf != NULL) {
-		state->cgf->n_pread_send++;
 		state->io = cg_read_begin(&state->cgf->stream,
 					  fsp_get_io_fd(fsp),
 					  offset,
 					  n);
+		state->path = cacheguard_choose(handle, fsp, state->cgf,
+						&state->io, n);
 	}
 
-	subreq = SMB_VFS_NEXT_PREAD_SEND(state, ev, handle, fsp, data, n,
-					 offset);
+	subreq = cacheguard_pread_issue(state);
 	if (tevent_req_nomem(subreq, req)) {
 		if (state->cgf != NULL) {
 			cg_read_end(&state->cgf->stream, -1, &state->io, -1);
@@ -236,9 +500,41 @@ static void cacheguard_pread_done(struct tevent_req *subreq)
 	struct cacheguard_pread_state *state =
 		tevent_req_data(req, struct cacheguard_pread_state);
 
-	state->ret = SMB_VFS_PREAD_RECV(subreq, &state->vfs_aio_state);
+	switch (state->path) {
+	case CG_PATH_UNCACHED:
+		state->ret = cg_uncached_pread_recv(subreq,
+						    &state->vfs_aio_state);
+		break;
+	case CG_PATH_DIRECT:
+		state->ret = cg_direct_pread_recv(subreq,
+						  &state->vfs_aio_state);
+		break;
+	default:
+		state->ret = SMB_VFS_PREAD_RECV(subreq, &state->vfs_aio_state);
+		break;
+	}
 	TALLOC_FREE(subreq);
+
+	if (state->ret == -1 && state->path != CG_PATH_NEXT) {
+		/* The fast path failed: read the range buffered instead */
+		cacheguard_fell_back(state->fsp,
+				     state->cgf,
+				     state->path,
+				     state->vfs_aio_state.error);
+		state->path = CG_PATH_NEXT;
+		state->vfs_aio_state = (struct vfs_aio_state){0};
+		subreq = cacheguard_pread_issue(state);
+		if (tevent_req_nomem(subreq, req)) {
+			cg_read_end(&state->cgf->stream, -1, &state->io, -1);
+			return;
+		}
+		tevent_req_set_callback(subreq, cacheguard_pread_done, req);
+		return;
+	}
 	if (state->cgf != NULL) {
+		if (state->ret > 0) {
+			state->cgf->bytes[state->path] += (uint64_t)state->ret;
+		}
 		cg_read_end(&state->cgf->stream,
 			    fsp_get_io_fd(state->fsp),
 			    &state->io,
@@ -275,7 +571,15 @@ static ssize_t cacheguard_sendfile(struct vfs_handle_struct *handle,
 		return SMB_VFS_NEXT_SENDFILE(handle, tofd, fromfsp, hdr, offset,
 					     n);
 	}
-	cgf->n_sendfile++;
+	if (cgf->mode != CG_MODE_DONTNEED && cgf->stream.state == CG_ACTIVE) {
+		/*
+		 * sendfile(2) reads through the page cache. ENOSYS with
+		 * nothing sent makes smbd read through SMB_VFS_PREAD
+		 * instead, where the stream is served uncached or direct.
+		 */
+		errno = ENOSYS;
+		return -1;
+	}
 	io = cg_read_begin(&cgf->stream, fsp_get_io_fd(fromfsp), offset, n);
 	ret = SMB_VFS_NEXT_SENDFILE(handle, tofd, fromfsp, hdr, offset, n);
 	io.zerocopy = true;
@@ -284,8 +588,129 @@ static ssize_t cacheguard_sendfile(struct vfs_handle_struct *handle,
 	if (ret > 0 && hdr != NULL) {
 		data = MAX(ret - (ssize_t)hdr->length, 0);
 	}
+	if (data > 0) {
+		cgf->bytes[CG_PATH_NEXT] += (uint64_t)data;
+	}
 	cg_read_end(&cgf->stream, fsp_get_io_fd(fromfsp), &io, data);
 	return ret;
+}
+
+/*
+ * Writes matter only to direct streams' prefetch buffers, which must
+ * never hand out bytes older than a write this smbd has accepted. The
+ * prefetch is told before the write and again after it, so a prefetch
+ * read racing the write is discarded too.
+ */
+static ssize_t cacheguard_pwrite(struct vfs_handle_struct *handle,
+				 struct files_struct *fsp,
+				 const void *data,
+				 size_t n,
+				 off_t offset)
+{
+	ssize_t ret;
+
+	cg_direct_note_write(fsp->file_id, offset, n);
+	ret = SMB_VFS_NEXT_PWRITE(handle, fsp, data, n, offset);
+	cg_direct_note_write(fsp->file_id, offset, n);
+	return ret;
+}
+
+struct cacheguard_pwrite_state {
+	struct files_struct *fsp;
+	off_t offset;
+	size_t n;
+	ssize_t ret;
+	struct vfs_aio_state vfs_aio_state;
+};
+
+static void cacheguard_pwrite_done(struct tevent_req *subreq);
+
+static struct tevent_req *cacheguard_pwrite_send(
+	struct vfs_handle_struct *handle,
+	TALLOC_CTX *mem_ctx,
+	struct tevent_context *ev,
+	struct files_struct *fsp,
+	const void *data,
+	size_t n,
+	off_t offset)
+{
+	struct tevent_req *req = NULL;
+	struct tevent_req *subreq = NULL;
+	struct cacheguard_pwrite_state *state = NULL;
+
+	req = tevent_req_create(mem_ctx, &state,
+				struct cacheguard_pwrite_state);
+	if (req == NULL) {
+		return NULL;
+	}
+	*state = (struct cacheguard_pwrite_state){
+		.fsp = fsp,
+		.offset = offset,
+		.n = n,
+		.ret = -1,
+	};
+	cg_direct_note_write(fsp->file_id, offset, n);
+	subreq = SMB_VFS_NEXT_PWRITE_SEND(state, ev, handle, fsp, data, n,
+					  offset);
+	if (tevent_req_nomem(subreq, req)) {
+		return tevent_req_post(req, ev);
+	}
+	tevent_req_set_callback(subreq, cacheguard_pwrite_done, req);
+	return req;
+}
+
+static void cacheguard_pwrite_done(struct tevent_req *subreq)
+{
+	struct tevent_req *req = tevent_req_callback_data(subreq,
+							  struct tevent_req);
+	struct cacheguard_pwrite_state *state =
+		tevent_req_data(req, struct cacheguard_pwrite_state);
+
+	state->ret = SMB_VFS_PWRITE_RECV(subreq, &state->vfs_aio_state);
+	TALLOC_FREE(subreq);
+	cg_direct_note_write(state->fsp->file_id, state->offset, state->n);
+	tevent_req_done(req);
+}
+
+static ssize_t cacheguard_pwrite_recv(struct tevent_req *req,
+				      struct vfs_aio_state *vfs_aio_state)
+{
+	struct cacheguard_pwrite_state *state =
+		tevent_req_data(req, struct cacheguard_pwrite_state);
+
+	if (tevent_req_is_unix_error(req, &vfs_aio_state->error)) {
+		return -1;
+	}
+	*vfs_aio_state = state->vfs_aio_state;
+	return state->ret;
+}
+
+static void cacheguard_log_summary(struct files_struct *fsp,
+				   const struct cacheguard_file *cgf)
+{
+	const struct cg_stats *st = &cgf->stream.stats;
+
+	if (st->streams == 0 && st->hot == 0 && cgf->fallbacks == 0) {
+		return;
+	}
+	DBG_PREFIX(2,
+		   ("%s: size %ju read %ju mode %s; served buffered %ju "
+		    "dontcache %ju direct %ju; dropped %ju in %ju calls; "
+		    "streams %ju hot %ju; fallbacks %ju%s%s\n",
+		    fsp_str_dbg(fsp),
+		    (uintmax_t)cgf->stream.file_size,
+		    (uintmax_t)st->bytes_read,
+		    cg_mode_name(cgf->mode),
+		    (uintmax_t)cgf->bytes[CG_PATH_NEXT],
+		    (uintmax_t)cgf->bytes[CG_PATH_UNCACHED],
+		    (uintmax_t)cgf->bytes[CG_PATH_DIRECT],
+		    (uintmax_t)st->bytes_dropped,
+		    (uintmax_t)st->drops,
+		    (uintmax_t)st->streams,
+		    (uintmax_t)st->hot,
+		    (uintmax_t)cgf->fallbacks,
+		    cgf->fallback_why != NULL ? ": " : "",
+		    cgf->fallback_why != NULL ? cgf->fallback_why : ""));
 }
 
 static int cacheguard_close(struct vfs_handle_struct *handle,
@@ -294,27 +719,8 @@ static int cacheguard_close(struct vfs_handle_struct *handle,
 	struct cacheguard_file *cgf = VFS_FETCH_FSP_EXTENSION(handle, fsp);
 
 	if (cgf != NULL) {
-		const struct cg_stats *st = &cgf->stream.stats;
-
 		cg_stream_close(&cgf->stream, fsp_get_io_fd(fsp));
-		if (st->streams > 0 || st->hot > 0) {
-			DBG_PREFIX(2,
-				   ("%s: size %ju read %ju streamed %ju "
-				    "dropped %ju in %ju calls, streams %ju, "
-				    "hot %ju; reads: pread_send %ju, "
-				    "pread %ju, sendfile %ju\n",
-				    fsp_str_dbg(fsp),
-				    (uintmax_t)cgf->stream.file_size,
-				    (uintmax_t)st->bytes_read,
-				    (uintmax_t)st->bytes_stream,
-				    (uintmax_t)st->bytes_dropped,
-				    (uintmax_t)st->drops,
-				    (uintmax_t)st->streams,
-				    (uintmax_t)st->hot,
-				    (uintmax_t)cgf->n_pread_send,
-				    (uintmax_t)cgf->n_pread,
-				    (uintmax_t)cgf->n_sendfile));
-		}
+		cacheguard_log_summary(fsp, cgf);
 		VFS_REMOVE_FSP_EXTENSION(handle, fsp);
 	}
 	return SMB_VFS_NEXT_CLOSE(handle, fsp);
@@ -327,6 +733,9 @@ static struct vfs_fn_pointers vfs_cacheguard_fns = {
 	.pread_send_fn = cacheguard_pread_send,
 	.pread_recv_fn = cacheguard_pread_recv,
 	.sendfile_fn = cacheguard_sendfile,
+	.pwrite_fn = cacheguard_pwrite,
+	.pwrite_send_fn = cacheguard_pwrite_send,
+	.pwrite_recv_fn = cacheguard_pwrite_recv,
 };
 
 static_decl_vfs;

@@ -344,6 +344,8 @@ void cg_read_end(struct cg_stream *s, int fd, struct cg_io *io, ssize_t nread)
 
 void cg_stream_close(struct cg_stream *s, int fd)
 {
+	uint64_t end = CG_MIN(s->front, s->file_size);
+
 	if (s->tail.end > s->tail.off) {
 		s->sys->fadvise(fd,
 				s->tail.off,
@@ -361,8 +363,8 @@ void cg_stream_close(struct cg_stream *s, int fd)
 				cg_page_down(s->start),
 				0,
 				POSIX_FADV_DONTNEED);
-		s->stats.bytes_dropped += s->front > s->dropped_to
-					  ? s->front - s->dropped_to
+		s->stats.bytes_dropped += end > s->dropped_to
+					  ? end - s->dropped_to
 					  : 0;
 		s->stats.drops++;
 	}

@@ -1,0 +1,83 @@
+/*
+ * vfs_cacheguard: what the glue files share
+ *
+ * Copyright (C) 2026 The vfs_cacheguard authors
+ *
+ * This program is free software; you can redistribute it and/or modify
+ * it under the terms of the GNU General Public License as published by
+ * the Free Software Foundation; either version 3 of the License, or
+ * (at your option) any later version.
+ *
+ * This program is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ * GNU General Public License for more details.
+ *
+ * You should have received a copy of the GNU General Public License
+ * along with this program.  If not, see <http://www.gnu.org/licenses/>.
+ */
+
+#ifndef CACHEGUARD_GLUE_H
+#define CACHEGUARD_GLUE_H
+
+#include "../source/cacheguard.h"
+
+/* The module's debug class; DBGC_VFS until the init function ran */
+extern int vfs_cacheguard_debug_level;
+
+/*
+ * Uncached reads: preadv2(RWF_DONTCACHE) in smbd's thread pool
+ * (cacheguard_uncached.c). Failure comes back as -1 with
+ * vfs_aio_state->error set; EOPNOTSUPP means the kernel or the
+ * filesystem has no RWF_DONTCACHE and the caller falls back.
+ */
+struct tevent_req *cg_uncached_pread_send(TALLOC_CTX *mem_ctx,
+					  struct tevent_context *ev,
+					  struct vfs_handle_struct *handle,
+					  int fd,
+					  void *data,
+					  size_t n,
+					  off_t offset);
+ssize_t cg_uncached_pread_recv(struct tevent_req *req,
+			       struct vfs_aio_state *vfs_aio_state);
+/* The same, synchronously, for SMB_VFS_PREAD; -1 and errno on failure */
+ssize_t cg_uncached_pread(int fd, void *data, size_t n, off_t offset);
+
+/*
+ * Direct reads (cacheguard_direct.c): aligned O_DIRECT reads on a second
+ * descriptor reopened from the file's fd, with a private prefetch
+ * buffer. One struct cg_direct per stream, a talloc child of the fsp
+ * extension; freeing it closes the descriptor and returns its buffer to
+ * the per-process memory budget.
+ */
+struct cg_direct;
+
+/*
+ * NULL when O_DIRECT cannot be used on fsp (errno says why) or the
+ * process's direct memory budget is spent (errno ENOMEM): the caller
+ * then serves the stream with drop-behind.
+ */
+struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
+				 struct vfs_handle_struct *handle,
+				 struct files_struct *fsp,
+				 const struct cg_config *cfg);
+/*
+ * Exactly the bytes pread() would return for [offset, offset + n),
+ * short at end of file. On failure -1 and vfs_aio_state->error; the
+ * caller then reads the range buffered, so the client never sees it.
+ */
+struct tevent_req *cg_direct_pread_send(TALLOC_CTX *mem_ctx,
+					struct tevent_context *ev,
+					struct cg_direct *d,
+					void *data,
+					size_t n,
+					off_t offset);
+ssize_t cg_direct_pread_recv(struct tevent_req *req,
+			     struct vfs_aio_state *vfs_aio_state);
+ssize_t cg_direct_pread(struct cg_direct *d, void *data, size_t n, off_t offset);
+/* A write to [offset, offset + n) of file id went through this smbd */
+void cg_direct_note_write(struct file_id id, off_t offset, size_t n);
+/* Bytes of prefetch buffer this process holds now */
+size_t cg_direct_memory_in_use(void);
+
+#endif /* CACHEGUARD_GLUE_H */

@@ -1,0 +1,181 @@
+/*
+ * vfs_cacheguard: uncached reads, preadv2(RWF_DONTCACHE) in smbd's pool
+ *
+ * Copyright (C) 2026 The vfs_cacheguard authors
+ *
+ * This program is free software; you can redistribute it and/or modify
+ * it under the terms of the GNU General Public License as published by
+ * the Free Software Foundation; either version 3 of the License, or
+ * (at your option) any later version.
+ *
+ * This program is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ * GNU General Public License for more details.
+ *
+ * You should have received a copy of the GNU General Public License
+ * along with this program.  If not, see <http://www.gnu.org/licenses/>.
+ */
+
+/*
+ * RWF_DONTCACHE (Linux 6.14+; read side fixed in 6.16; ext4 from 6.17,
+ * XFS from 6.15) is a buffered read whose newly created pages are dropped
+ * once the read completes; pages that were cached already stay. Kernels
+ * or filesystems without it fail with EOPNOTSUPP.
+ *
+ * The job follows vfs_default's pread: the thread function touches only
+ * the flat state, a destructor keeps that state alive while a thread
+ * writes into it, and a pool that cannot start a thread (EAGAIN) gets
+ * the read done inline so the client still gets its data.
+ */
+
+#include "includes.h"
+#include "smbd/smbd.h"
+#include "smbd/globals.h"
+#include "lib/util/tevent_unix.h"
+#include "lib/pthreadpool/pthreadpool_tevent.h"
+
+#include <sys/uio.h>
+
+#include "cacheguard.h"
+
+#undef DBGC_CLASS
+#define DBGC_CLASS vfs_cacheguard_debug_level
+
+#ifndef RWF_DONTCACHE
+#define RWF_DONTCACHE 0x00000080
+#endif
+
+/* pread semantics: loop over short reads until n bytes or end of file */
+ssize_t cg_uncached_pread(int fd, void *data, size_t n, off_t offset)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		struct iovec iov = {
+			.iov_base = (char *)data + done,
+			.iov_len = n - done,
+		};
+		ssize_t ret = preadv2(fd, &iov, 1, offset + done, RWF_DONTCACHE);
+
+		if (ret == -1 && errno == EINTR) {
+			continue;
+		}
+		if (ret == -1) {
+			return done > 0 ? (ssize_t)done : -1;
+		}
+		if (ret == 0) {
+			break;
+		}
+		done += (size_t)ret;
+	}
+	return (ssize_t)done;
+}
+
+struct cg_uncached_state {
+	int fd;
+	void *buf;
+	size_t count;
+	off_t offset;
+	ssize_t ret;
+	int err;
+	struct vfs_aio_state vfs_aio_state;
+};
+
+static void cg_uncached_do(void *private_data);
+static void cg_uncached_done(struct tevent_req *subreq);
+static int cg_uncached_state_destructor(struct cg_uncached_state *state);
+
+struct tevent_req *cg_uncached_pread_send(TALLOC_CTX *mem_ctx,
+					  struct tevent_context *ev,
+					  struct vfs_handle_struct *handle,
+					  int fd,
+					  void *data,
+					  size_t n,
+					  off_t offset)
+{
+	struct tevent_req *req = NULL;
+	struct tevent_req *subreq = NULL;
+	struct cg_uncached_state *state = NULL;
+
+	req = tevent_req_create(mem_ctx, &state, struct cg_uncached_state);
+	if (req == NULL) {
+		return NULL;
+	}
+	*state = (struct cg_uncached_state){
+		.fd = fd,
+		.buf = data,
+		.count = n,
+		.offset = offset,
+		.ret = -1,
+	};
+
+	subreq = pthreadpool_tevent_job_send(state,
+					     ev,
+					     handle->conn->sconn->pool,
+					     cg_uncached_do,
+					     state);
+	if (tevent_req_nomem(subreq, req)) {
+		return tevent_req_post(req, ev);
+	}
+	tevent_req_set_callback(subreq, cg_uncached_done, req);
+	talloc_set_destructor(state, cg_uncached_state_destructor);
+	return req;
+}
+
+static void cg_uncached_do(void *private_data)
+{
+	struct cg_uncached_state *state = talloc_get_type_abort(
+		private_data, struct cg_uncached_state);
+	struct timespec start, end;
+
+	clock_gettime_mono(&start);
+	state->ret = cg_uncached_pread(state->fd,
+				       state->buf,
+				       state->count,
+				       state->offset);
+	state->err = state->ret == -1 ? errno : 0;
+	clock_gettime_mono(&end);
+	state->vfs_aio_state.duration = nsec_time_diff(&end, &start);
+}
+
+static int cg_uncached_state_destructor(struct cg_uncached_state *state)
+{
+	return -1;	/* a thread may still write into state */
+}
+
+static void cg_uncached_done(struct tevent_req *subreq)
+{
+	struct tevent_req *req = tevent_req_callback_data(subreq,
+							  struct tevent_req);
+	struct cg_uncached_state *state =
+		tevent_req_data(req, struct cg_uncached_state);
+	int ret;
+
+	ret = pthreadpool_tevent_job_recv(subreq);
+	TALLOC_FREE(subreq);
+	talloc_set_destructor(state, NULL);
+	if (ret != 0) {
+		if (ret != EAGAIN) {
+			tevent_req_error(req, ret);
+			return;
+		}
+		/* No thread to be had: read inline rather than fail */
+		cg_uncached_do(state);
+	}
+	state->vfs_aio_state.error = state->err;
+	tevent_req_done(req);
+}
+
+ssize_t cg_uncached_pread_recv(struct tevent_req *req,
+			       struct vfs_aio_state *vfs_aio_state)
+{
+	struct cg_uncached_state *state =
+		tevent_req_data(req, struct cg_uncached_state);
+
+	if (tevent_req_is_unix_error(req, &vfs_aio_state->error)) {
+		return -1;
+	}
+	*vfs_aio_state = state->vfs_aio_state;
+	return state->ret;
+}
