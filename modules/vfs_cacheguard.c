@@ -81,6 +81,9 @@ struct cacheguard_file {
 	struct cg_direct *direct;	/* direct mode, once a stream runs */
 	uint64_t bytes[CG_PATH_COUNT];	/* bytes served per path */
 	uint64_t fallbacks;		/* fast-path reads retried buffered */
+	uint64_t n_pread_send;		/* reads per smbd read path */
+	uint64_t n_pread;
+	uint64_t n_sendfile;
 	const char *fallback_why;	/* the last reason, for the summary */
 };
 
@@ -379,6 +382,7 @@ static ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
 	if (cgf == NULL) {
 		return SMB_VFS_NEXT_PREAD(handle, fsp, data, n, offset);
 	}
+	cgf->n_pread++;
 	io = cg_read_begin(&cgf->stream, fd, offset, n);
 	path = cacheguard_choose(handle, fsp, cgf, &io, n);
 	if (path == CG_PATH_UNCACHED) {
@@ -474,6 +478,7 @@ static struct tevent_req *cacheguard_pread_send(
 		.ret = -1,
 	};
 	if (state->cgf != NULL) {
+		state->cgf->n_pread_send++;
 		state->io = cg_read_begin(&state->cgf->stream,
 					  fsp_get_io_fd(fsp),
 					  offset,
@@ -580,6 +585,7 @@ static ssize_t cacheguard_sendfile(struct vfs_handle_struct *handle,
 		errno = ENOSYS;
 		return -1;
 	}
+	cgf->n_sendfile++;
 	io = cg_read_begin(&cgf->stream, fsp_get_io_fd(fromfsp), offset, n);
 	ret = SMB_VFS_NEXT_SENDFILE(handle, tofd, fromfsp, hdr, offset, n);
 	io.zerocopy = true;
@@ -696,7 +702,8 @@ static void cacheguard_log_summary(struct files_struct *fsp,
 	DBG_PREFIX(2,
 		   ("%s: size %ju read %ju mode %s; served buffered %ju "
 		    "dontcache %ju direct %ju; dropped %ju in %ju calls; "
-		    "streams %ju hot %ju; fallbacks %ju%s%s\n",
+		    "streams %ju hot %ju; reads via pread_send %ju pread %ju "
+		    "sendfile %ju; fallbacks %ju%s%s\n",
 		    fsp_str_dbg(fsp),
 		    (uintmax_t)cgf->stream.file_size,
 		    (uintmax_t)st->bytes_read,
@@ -708,6 +715,9 @@ static void cacheguard_log_summary(struct files_struct *fsp,
 		    (uintmax_t)st->drops,
 		    (uintmax_t)st->streams,
 		    (uintmax_t)st->hot,
+		    (uintmax_t)cgf->n_pread_send,
+		    (uintmax_t)cgf->n_pread,
+		    (uintmax_t)cgf->n_sendfile,
 		    (uintmax_t)cgf->fallbacks,
 		    cgf->fallback_why != NULL ? ": " : "",
 		    cgf->fallback_why != NULL ? cgf->fallback_why : ""));
