@@ -1,0 +1,118 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# What the benchmark reads from the kernel while a configuration runs:
+# page-cache samples over time, smbd's CPU time, a process's device reads,
+# the smbd process serving a given client, and fio's device limit.
+#
+#   bench_sampler OUT CGROUP SECONDS	background: "EPOCH BIG HOT CGFILE
+#					CGUSAGE" every BENCH_SAMPLE_S
+#   bench_smbd_cpu_ticks		user+system ticks of smbd, children
+#					it reaped included
+#   bench_smbd_children			live children of the main smbd
+#   bench_proc_ticks PID / bench_proc_read_bytes PID
+#   bench_server_pid CLIENT-PID		the smbd serving that client
+#   bench_fio NAME OUT-JSON ARGS...	one fio read job on the big file
+
+# bench_sampler OUT CGROUP MAX-SECONDS: runs until killed or MAX-SECONDS.
+# $EPOCHREALTIME and read builtins keep it to two forks per sample.
+bench_sampler()
+{
+	local out=$1 cg=$2 max=$3 n i key val file usage
+
+	n=$(awk -v m="$max" -v s="$BENCH_SAMPLE_S" 'BEGIN {
+		printf "%d", m / s + 1 }')
+	for ((i = 0; i < n; i++)); do
+		file=0
+		while read -r key val; do
+			case $key in
+			cache | total_cache) [ "$BENCH_CG_VERSION" = 1 ] ||
+				continue ;;
+			file) [ "$BENCH_CG_VERSION" = 2 ] || continue ;;
+			*) continue ;;
+			esac
+			# v1: the last of cache and total_cache wins
+			file=$val
+		done <"$cg/memory.stat"
+		read -r usage <"$cg/$BENCH_CG_USAGE_FILE"
+		printf '%s %s %s %s %s\n' "$EPOCHREALTIME" \
+			"$("$BENCH_BIN/cgcache" stat "$BENCH_BIG")" \
+			"$("$BENCH_BIN/cgcache" stat "$BENCH_HOT")" \
+			"$file" "$usage"
+		sleep "$BENCH_SAMPLE_S"
+	done >"$out"
+}
+
+bench_proc_ticks()
+{
+	local stat
+
+	read -r stat <"/proc/$1/stat" 2>/dev/null || { echo 0; return; }
+	# fields after "pid (comm) ": utime stime cutime cstime are 12-15
+	echo "${stat##*) }" | awk '{ print $12 + $13 + $14 + $15 }'
+}
+
+bench_smbd_children()
+{
+	pgrep -P "$CG_SMBD_PID" 2>/dev/null | xargs
+}
+
+# smbd's main process counts the children it has reaped (cutime); the live
+# ones count for themselves
+bench_smbd_cpu_ticks()
+{
+	local p sum=0
+
+	for p in "$CG_SMBD_PID" $(bench_smbd_children); do
+		sum=$((sum + $(bench_proc_ticks "$p")))
+	done
+	echo "$sum"
+}
+
+bench_proc_read_bytes()
+{
+	awk '$1 == "read_bytes:" { print $2; found = 1 }
+		END { if (!found) print 0 }' "/proc/$1/io" 2>/dev/null ||
+		echo 0
+}
+
+# The smbd child at the other end of CLIENT-PID's connection, from the
+# kernel's socket table (ss -p names the process behind each socket)
+bench_server_pid()
+{
+	local port
+
+	port=$(ss -tnpH state established "( dport = :$CG_PORT )" 2>/dev/null |
+		awk -v p="pid=$1," 'index($0, p) {
+			n = split($3, a, ":"); print a[n]; exit }')
+	[ -n "$port" ] || return 1
+	ss -tnpH state established \
+		"( sport = :$CG_PORT and dport = :$port )" 2>/dev/null |
+		sed -n 's/.*pid=\([0-9]*\),.*/\1/p' | head -n 1
+}
+
+bench_fio_has_uncached()
+{
+	! fio --cmdhelp=uncached 2>&1 | grep -q 'No such command'
+}
+
+# bench_fio NAME OUT ARGS...: a sequential 1 MiB read of the big file
+bench_fio()
+{
+	local name=$1 out=$2
+	shift 2
+	timeout $((BENCH_FIO_RUNTIME + 60)) fio --name="$name" \
+		--filename="$BENCH_BIG" --readonly --rw=read --bs=1M \
+		--runtime="$BENCH_FIO_RUNTIME" --output-format=json \
+		--output="$out" "$@" >/dev/null 2>&1
+}
+
+# "MB/s p99-ms" of a fio JSON result
+bench_fio_summary()
+{
+	python3 - "$1" <<'EOF'
+import json, sys
+job = json.load(open(sys.argv[1]))["jobs"][0]["read"]
+p99 = job.get("clat_ns", {}).get("percentile", {}).get("99.000000", 0)
+print("%.0f %.2f" % (job["bw_bytes"] / 1e6, p99 / 1e6))
+EOF
+}

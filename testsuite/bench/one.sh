@@ -1,0 +1,312 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# One configuration in one scenario, from a warmed hot set and a cold
+# big.bin, in cgroups of its own:
+#
+#   bench_one SCENARIO CONFIG	run it; append its line to results.tsv
+#
+# Timeline, told to the reader by SIGUSR1 at each arrow:
+#
+#   idle (BENCH_IDLE_S) -> copy (smbclient, big.bin to /dev/null)
+#                       -> after (BENCH_AFTER_S) -> reader stopped
+#
+# Counters are read at the arrows: refaults and the hot set's device reads
+# from the start of the copy to the end of "after" (evicted pages come back
+# after the copy too), smbd's CPU from the start of the copy until the smbd
+# child that served it has exited.
+
+# results.tsv columns, tab-separated, "-" where a run did not get that far
+BENCH_FIELDS="scenario config status mbps cpu_s_per_gib idle_p50 idle_p99
+	copy_p50 copy_p99 after_p50 after_p99 copy_reads_per_s refaults
+	hot_dev_mib hot_start_mib hot_end_mib peak_mib end_mib oom load copy_s"
+
+declare -A BENCH_R
+BENCH_CLK_TCK=$(getconf CLK_TCK)
+export HOTREADER_USER=$CG_USER HOTREADER_PASS=$CG_PASS
+
+bench_failed()
+{
+	BENCH_R[status]="failed: $*"
+	echo "    $*" >&2
+	return 1
+}
+
+# Cgroups: SMBD_CG, READER_CG, the hot set's owner WARM_CG, and STAT_CG
+# whose hierarchical counters cover all of them
+bench_cgroups()
+{
+	local scen=$1 cfg=$2 cg=$BENCH_CG_TOP/$1-$2
+	local limit=$((BENCH_CGROUP_MIB << 20))
+
+	STAT_CG=$cg
+	if [ "$cfg" = smbd-cgroup ]; then
+		bench_cg_make "$cg" "$limit" parent &&
+			bench_cg_make "$cg/smbd" \
+				$((BENCH_SMBD_CGROUP_MIB << 20)) &&
+			bench_cg_make "$cg/reader" || return 1
+		SMBD_CG=$cg/smbd
+		READER_CG=$cg/reader
+	else
+		bench_cg_make "$cg" "$limit" || return 1
+		SMBD_CG=$cg
+		READER_CG=$cg
+	fi
+	# the hot set's pages belong to whoever serves it
+	WARM_CG=$READER_CG
+	[ "$scen" = B ] && WARM_CG=$SMBD_CG
+	return 0
+}
+
+# smbd is born inside its cgroup (this shell steps in to start it), so
+# every page it reads is charged there from the first one
+bench_start_smbd()
+{
+	local cfg=$1 rc
+
+	bench_cg_enter "$SMBD_CG" || return 1
+	if [ "$cfg" = nocache ]; then
+		LD_PRELOAD=$NOCACHE_SO cg_smbd_start \
+			>"$BENCH_RUN/smbd-start.out" 2>&1
+	else
+		cg_smbd_start >"$BENCH_RUN/smbd-start.out" 2>&1
+	fi
+	rc=$?
+	bench_cg_leave
+	return $rc
+}
+
+bench_setup()
+{
+	local scen=$1 cfg=$2
+
+	BENCH_SHARE=plain
+	case $cfg in
+	off | dontneed | dontcache | direct | auto) BENCH_SHARE=cg_$cfg ;;
+	esac
+	if [ "$cfg" = nocache ] && [ ! -r "$NOCACHE_SO" ]; then
+		bench_failed "nocache is not installed ($NOCACHE_SO)"
+		return 1
+	fi
+	bench_cgroups "$scen" "$cfg" ||
+		{ bench_failed "cannot create the cgroups"; return 1; }
+	bench_start_smbd "$cfg" ||
+		{ bench_failed "smbd did not start"; return 1; }
+	# warm hot set, charged to its owner; cold big file
+	"$BENCH_BIN/cgcache" drop "$BENCH_HOT" &&
+		bench_cg_run "$WARM_CG" "$BENCH_BIN/cgcache" load "$BENCH_HOT" &&
+		"$BENCH_BIN/cgcache" drop "$BENCH_BIG" ||
+		{ bench_failed "cannot warm the hot set"; return 1; }
+	return 0
+}
+
+bench_start_reader()
+{
+	local scen=$1 i tool=hotreader name=$BENCH_HOT
+
+	if [ "$scen" = B ]; then
+		tool=smb_hotreader
+		name=smb://127.0.0.1:$CG_PORT/$BENCH_SHARE/hot.bin
+	fi
+	(bench_cg_enter "$READER_CG" && exec "$BENCH_BIN/$tool" \
+		-r "$BENCH_RATE" -t "$BENCH_MAX_S" -o "$BENCH_RUN/reader.log" \
+		"$name" 2>"$BENCH_RUN/reader.err") &
+	BENCH_READER_PID=$!
+	BENCH_RUN_PIDS="$BENCH_RUN_PIDS $!"
+	for i in $(seq 1 300); do
+		grep -q '^ready' "$BENCH_RUN/reader.log" 2>/dev/null && break
+		kill -0 "$BENCH_READER_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	grep -q '^ready' "$BENCH_RUN/reader.log" 2>/dev/null || return 1
+	# whose /proc/PID/io counts the hot set's device reads
+	BENCH_HOT_IO_PID=$BENCH_READER_PID
+	if [ "$scen" = B ]; then
+		BENCH_HOT_IO_PID=$(bench_server_pid "$BENCH_READER_PID")
+		[ -n "$BENCH_HOT_IO_PID" ] || return 1
+	fi
+	return 0
+}
+
+bench_copy()
+{
+	timeout "$BENCH_COPY_TIMEOUT" smbclient "//127.0.0.1/$BENCH_SHARE" \
+		-p "$CG_PORT" -U "$CG_USER%$CG_PASS" \
+		-c "get big.bin /dev/null" >"$BENCH_RUN/smbclient.out" 2>&1 &&
+		grep -q "of size $((BENCH_FILE_MIB << 20)) " \
+			"$BENCH_RUN/smbclient.out"
+}
+
+# The smbd child that served the copy exits after the client hangs up;
+# its CPU time reaches the main smbd's cutime when it is reaped
+bench_wait_copy_child()
+{
+	local before=$1 i
+
+	for i in $(seq 1 50); do
+		[ "$(bench_smbd_children | wc -w)" -le "$before" ] && return
+		sleep 0.1
+	done
+}
+
+bench_hot_ticks()
+{
+	if [ "$1" = B ]; then
+		bench_proc_ticks "$BENCH_HOT_IO_PID"
+	else
+		echo 0
+	fi
+}
+
+bench_stop_reader()
+{
+	kill -TERM "$BENCH_READER_PID" 2>/dev/null
+	wait "$BENCH_READER_PID" 2>/dev/null
+	kill "$BENCH_SAMPLER_PID" 2>/dev/null
+	wait "$BENCH_SAMPLER_PID" 2>/dev/null
+	BENCH_RUN_PIDS=
+}
+
+# Counters at the start of the copy: refaults, hot-set device reads, CPU
+bench_snapshot()
+{
+	local tag=$1 scen=$2
+
+	BENCH_R[ref_$tag]=$(bench_cg_stat "$STAT_CG" workingset_refault_file)
+	BENCH_R[io_$tag]=$(bench_proc_read_bytes "$BENCH_HOT_IO_PID")
+	BENCH_R[cpu_$tag]=$(bench_smbd_cpu_ticks)
+	BENCH_R[hcpu_$tag]=$(bench_hot_ticks "$scen")
+}
+
+bench_measure()
+{
+	local scen=$1 marks=$BENCH_RUN/marks kids
+
+	bench_sampler "$BENCH_RUN/samples" "$STAT_CG" "$BENCH_MAX_S" &
+	BENCH_SAMPLER_PID=$!
+	BENCH_RUN_PIDS="$BENCH_RUN_PIDS $!"
+	bench_start_reader "$scen" ||
+		{ bench_failed "the hot-set reader did not start"; return 1; }
+	echo "idle $EPOCHREALTIME" >"$marks"
+	sleep "$BENCH_IDLE_S"
+
+	kids=$(bench_smbd_children | wc -w)
+	BENCH_R[load]=$(cut -d' ' -f1 /proc/loadavg)
+	bench_snapshot 0 "$scen"
+	kill -USR1 "$BENCH_READER_PID"
+	BENCH_R[t0]=$EPOCHREALTIME
+	bench_copy
+	BENCH_R[copy_rc]=$?
+	BENCH_R[t1]=$EPOCHREALTIME
+	kill -USR1 "$BENCH_READER_PID"
+	printf 'copy %s\nafter %s\n' "${BENCH_R[t0]}" "${BENCH_R[t1]}" \
+		>>"$marks"
+	bench_wait_copy_child "$kids"
+	BENCH_R[cpu_1]=$(bench_smbd_cpu_ticks)
+	BENCH_R[hcpu_1]=$(bench_hot_ticks "$scen")
+	BENCH_R[end_bytes]=$("$BENCH_BIN/cgcache" stat "$BENCH_BIG")
+
+	sleep "$BENCH_AFTER_S"
+	bench_snapshot 2 "$scen"
+	echo "end $EPOCHREALTIME" >>"$marks"
+	bench_stop_reader
+	BENCH_R[oom]=$(bench_oom_kills)
+	if ! grep -q '^done' "$BENCH_RUN/reader.log"; then
+		bench_failed "the hot-set reader died (OOM kills:" \
+			"${BENCH_R[oom]}; see $BENCH_RUN/reader.err)"
+		return 1
+	fi
+	if [ "${BENCH_R[copy_rc]}" != 0 ]; then
+		bench_failed "the copy failed (OOM kills: ${BENCH_R[oom]};" \
+			"see $BENCH_RUN/smbclient.out)"
+		return 1
+	fi
+	return 0
+}
+
+bench_oom_kills()
+{
+	local d sum=0
+
+	for d in "$STAT_CG" "$STAT_CG"/*/; do
+		[ -d "$d" ] && sum=$((sum + $(bench_cg_oom_kills "${d%/}")))
+	done
+	echo "$sum"
+}
+
+# key value lines from the reader's phase totals and the samples
+bench_parse_logs()
+{
+	awk 'BEGIN { n[0] = "idle"; n[1] = "copy"; n[2] = "after" }
+		$1 == "phase" && ($2 in n) {
+			print n[$2] "_p50", $5; print n[$2] "_p99", $6
+			if ($2 == 1)
+				printf "copy_reads_per_s %.0f\n",
+					($4 > 0 ? $3 / $4 : 0)
+		}' "$BENCH_RUN/reader.log"
+	# the peak includes the figure taken right after the copy
+	awk -v t0="${BENCH_R[t0]}" -v t1="${BENCH_R[t1]}" \
+		-v peak="${BENCH_R[end_bytes]}" '
+		$1 <= t0 { hs = $3 }
+		$1 >= t0 && $1 <= t1 && $2 > peak { peak = $2 }
+		{ last = $3 }
+		END { m = 1048576
+			printf "hot_start_mib %.0f\nhot_end_mib %.0f\n",
+				hs / m, last / m
+			printf "peak_mib %.1f\n", peak / m }' \
+		"$BENCH_RUN/samples"
+}
+
+bench_results()
+{
+	local k v
+
+	while read -r k v; do
+		BENCH_R[$k]=$v
+	done < <(bench_parse_logs; awk -v b=$((BENCH_FILE_MIB << 20)) \
+		-v t0="${BENCH_R[t0]}" -v t1="${BENCH_R[t1]}" \
+		-v cpu=$((BENCH_R[cpu_1] - BENCH_R[cpu_0] -
+			(BENCH_R[hcpu_1] - BENCH_R[hcpu_0]))) \
+		-v tck="$BENCH_CLK_TCK" -v end="${BENCH_R[end_bytes]}" \
+		-v io=$((BENCH_R[io_2] - BENCH_R[io_0])) 'BEGIN {
+			printf "mbps %.0f\ncopy_s %.2f\n", b / (t1 - t0) / 1e6,
+				t1 - t0
+			printf "cpu_s_per_gib %.2f\n", cpu / tck / (b / 2^30)
+			printf "hot_dev_mib %.1f\n", io / 2^20
+			printf "end_mib %.1f\n", end / 2^20 }')
+	BENCH_R[refaults]=$((BENCH_R[ref_2] - BENCH_R[ref_0]))
+}
+
+bench_result_line()
+{
+	local f line=
+
+	for f in $BENCH_FIELDS; do
+		line+="${line:+	}${BENCH_R[$f]:--}"
+	done
+	echo "$line"
+}
+
+bench_one()
+{
+	local scen=$1 cfg=$2
+
+	BENCH_R=([scenario]=$scen [config]=$cfg [status]=ok)
+	SECONDS=0
+	BENCH_RUN=$BENCH_RESULTS/runs/$scen-$cfg
+	mkdir -p "$BENCH_RUN"
+	echo "==> Scenario $scen, $cfg"
+	if bench_setup "$scen" "$cfg" && bench_measure "$scen"; then
+		bench_results
+		awk -v m="${BENCH_R[mbps]:-}" -v i="${BENCH_R[idle_p99]:-}" \
+			-v c="${BENCH_R[copy_p99]:-}" \
+			-v r="${BENCH_R[refaults]:-}" \
+			-v p="${BENCH_R[peak_mib]:-}" 'BEGIN {
+			printf "    %s MB/s; hot p99 idle %.0f us, copy %.0f" \
+				" us; %s refaults; copy peak %s MiB cached;",
+				m, i / 1000, c / 1000, r, p }'
+		echo " ${SECONDS} s"
+	fi
+	bench_stop_run
+	bench_cg_remove "$BENCH_CG_TOP/$scen-$cfg"
+	bench_result_line >>"$BENCH_RESULTS/results.tsv"
+}

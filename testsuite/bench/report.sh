@@ -1,0 +1,370 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# The benchmark's report: markdown from results.tsv and fio's summary,
+# and gnuplot PNGs over time, each configuration against the plain share.
+#
+#   bench_machine		markdown: the machine, disk, versions, load
+#   bench_report		markdown: parameters, device limit, a table
+#				per scenario, notes on failed runs
+#   bench_plots			plots/SCENARIO-CONFIG.png, three panels
+
+# The block device under a path: "vda" for /dev/vda, the disk of a partition
+bench_disk_of()
+{
+	local dev sys
+
+	dev=$(stat -c '%Hd:%Ld' "$1" 2>/dev/null) || return 1
+	sys=$(readlink -f "/sys/dev/block/$dev") || return 1
+	[ -d "$sys/queue" ] || sys=$(dirname "$sys")
+	basename "$sys"
+}
+
+bench_machine()
+{
+	local disk q model
+
+	disk=$(bench_disk_of "$CG_SHARE")
+	q=/sys/block/$disk/queue
+	model=$(cat "/sys/block/$disk/device/model" 2>/dev/null | xargs)
+	[ -d "/sys/block/$disk/device/driver" ] &&
+		[ -z "$model" ] && model=$(basename "$(readlink -f \
+			"/sys/block/$disk/device/driver")")
+	echo "| | |"
+	echo "|---|---|"
+	echo "| CPU | $(nproc) cores, $(awk -F': ' '/^model name/ {
+		print $2; exit }' /proc/cpuinfo) |"
+	echo "| memory | $(awk '/^MemTotal/ { printf "%.1f GiB",
+		$2 / 1048576 }' /proc/meminfo) |"
+	echo "| kernel | $(uname -r) |"
+	echo "| disk | $disk (${model:-unknown}), rotational=$(cat \
+		"$q/rotational" 2>/dev/null), read_ahead_kb=$(cat \
+		"$q/read_ahead_kb" 2>/dev/null), scheduler $(sed \
+		's/.*\[\(.*\)\].*/\1/' "$q/scheduler" 2>/dev/null) |"
+	echo "| filesystem | $(stat -f -c %T "$CG_SHARE") on /dev/$disk |"
+	echo "| page-cache LRU | $(bench_lru) |"
+	echo "| memory cgroup | v$BENCH_CG_VERSION |"
+	echo "| smbd | $(smbd --version 2>/dev/null) |"
+	echo "| smbclient | $(smbclient --version 2>/dev/null) |"
+	echo "| fio | $(fio --version 2>/dev/null) |"
+	echo "| load average at start | $(cut -d' ' -f1-3 /proc/loadavg) |"
+}
+
+bench_lru()
+{
+	local f=/sys/kernel/mm/lru_gen/enabled
+
+	if [ -r "$f" ] && [ "$(($(cat "$f")))" != 0 ]; then
+		echo "multi-gen LRU ($(cat "$f"))"
+	else
+		echo "classic active/inactive lists"
+	fi
+}
+
+bench_parameters()
+{
+	echo "- hot set: $BENCH_HOT_MIB MiB, read at random in 4-64 KiB"
+	echo "  reads at $BENCH_RATE reads/s; idle ${BENCH_IDLE_S} s before"
+	echo "  the copy, ${BENCH_AFTER_S} s after it"
+	echo "- copied file: $BENCH_FILE_MIB MiB, cold, smbclient to"
+	echo "  /dev/null over 127.0.0.1"
+	echo "- smbd and the reader in one memory cgroup of" \
+		"$BENCH_CGROUP_MIB MiB; for smbd-cgroup, smbd in a child"
+	echo "  limited to $BENCH_SMBD_CGROUP_MIB MiB, the reader in a" \
+		"sibling, both under the $BENCH_CGROUP_MIB MiB"
+	echo "- configurations: $BENCH_CONFIGS; scenarios: $BENCH_SCENARIOS"
+}
+
+bench_fio_table()
+{
+	local f=$BENCH_RESULTS/fio/summary
+
+	echo "| fio job on big.bin (sequential 1 MiB reads) | MB/s |" \
+		"p99 read latency (ms) |"
+	echo "|---|---:|---:|"
+	if [ ! -s "$f" ]; then
+		echo "| not run (BENCH_FIO=0) | | |"
+		return
+	fi
+	awk 'BEGIN {
+		l["direct-qd16"] = "--direct=1, libaio, iodepth 16"
+		l["direct-qd1"] = "--direct=1, psync (one read at a time)"
+		l["buffered-cold"] = "buffered, cold (kernel readahead)"
+		l["uncached"] = "--uncached=1 (RWF_DONTCACHE)" }
+	$2 == "unsupported" {
+		printf "| %s | unsupported by this fio | |\n", l[$1]; next }
+	$2 == "failed" { printf "| %s | failed | |\n", l[$1]; next }
+	{ printf "| %s | %s | %s |\n", l[$1], $2, $3 }' "$f"
+}
+
+bench_label()
+{
+	case $1 in
+	plain) echo "plain share" ;;
+	nocache) echo "nocache (LD_PRELOAD on smbd)" ;;
+	smbd-cgroup) echo "smbd in its own cgroup ($BENCH_SMBD_CGROUP_MIB MiB)" ;;
+	*) echo "cacheguard, mode $1" ;;
+	esac
+}
+
+# bench_table SCENARIO: one markdown row per configuration run
+bench_table()
+{
+	local scen=$1 c labels=
+
+	for c in $ALL_CONFIGS; do
+		labels+="$c=$(bench_label "$c");"
+	done
+	awk -F'\t' -v scen="$scen" -v labels="$labels" '
+	function us(ns) {
+		if (ns == "-" || ns == "nan") return "-"
+		return sprintf(ns < 10000 ? "%.1f" : "%.0f", ns / 1000)
+	}
+	BEGIN { n = split(labels, a, ";")
+		for (i = 1; i <= n; i++) {
+			split(a[i], kv, "="); label[kv[1]] = kv[2] } }
+	NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	$c["scenario"] != scen { next }
+	{ row[++rows] = $0 }
+	$c["config"] == "plain" && $c["status"] == "ok" { plain = $c["mbps"] }
+	END {
+		print "| configuration | share MB/s | vs plain |" \
+			" smbd CPU s/GiB | hot p50 / p99 idle (µs) |" \
+			" hot p50 / p99 during copy (µs) |" \
+			" hot reads/s during copy | refaults (pages) |" \
+			" hot set from device (MiB) |" \
+			" hot set cached before → after (MiB) |" \
+			" copied file cached peak / end (MiB) |"
+		print "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+		for (r = 1; r <= rows; r++) {
+			split(row[r], f, "\t")
+			name = label[f[c["config"]]]
+			if (f[c["status"]] != "ok") {
+				printf "| %s | %s | | | | | | | | | |\n",
+					name, f[c["status"]]
+				continue
+			}
+			ratio = plain > 0 ? sprintf("%.2fx",
+				f[c["mbps"]] / plain) : "-"
+			printf "| %s | %s | %s | %s | %s / %s | %s / %s |",
+				name, f[c["mbps"]], ratio,
+				f[c["cpu_s_per_gib"]],
+				us(f[c["idle_p50"]]), us(f[c["idle_p99"]]),
+				us(f[c["copy_p50"]]), us(f[c["copy_p99"]])
+			printf " %s | %s | %s | %s → %s | %s / %s |\n",
+				f[c["copy_reads_per_s"]], f[c["refaults"]],
+				f[c["hot_dev_mib"]], f[c["hot_start_mib"]],
+				f[c["hot_end_mib"]], f[c["peak_mib"]],
+				f[c["end_mib"]]
+		}
+	}' "$BENCH_RESULTS/results.tsv"
+}
+
+# Runs worth a remark: OOM kills, failures, a busy machine
+bench_notes()
+{
+	awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	$c["oom"] != "-" && $c["oom"] > 0 {
+		printf "- %s %s: %s OOM kill(s) in its cgroups\n",
+			$c["scenario"], $c["config"], $c["oom"] }
+	$c["status"] != "ok" {
+		printf "- %s %s: %s\n", $c["scenario"], $c["config"],
+			$c["status"] }
+	$c["load"] != "-" { printf "%s %s\n", "load", $c["load"] }' \
+		"$BENCH_RESULTS/results.tsv" | awk '
+	$1 == "load" { if (min == "" || $2 < min) min = $2
+		if ($2 > max) max = $2; next }
+	{ print }
+	END { if (min != "")
+		printf "- 1-minute load average at the start of the copies:" \
+			" %s to %s (2 cores; other work on the machine adds" \
+			" noise)\n", min, max }'
+}
+
+bench_report()
+{
+	local scen
+
+	echo "# vfs_cacheguard mixed-workload benchmark"
+	echo
+	echo "$(date -u '+%Y-%m-%d %H:%M UTC'), testsuite/bench/run" \
+		"${BENCH_SMOKE:+(BENCH_SMOKE=1: tiny sizes, figures" \
+		"meaningless)}"
+	echo
+	bench_parameters
+	echo
+	echo "## Machine"
+	echo
+	cat "$BENCH_RESULTS/machine.md"
+	echo
+	echo "## Device limit (fio on the copied file, same run)"
+	echo
+	bench_fio_table
+	for scen in $BENCH_SCENARIOS; do
+		echo
+		case $scen in
+		A) echo "## Scenario A: local hot set, copy through SMB" ;;
+		B) echo "## Scenario B: hot set on the share, read by a" \
+			"second SMB client" ;;
+		esac
+		echo
+		bench_table "$scen"
+	done
+	echo
+	echo "## Plots"
+	echo
+	bench_plot_links
+	echo
+	echo "## Notes"
+	echo
+	bench_notes
+	bench_columns
+}
+
+bench_plot_links()
+{
+	local png
+
+	for png in "$BENCH_RESULTS"/plots/*.png; do
+		[ -s "$png" ] || continue
+		echo "- [$(basename "$png" .png)](plots/$(basename "$png"))"
+	done
+}
+
+bench_columns()
+{
+	cat <<'EOF2'
+- share MB/s: big.bin bytes / wall time of the smbclient copy.
+- smbd CPU s/GiB: user+system time of all smbd processes from the start
+  of the copy until the smbd child that served it exited, per GiB copied;
+  in scenario B the time of the child serving the hot-set reader is
+  subtracted.
+- hot p50 / p99: read latency of the paced hot-set reader; idle = before
+  the copy, during copy = while smbclient ran.
+- hot reads/s during copy: what the reader achieved against its target;
+  a read slower than the pacing interval delays the next ones.
+- refaults: workingset_refault_file of the cgroup(s) from the start of the
+  copy to the end of the "after" phase: pages read again soon after
+  eviction (the hot set's, and the copy's own readahead if it thrashes).
+- hot set from device: read_bytes of the process that reads the hot set
+  (the reader in A, the smbd child serving it in B), same interval.
+- hot set cached: hot.bin resident before the copy and at the end.
+- copied file cached: big.bin resident at its peak while copying (sampled
+  every BENCH_SAMPLE_S) and once the copy's smbd child had exited.
+EOF2
+}
+
+bench_mark()
+{
+	awk -v k="$1" '$1 == k { print $2 }' "$2/marks"
+}
+
+# p99.dat (seconds since the copy started, p99 ms) and cache.dat (seconds,
+# big.bin MiB, cgroup page cache MiB, hot.bin MiB) of one run
+bench_plot_data()
+{
+	local run=$1 t0
+
+	t0=$(bench_mark copy "$run")
+	awk -v t0="$t0" '$1 == "sec" && $5 != "nan" {
+		printf "%.1f %.4f\n", $2 - t0 - 0.5, $6 / 1e6 }' \
+		"$run/reader.log" >"$run/p99.dat"
+	awk -v t0="$t0" '{ m = 1048576
+		printf "%.2f %.1f %.1f %.1f\n", $1 - t0, $2 / m, $4 / m,
+			$3 / m }' "$run/samples" >"$run/cache.dat"
+}
+
+bench_run_ok()
+{
+	awk -F'\t' -v s="$1" -v c="$2" '$1 == s && $2 == c &&
+		$3 == "ok" { found = 1 } END { exit !found }' \
+		"$BENCH_RESULTS/results.tsv"
+}
+
+# plain in dark grey, the configuration against it in red
+BENCH_COLOURS=("" "#404040" "#d62728")
+
+# bench_plot SCENARIO CONFIG: three panels, CONFIG against plain
+bench_plot()
+{
+	local scen=$1 cfg=$2 runs=$BENCH_RESULTS/runs c i=0 panel x
+	local list=$cfg title
+
+	if [ "$cfg" != plain ] && bench_run_ok "$scen" plain; then
+		list="plain $cfg"
+	fi
+	title="Scenario $scen: $(bench_label "$cfg")"
+	[ "$list" != "$cfg" ] && title="$title against the plain share"
+	{
+		echo "set terminal pngcairo size 900,1050 font ',10'"
+		echo "cd '$BENCH_RESULTS'"
+		echo "set output 'plots/$scen-$cfg.png'"
+		echo "set multiplot layout 3,1 title '$title'"
+		echo "set grid; set key top right"
+		echo "set xlabel 'seconds since the copy started'"
+		# where each copy ended, dashed in its line's colour
+		for c in $list; do
+			i=$((i + 1))
+			x=$(bench_mark after "$runs/$scen-$c" | awk -v \
+				t0="$(bench_mark copy "$runs/$scen-$c")" \
+				'{ printf "%.2f", $1 - t0 }')
+			echo "set arrow from $x, graph 0 to $x, graph 1" \
+				"nohead dt 2 lw 2 lc rgb '${BENCH_COLOURS[i]}'"
+		done
+		echo "set arrow from 0, graph 0 to 0, graph 1 nohead lc 'black'"
+		for panel in "p99.dat:2:hot-set read p99 per second (ms)" \
+			"cache.dat:2:copied file cached (MiB)" \
+			"cache.dat:3:cgroup page cache (MiB)"; do
+			bench_plot_panel "$scen" "$panel" $list
+		done
+		echo "unset multiplot"
+	} >"$BENCH_RESULTS/plots/$scen-$cfg.gp"
+	gnuplot "$BENCH_RESULTS/plots/$scen-$cfg.gp" \
+		2>"$BENCH_RESULTS/plots/$scen-$cfg.err"
+}
+
+# bench_plot_panel SCENARIO FILE:COLUMN:YLABEL CONFIG...
+bench_plot_panel()
+{
+	local scen=$1 file col ylabel c i=0 sep=
+	shift
+	IFS=: read -r file col ylabel <<<"$1"
+	shift
+	echo "set ylabel '$ylabel'"
+	if [ "$file" = p99.dat ]; then
+		echo "set logscale y"
+	else
+		echo "unset logscale y; set yrange [0:*]"
+	fi
+	printf 'plot'
+	for c in "$@"; do
+		i=$((i + 1))
+		printf "%s '%s' using 1:%s with lines lw 2 lc rgb '%s'" \
+			"$sep" "runs/$scen-$c/$file" "$col" "${BENCH_COLOURS[i]}"
+		printf " title '%s'" \
+			"$(bench_label "$c")"
+		sep=,
+	done
+	echo
+}
+
+bench_plots()
+{
+	local scen cfg n=0
+
+	mkdir -p "$BENCH_RESULTS/plots"
+	for scen in $BENCH_SCENARIOS; do
+		for cfg in $BENCH_CONFIGS; do
+			bench_run_ok "$scen" "$cfg" || continue
+			bench_plot_data "$BENCH_RESULTS/runs/$scen-$cfg"
+		done
+		for cfg in $BENCH_CONFIGS; do
+			bench_run_ok "$scen" "$cfg" || continue
+			if [ "$cfg" = plain ] &&
+				[ "$(echo $BENCH_CONFIGS)" != plain ]; then
+				continue
+			fi
+			bench_plot "$scen" "$cfg" && n=$((n + 1))
+		done
+	done
+	echo "==> $n plots in $BENCH_RESULTS/plots"
+}

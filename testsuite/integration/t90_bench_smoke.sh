@@ -1,0 +1,95 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# The mixed-workload benchmark at smoke sizes (BENCH_SMOKE=1: every
+# configuration in both scenarios, tiny files) produces a complete table,
+# the fio device-limit table and a PNG per configuration, and leaves no
+# smbd, cgroup or data behind. It asserts no timings: at these sizes and
+# on a shared 2-core machine they mean nothing.
+set -u
+. "$(dirname "$0")/../lib/check.sh"
+cg_need_root "bench smoke"
+top=$(cd "$(dirname "$0")/../.." && pwd)
+out=$(mktemp -d /tmp/cacheguard-bench-smoke.XXXXXX)
+trap 'rm -rf "$out"' EXIT
+configs="plain off dontneed dontcache direct auto nocache smbd-cgroup"
+port=4476
+
+if BENCH_SMOKE=1 BENCH_RESULTS=$out/results BENCH_CONFIGS=$configs \
+	BENCH_SCENARIOS="A B" BENCH_PORT=$port \
+	timeout 600 "$top/testsuite/bench/run" >"$out/run.log" 2>&1; then
+	cg_pass "the smoke benchmark runs to the end"
+else
+	cg_fail "the smoke benchmark runs to the end" \
+		"exit $?: $(tail -n 5 "$out/run.log" | tr '\n' ' ')"
+fi
+res=$out/results
+
+# Every configuration has a row with all eleven cells filled, per scenario
+for scen in A B; do
+	rows=$(awk -v s="## Scenario $scen:" '
+		index($0, s) == 1 { on = 1; next }
+		/^## / { on = 0 }
+		on && /^\| / && !/^\| configuration/ { print }' \
+		"$res/results.md" 2>/dev/null)
+	n=$(printf '%s\n' "$rows" | grep -c '^|')
+	cg_expect_ge "scenario $scen: a table row per configuration" "$n" 8
+	bad=$(printf '%s\n' "$rows" | awk -F'|' 'NF != 13 { print; next }
+		{ for (i = 2; i <= 12; i++) if ($i ~ /^ *$/ || $i ~ /failed/) {
+			print; next } }')
+	if [ -z "$bad" ] && [ "$n" -ge 8 ]; then
+		cg_pass "scenario $scen: every row complete"
+	else
+		cg_fail "scenario $scen: every row complete" \
+			"$(echo "$bad" | head -n 2)"
+	fi
+done
+
+cg_expect "results.tsv: every run ok" awk -F'\t' 'NR > 1 && $3 != "ok" {
+	bad = 1 } NR > 1 { n++ } END { exit bad || n != 16 }' "$res/results.tsv"
+
+# fio: a figure, or an honest "unsupported by this fio" for --uncached
+fio_rows=$(grep -c -E '^\| --direct=1|^\| buffered|^\| --uncached' \
+	"$res/results.md" 2>/dev/null)
+cg_expect_ge "the device-limit table has its four fio jobs" "$fio_rows" 4
+cg_expect "fio rows hold a figure or say unsupported" awk -F'|' '
+	/^\| (--direct|buffered|--uncached)/ { n++
+		if ($3 !~ /[0-9]/ && $3 !~ /unsupported by this fio/) bad = 1 }
+	END { exit bad || n < 4 }' "$res/results.md"
+
+# A PNG per configuration against the plain share, per scenario
+missing=
+for scen in A B; do
+	for cfg in $configs; do
+		[ "$cfg" = plain ] && continue
+		png=$res/plots/$scen-$cfg.png
+		if [ "$(head -c 4 "$png" 2>/dev/null | od -An -c | tr -d ' ')" \
+			!= '211PNG' ] || [ "$(stat -c %s "$png")" -lt 10000 ]; then
+			missing+=" $scen-$cfg"
+		fi
+	done
+done
+if [ -z "$missing" ]; then
+	cg_pass "a PNG plot per configuration and scenario"
+else
+	cg_fail "a PNG plot per configuration and scenario" "missing:$missing"
+fi
+cg_expect "results.md links the plots" grep -q '(plots/A-dontneed.png)' \
+	"$res/results.md"
+
+# Cleanup: no smbd on the smoke port, no cgroup of the run left
+if ss -ltnH "( sport = :$port )" | grep -q .; then
+	cg_fail "no smbd left listening" "port $port is still open"
+else
+	cg_pass "no smbd left listening"
+fi
+left=$(find /sys/fs/cgroup -maxdepth 6 -type d \
+	-name "cacheguard-bench.*" 2>/dev/null | while read -r d; do
+		pid=${d##*.}
+		kill -0 "$pid" 2>/dev/null || echo "$d"
+	done)
+if [ -z "$left" ]; then
+	cg_pass "no benchmark cgroup left behind"
+else
+	cg_fail "no benchmark cgroup left behind" "$left"
+fi
+exit 0
