@@ -123,7 +123,7 @@ struct cg_range {
 	uint64_t end;
 };
 
-/* Reads tracked in flight at once; more are counted, and block drops */
+/* Reads tracked one by one; more go into two batches (cg_stream.c) */
 #define CG_MAX_INFLIGHT 64
 /* Completed ranges above the contiguous front kept to merge later */
 #define CG_MAX_DONE 16
@@ -145,6 +145,7 @@ struct cg_stream {
 
 	/* Detection: the stream runs from start up to front */
 	uint64_t start;
+	uint64_t low;		/* lowest stream read, if below start */
 	uint64_t front;
 	uint64_t seq_bytes;
 	unsigned strays;	/* far reads in a row while active */
@@ -160,7 +161,11 @@ struct cg_stream {
 
 	uint64_t inflight[CG_MAX_INFLIGHT];	/* offsets, UINT64_MAX free */
 	unsigned ninflight;
-	unsigned untracked;	/* in flight beyond CG_MAX_INFLIGHT */
+	struct {
+		unsigned count;	/* reads in flight beyond the table */
+		uint64_t low;	/* the lowest offset among them */
+	} batch[2];
+	unsigned cur_batch;	/* the batch new overflow reads join */
 
 	struct cg_stats stats;
 };
@@ -185,5 +190,145 @@ void cg_read_end(struct cg_stream *s, int fd, struct cg_io *io, ssize_t nread);
 
 /* Drop what is left of the file's streams; no reads are in flight */
 void cg_stream_close(struct cg_stream *s, int fd);
+
+/*
+ * Direct reads (cg_direct.c)
+ * ==========================
+ *
+ * The bookkeeping behind cacheguard:mode = direct; the glue
+ * (modules/cacheguard_direct.c) does the I/O. Two parts:
+ *
+ * Planning. O_DIRECT wants the file offset and the length aligned to the
+ * device (512 or 4096 bytes; the buffer too, which the glue sees to). A
+ * request is widened to the alignment, read, and trimmed back to exactly
+ * the bytes asked for, short at end of file as pread() would be.
+ *
+ * Prefetch. A direct read has no kernel readahead, so each stream keeps
+ * a table of segments (1 MiB, aligned) filled in the background up to
+ * "ahead" bytes past the highest request. Requests are then served from
+ * the table (HIT), wait for a segment still loading (PENDING) rather
+ * than read it twice, or are read directly (MISS). Segments are released
+ * once copied out, or reused when they fall behind the stream. Every
+ * segment remembers the file's version (ctime and size) from just before
+ * its read; the caller validates the table against the current version
+ * before each lookup, and reports writes it knows of, so the table never
+ * hands out bytes older than the file.
+ */
+
+/* Widened read for a request: [off, off + len) covers it, both aligned */
+struct cg_dio_plan {
+	uint64_t off;
+	size_t len;
+	size_t skip;	/* where the request starts in the widened read */
+};
+
+/*
+ * The alignment to use: the statx STATX_DIOALIGN answer when the kernel
+ * gave one (0 there means no O_DIRECT for the file: returns 0), else the
+ * device's logical block size, else 4096. Values that are not powers of
+ * two are ignored.
+ */
+size_t cg_dio_alignment(bool have_dioalign,
+			uint32_t dio_mem_align,
+			uint32_t dio_offset_align,
+			uint32_t logical_block_size);
+
+/* false when align is not a power of two or the range overflows */
+bool cg_dio_plan(uint64_t off, size_t n, size_t align, struct cg_dio_plan *p);
+
+/* Bytes of the request in a widened read that returned got bytes */
+size_t cg_dio_trim(const struct cg_dio_plan *p, size_t n, size_t got);
+
+#define CG_PREFETCH_SEG (1024 * 1024)
+#define CG_PREFETCH_MIN_SEG (64 * 1024)
+#define CG_PREFETCH_MAX_SEGS 64
+
+/* What the file looked like; a change means cached bytes may be stale */
+struct cg_pf_version {
+	uint64_t ctime_ns;
+	uint64_t size;
+};
+
+enum cg_pf_state {
+	CG_PF_FREE = 0,
+	CG_PF_LOADING,	/* a read into the slot is in flight */
+	CG_PF_READY,
+};
+
+struct cg_pf_seg {
+	enum cg_pf_state state;
+	bool stale;	/* LOADING: invalidated, discard when the read ends */
+	uint64_t off;	/* file offset, a multiple of seg_size */
+	size_t len;	/* READY: bytes read; short means end of file */
+	size_t used;	/* READY: bytes copied out so far */
+	struct cg_pf_version ver;
+};
+
+enum cg_pf_lookup {
+	CG_PF_MISS = 0,	/* some byte is in no segment: read directly */
+	CG_PF_PENDING,	/* all covered, some segment still loading */
+	CG_PF_HIT,	/* all covered by loaded segments (or end of file) */
+};
+
+struct cg_prefetch {
+	size_t seg_size;
+	unsigned nseg;		/* 0: no prefetch */
+	uint64_t ahead;		/* keep this much loaded past the front */
+	uint64_t front;		/* end of the highest request seen */
+	uint64_t discarded;	/* segments thrown away as possibly stale */
+	uint64_t fills;		/* segment reads started */
+	struct cg_pf_seg seg[CG_PREFETCH_MAX_SEGS];
+};
+
+/* Geometry for "ahead" bytes of prefetch at this alignment */
+void cg_prefetch_init(struct cg_prefetch *pf, uint64_t ahead, size_t align);
+
+/* Bytes of buffer the table needs: slot i is at i * seg_size */
+size_t cg_prefetch_memory(const struct cg_prefetch *pf);
+
+/* A request for [off, off + n) arrived: moves the front */
+void cg_prefetch_note_read(struct cg_prefetch *pf, uint64_t off, size_t n);
+
+/* Discard loaded segments read under another version of the file */
+void cg_prefetch_validate(struct cg_prefetch *pf,
+			  const struct cg_pf_version *now);
+
+/* How [off, off + n) can be served; HIT sets *avail (short at EOF) */
+enum cg_pf_lookup cg_prefetch_lookup(const struct cg_prefetch *pf,
+				     uint64_t off,
+				     size_t n,
+				     size_t *avail);
+
+/*
+ * Copy a HIT out of mem (the table's buffer) into dst; returns the
+ * bytes copied. Segments whose bytes have all been copied are released.
+ */
+size_t cg_prefetch_copy(struct cg_prefetch *pf,
+			const uint8_t *mem,
+			uint64_t off,
+			size_t n,
+			uint8_t *dst);
+
+/*
+ * The next segment to read, if any: marks *slot LOADING for
+ * [*off, *off + *len). Call until it returns false.
+ */
+bool cg_prefetch_next_fill(struct cg_prefetch *pf,
+			   uint64_t file_size,
+			   unsigned *slot,
+			   uint64_t *off,
+			   size_t *len);
+
+/* The read into slot ended: got bytes, or -1 on error */
+void cg_prefetch_filled(struct cg_prefetch *pf,
+			unsigned slot,
+			ssize_t got,
+			const struct cg_pf_version *ver);
+
+/* [off, off + n) is being written: nothing overlapping may be served */
+void cg_prefetch_invalidate(struct cg_prefetch *pf, uint64_t off, uint64_t n);
+
+/* Everything is suspect (the file changed, prefetch failed) */
+void cg_prefetch_reset(struct cg_prefetch *pf);
 
 #endif /* CACHEGUARD_H */

@@ -43,6 +43,12 @@
  * needs those pages. A gap that stays open more than a window behind
  * the front is a range the client skipped: contig moves past it, which
  * keeps the footprint bounded by window + readahead + reads in flight.
+ *
+ * Reads in flight are tracked one by one up to CG_MAX_INFLIGHT. A deeper
+ * queue spills into two batches that only remember their count and
+ * lowest offset. New spills join the current batch; whenever the other
+ * batch has drained, they switch to it, so a batch's lowest offset is
+ * never older than the queue and drops keep moving under any depth.
  */
 
 #include <fcntl.h>
@@ -53,8 +59,8 @@
 
 #define CG_PAGE 4096ULL
 #define CG_FREE UINT64_MAX
-#define CG_SLOT_OVERFLOW (-1)
-#define CG_SLOT_NONE (-2)
+#define CG_SLOT_NONE (-1)
+#define CG_SLOT_BATCH0 (-2)	/* -2 - b: in overflow batch b */
 #define CG_STRAY_LIMIT 8
 /* How far the kernel's own readahead may run ahead of the front */
 #define CG_RA_SLACK (4ULL << 20)
@@ -95,11 +101,14 @@ void cg_stream_init(struct cg_stream *s,
 static void cg_stream_restart(struct cg_stream *s, uint64_t off)
 {
 	if (s->state == CG_ACTIVE) {
-		s->tail.off = CG_MIN(s->tail.off, s->dropped_to);
-		s->tail.end = CG_MAX(s->tail.end, s->front + CG_RA_SLACK);
+		s->tail.off = CG_MIN(s->tail.off, cg_page_down(s->low));
+		s->tail.end = CG_MAX(s->tail.end,
+				     CG_MAX(s->front + CG_RA_SLACK,
+					    s->willneed_to));
 	}
 	s->state = CG_DETECTING;
 	s->start = off;
+	s->low = off;
 	s->front = off;
 	s->seq_bytes = 0;
 	s->strays = 0;
@@ -165,8 +174,18 @@ static void cg_track(struct cg_stream *s, struct cg_io *io)
 	unsigned i;
 
 	if (s->ninflight == CG_MAX_INFLIGHT) {
-		s->untracked++;
-		io->slot = CG_SLOT_OVERFLOW;
+		unsigned b = s->cur_batch;
+
+		if (s->batch[b ^ 1].count == 0 && s->batch[b].count > 0) {
+			b ^= 1;
+			s->cur_batch = b;
+		}
+		if (s->batch[b].count == 0) {
+			s->batch[b].low = CG_FREE;
+		}
+		s->batch[b].count++;
+		s->batch[b].low = CG_MIN(s->batch[b].low, io->off);
+		io->slot = CG_SLOT_BATCH0 - (int)b;
 		return;
 	}
 	for (i = 0; s->inflight[i] != CG_FREE; i++) {
@@ -196,6 +215,7 @@ struct cg_io cg_read_begin(struct cg_stream *s, int fd, uint64_t off, size_t n)
 		cg_stream_restart(s, off);
 	}
 	s->strays = 0;
+	s->low = CG_MIN(s->low, off);
 	s->seq_bytes += n;
 	s->front = CG_MAX(s->front, off + n);
 	if (s->state == CG_DETECTING &&
@@ -283,6 +303,11 @@ static uint64_t cg_lowest_inflight(const struct cg_stream *s)
 	uint64_t low = CG_FREE;
 	unsigned i, seen = 0;
 
+	for (i = 0; i < 2; i++) {
+		if (s->batch[i].count > 0) {
+			low = CG_MIN(low, s->batch[i].low);
+		}
+	}
 	for (i = 0; i < CG_MAX_INFLIGHT && seen < s->ninflight; i++) {
 		if (s->inflight[i] != CG_FREE) {
 			low = CG_MIN(low, s->inflight[i]);
@@ -296,9 +321,6 @@ static void cg_drop_behind(struct cg_stream *s, int fd)
 {
 	uint64_t limit, n;
 
-	if (s->untracked > 0) {
-		return;		/* a read we cannot see may need any page */
-	}
 	limit = CG_MIN(s->contig, cg_lowest_inflight(s));
 	if (limit < s->dropped_to + s->lag) {
 		return;
@@ -316,28 +338,34 @@ static void cg_drop_behind(struct cg_stream *s, int fd)
 
 void cg_read_end(struct cg_stream *s, int fd, struct cg_io *io, ssize_t nread)
 {
+	bool data = nread > 0 && io->in_stream;
+
 	if (io->slot >= 0) {
 		s->inflight[io->slot] = CG_FREE;
 		s->ninflight--;
-	} else if (io->slot == CG_SLOT_OVERFLOW) {
-		s->untracked--;
+	} else if (io->slot <= CG_SLOT_BATCH0) {
+		s->batch[CG_SLOT_BATCH0 - io->slot].count--;
 	}
 	io->slot = CG_SLOT_NONE;
 	if (io->zerocopy) {
 		s->lag = CG_ZEROCOPY_LAG;
 	}
-	if (nread <= 0) {
+	if (nread > 0) {
+		s->stats.bytes_read += (uint64_t)nread;
+	}
+	if (s->state == CG_HOT) {
 		return;
 	}
-	s->stats.bytes_read += (uint64_t)nread;
-	if (!io->in_stream || s->state == CG_HOT) {
-		return;
+	if (data) {
+		cg_note_done(s, io->off, io->off + (uint64_t)nread);
 	}
-	cg_note_done(s, io->off, io->off + (uint64_t)nread);
 	if (s->state != CG_ACTIVE) {
 		return;
 	}
-	s->stats.bytes_stream += (uint64_t)nread;
+	if (data) {
+		s->stats.bytes_stream += (uint64_t)nread;
+	}
+	/* Any completion, a stray's too, may release held-back windows */
 	cg_drop_behind(s, fd);
 	cg_willneed(s, fd);
 }
@@ -355,12 +383,12 @@ void cg_stream_close(struct cg_stream *s, int fd)
 	}
 	if (s->state == CG_ACTIVE) {
 		/*
-		 * From the stream's start, not dropped_to: pages a window
+		 * From the stream's lowest read, not dropped_to: pages a window
 		 * drop had to skip (still lent to a socket, or read again)
 		 * go now. len 0: to the end of the file, readahead included.
 		 */
 		s->sys->fadvise(fd,
-				cg_page_down(s->start),
+				cg_page_down(s->low),
 				0,
 				POSIX_FADV_DONTNEED);
 		s->stats.bytes_dropped += end > s->dropped_to
