@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 # A private smbd for tests, benchmarks and the demo: loopback only, an
-# unprivileged port, its own state directories, and the freshly built
+# unprivileged port of its own, its own state directories, and the freshly built
 # cacheguard.so visible in smbd's modules dir through a bind mount inside
 # a private mount namespace, so the system's modules dir is never touched.
 #
@@ -16,7 +16,7 @@
 
 CG_TOP=${CG_TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 CG_BUILD=${CG_BUILD:-$CG_TOP/build}
-CG_PORT=${CG_PORT:-4455}
+CG_PORT=${CG_PORT:-}
 CG_USER=root
 CG_PASS=cacheguard
 CG_VFS_DIR=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null ||
@@ -37,6 +37,13 @@ cg_enter_namespace()
 cg_smbd_init()
 {
 	CG_ROOT=${CG_ROOT:-$(mktemp -d /tmp/cacheguard.XXXXXX)}
+	# A port of our own, so that test runs side by side never meet
+	if [ -z "$CG_PORT" ]; then
+		CG_PORT=$((20000 + $$ % 20000))
+		while ss -Htln "sport = :$CG_PORT" | grep -q .; do
+			CG_PORT=$((CG_PORT + 1))
+		done
+	fi
 	CG_SHARE=${CG_SHARE:-$CG_ROOT/share}
 	CG_CONF=$CG_ROOT/smb.conf
 	CG_LOG=$CG_ROOT/log/smbd.log
@@ -78,18 +85,47 @@ EOF
 	trap cg_smbd_cleanup EXIT
 }
 
-# cg_share NAME ["smb.conf line" ...]
+# cg_share NAME ["smb.conf line" ...]: a share on $CG_SHARE
 cg_share()
 {
-	local name=$1 line
+	local name=$1
 	shift
+	cg_share_at "$name" "$CG_SHARE" "$@"
+}
+
+# cg_share_at NAME PATH ["smb.conf line" ...]
+cg_share_at()
+{
+	local name=$1 path=$2 line
+	shift 2
 	{
-		printf '[%s]\n\tpath = %s\n\tread only = no\n' "$name" \
-			"$CG_SHARE"
+		printf '[%s]\n\tpath = %s\n\tread only = no\n' "$name" "$path"
 		for line in "$@"; do
 			printf '\t%s\n' "$line"
 		done
 	} >>"$CG_CONF"
+}
+
+# cg_mount_fs TYPE DIR: a fresh filesystem of TYPE (ext4, xfs, btrfs on a
+# sparse loop image, or tmpfs) mounted at DIR; unmounted by the cleanup.
+# Fails when the kernel or mkfs tool is missing.
+cg_mount_fs()
+{
+	local type=$1 dir=$2 img=$CG_ROOT/$1.img
+
+	mkdir -p "$dir"
+	if [ "$type" = tmpfs ]; then
+		mount -t tmpfs -o size=2g tmpfs "$dir" || return 1
+	else
+		truncate -s 2G "$img"
+		case $type in
+		ext4) mkfs.ext4 -q -F "$img" ;;
+		xfs) mkfs.xfs -q -f "$img" ;;
+		btrfs) mkfs.btrfs -q -f "$img" ;;
+		esac >"$CG_ROOT/log/mkfs-$type.out" 2>&1 || return 1
+		mount -o loop "$img" "$dir" || return 1
+	fi
+	CG_MOUNTS="$dir ${CG_MOUNTS:-}"
 }
 
 cg_smbd_start()
@@ -138,7 +174,12 @@ cg_smbd_stop()
 
 cg_smbd_cleanup()
 {
+	local m
+
 	cg_smbd_stop
+	for m in ${CG_MOUNTS:-}; do
+		umount "$m" 2>/dev/null
+	done
 	umount "$CG_VFS_DIR" 2>/dev/null
 	if [ -z "${CG_KEEP:-}" ] && [ -n "${CG_ROOT:-}" ]; then
 		rm -rf "$CG_ROOT"

@@ -11,7 +11,9 @@
  *			or web tier); prints the distinct bytes touched
  *   MODE seq		the whole file in order, in reads of random length up
  *			to MAXLEN (long enough to trigger a stream)
- *   MODE mixed		alternating runs of seq and random, COUNT runs
+ *   MODE mixed		COUNT runs, alternating: a sequential run of up to
+ *			32 MiB from a random offset (long enough to start a
+ *			stream), then 16 random reads
  *
  * Exits 0 when every byte matched, 1 on a mismatch (offset printed),
  * 2 on a usage or I/O error.
@@ -144,12 +146,12 @@ static int run_random(struct verify *v, uint64_t count, uint64_t minlen,
 	return 0;
 }
 
-static int run_seq(struct verify *v)
+/* Sequential reads over [off, end), each of random length up to maxlen */
+static int run_seq(struct verify *v, uint64_t off, uint64_t end)
 {
-	uint64_t off = 0;
 	int ret;
 
-	while (off < v->size + 1) {
+	while (off < end) {
 		uint64_t len = 1 + rnd64() % v->maxlen;
 
 		ret = check_range(v, off, len);
@@ -239,11 +241,14 @@ int main(int argc, char **argv)
 			printf("touched %" PRIu64 "\n", pages * 4096);
 		}
 	} else if (strcmp(mode, "seq") == 0) {
-		ret = run_seq(&v);
+		ret = run_seq(&v, 0, v.size + 1);
 	} else if (strcmp(mode, "mixed") == 0) {
 		for (i = 0; i < count && ret == 0; i++) {
+			uint64_t from = rnd64() % (v.size + 1);
+			uint64_t len = 1 + rnd64() % (32 << 20);
+
 			ret = (i % 2) ? run_random(&v, 16, 1, v.maxlen)
-				      : run_seq(&v);
+				      : run_seq(&v, from, from + len);
 		}
 	} else {
 		goto usage;
