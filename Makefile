@@ -58,10 +58,13 @@ test-package: deb
 	@testsuite/package-test
 
 MANDIR ?= /usr/share/man
+SBINDIR ?= /usr/sbin
 
 install: build
 	install -d "$(DESTDIR)$(VFSDIR)"
 	install -m 0644 build/cacheguard.so "$(DESTDIR)$(VFSDIR)/cacheguard.so"
+	install -D -m 0755 tools/cacheguard-status \
+		"$(DESTDIR)$(SBINDIR)/cacheguard-status"
 	if [ -f build/vfs_cacheguard.8 ]; then \
 		install -d "$(DESTDIR)$(MANDIR)/man8"; \
 		install -m 0644 build/vfs_cacheguard.8 "$(DESTDIR)$(MANDIR)/man8/"; \
@@ -70,6 +73,7 @@ install: build
 uninstall:
 	rm -f "$(DESTDIR)$(VFSDIR)/cacheguard.so"
 	rm -f "$(DESTDIR)$(MANDIR)/man8/vfs_cacheguard.8"
+	rm -f "$(DESTDIR)$(SBINDIR)/cacheguard-status"
 
 clean:
 	rm -rf build build.configure.log .lock-waf_*

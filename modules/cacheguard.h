@@ -80,4 +80,21 @@ void cg_direct_note_write(struct file_id id, off_t offset, size_t n);
 /* Bytes of prefetch buffer this process holds now */
 size_t cg_direct_memory_in_use(void);
 
+/*
+ * Per-process counters (cacheguard_status.c): the engine adds into
+ * totals, the glue the rest. bytes_path[] is indexed by how a read was
+ * served: buffered (the next module), dontcache, direct.
+ */
+struct cg_status {
+	struct cg_stats totals;
+	uint64_t files;		/* files tracked (at least min file size) */
+	uint64_t bytes_path[3];
+	uint64_t fallbacks;
+};
+
+extern struct cg_status cg_status;
+
+/* Rewrite this process's status file; at most once a second unless force */
+void cg_status_write(bool force);
+
 #endif /* CACHEGUARD_GLUE_H */

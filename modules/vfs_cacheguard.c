@@ -187,6 +187,7 @@ static int cacheguard_connect(struct vfs_handle_struct *handle,
 		SMB_VFS_NEXT_DISCONNECT(handle);
 		return -1;
 	});
+	cg_status_write(true);
 	return 0;
 
 bad_option:
@@ -289,6 +290,8 @@ static struct cacheguard_file *cacheguard_file(struct vfs_handle_struct *handle,
 		return NULL;	/* no memory: serve the file untouched */
 	}
 	cg_stream_init(&cgf->stream, cfg, &cg_sys_linux, size);
+	cgf->stream.totals = &cg_status.totals;
+	cg_status.files++;
 	if (cfg->mode == CG_MODE_AUTO) {
 		cacheguard_fs_probe(fsp);
 	}
@@ -320,7 +323,11 @@ static enum cacheguard_path cacheguard_choose(struct vfs_handle_struct *handle,
 		return CG_PATH_NEXT;
 	}
 	if (cgf->direct == NULL) {
-		cgf->direct = cg_direct_open(cgf, handle, fsp, cfg);
+		/*
+		 * On fsp, not cgf: an fsp extension's data area is not a
+		 * talloc context. fsp is freed right after the close.
+		 */
+		cgf->direct = cg_direct_open(fsp, handle, fsp, cfg);
 	}
 	if (cgf->direct != NULL) {
 		return CG_PATH_DIRECT;
@@ -349,6 +356,7 @@ static void cacheguard_fell_back(struct files_struct *fsp,
 	dev_t dev = fsp->fsp_name->st.st_ex_dev;
 
 	cgf->fallbacks++;
+	cg_status.fallbacks++;
 	cgf->fallback_why = path == CG_PATH_DIRECT ? "direct read failed"
 						   : "uncached read failed";
 	if (path == CG_PATH_UNCACHED && (err == EOPNOTSUPP || err == EINVAL)) {
@@ -364,6 +372,20 @@ static void cacheguard_fell_back(struct files_struct *fsp,
 			    fsp_str_dbg(fsp),
 			    strerror(err));
 		cgf->mode = CG_MODE_DONTNEED;
+	}
+}
+
+/* Count a read's bytes by path; while a stream runs, refresh the status */
+static void cacheguard_served(struct cacheguard_file *cgf,
+			      enum cacheguard_path path,
+			      ssize_t nread)
+{
+	if (nread > 0) {
+		cgf->bytes[path] += (uint64_t)nread;
+		cg_status.bytes_path[path] += (uint64_t)nread;
+	}
+	if (cgf->stream.state == CG_ACTIVE) {
+		cg_status_write(false);
 	}
 }
 
@@ -397,9 +419,7 @@ static ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
 	if (path == CG_PATH_NEXT) {
 		ret = SMB_VFS_NEXT_PREAD(handle, fsp, data, n, offset);
 	}
-	if (ret > 0) {
-		cgf->bytes[path] += (uint64_t)ret;
-	}
+	cacheguard_served(cgf, path, ret);
 	cg_read_end(&cgf->stream, fd, &io, ret);
 	return ret;
 }
@@ -537,9 +557,7 @@ static void cacheguard_pread_done(struct tevent_req *subreq)
 		return;
 	}
 	if (state->cgf != NULL) {
-		if (state->ret > 0) {
-			state->cgf->bytes[state->path] += (uint64_t)state->ret;
-		}
+		cacheguard_served(state->cgf, state->path, state->ret);
 		cg_read_end(&state->cgf->stream,
 			    fsp_get_io_fd(state->fsp),
 			    &state->io,
@@ -594,9 +612,7 @@ static ssize_t cacheguard_sendfile(struct vfs_handle_struct *handle,
 	if (ret > 0 && hdr != NULL) {
 		data = MAX(ret - (ssize_t)hdr->length, 0);
 	}
-	if (data > 0) {
-		cgf->bytes[CG_PATH_NEXT] += (uint64_t)data;
-	}
+	cacheguard_served(cgf, CG_PATH_NEXT, data);
 	cg_read_end(&cgf->stream, fsp_get_io_fd(fromfsp), &io, data);
 	return ret;
 }
@@ -732,6 +748,7 @@ static int cacheguard_close(struct vfs_handle_struct *handle,
 		cg_stream_close(&cgf->stream, fsp_get_io_fd(fsp));
 		cacheguard_log_summary(fsp, cgf);
 		VFS_REMOVE_FSP_EXTENSION(handle, fsp);
+		cg_status_write(true);
 	}
 	return SMB_VFS_NEXT_CLOSE(handle, fsp);
 }

@@ -142,6 +142,7 @@ struct cg_stream {
 	const struct cg_sys *sys;
 	uint64_t file_size;
 	enum cg_stream_state state;
+	struct cg_stats *totals;	/* process-wide sums, or NULL */
 
 	/* Detection: the stream runs from start up to front */
 	uint64_t start;

@@ -75,6 +75,15 @@
 #define CG_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define CG_MAX(a, b) ((a) > (b) ? (a) : (b))
 
+/* Count in the stream's stats and in the process totals, if any */
+#define CG_COUNT(s, field, n)                                  \
+	do {                                                   \
+		(s)->stats.field += (n);                       \
+		if ((s)->totals != NULL) {                     \
+			(s)->totals->field += (n);             \
+		}                                              \
+	} while (0)
+
 static uint64_t cg_page_down(uint64_t v)
 {
 	return v & ~(CG_PAGE - 1);
@@ -160,11 +169,11 @@ static void cg_stream_activate(struct cg_stream *s, int fd)
 {
 	if (cg_file_is_hot(s, fd)) {
 		s->state = CG_HOT;
-		s->stats.hot++;
+		CG_COUNT(s, hot, 1);
 		return;
 	}
 	s->state = CG_ACTIVE;
-	s->stats.streams++;
+	CG_COUNT(s, streams, 1);
 	s->sys->fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	cg_willneed(s, fd);
 }
@@ -332,8 +341,8 @@ static void cg_drop_behind(struct cg_stream *s, int fd)
 	}
 	s->sys->fadvise(fd, s->dropped_to, n, POSIX_FADV_DONTNEED);
 	s->dropped_to += n;
-	s->stats.bytes_dropped += n;
-	s->stats.drops++;
+	CG_COUNT(s, bytes_dropped, n);
+	CG_COUNT(s, drops, 1);
 }
 
 void cg_read_end(struct cg_stream *s, int fd, struct cg_io *io, ssize_t nread)
@@ -351,7 +360,7 @@ void cg_read_end(struct cg_stream *s, int fd, struct cg_io *io, ssize_t nread)
 		s->lag = CG_ZEROCOPY_LAG;
 	}
 	if (nread > 0) {
-		s->stats.bytes_read += (uint64_t)nread;
+		CG_COUNT(s, bytes_read, (uint64_t)nread);
 	}
 	if (s->state == CG_HOT) {
 		return;
@@ -363,7 +372,7 @@ void cg_read_end(struct cg_stream *s, int fd, struct cg_io *io, ssize_t nread)
 		return;
 	}
 	if (data) {
-		s->stats.bytes_stream += (uint64_t)nread;
+		CG_COUNT(s, bytes_stream, (uint64_t)nread);
 	}
 	/* Any completion, a stray's too, may release held-back windows */
 	cg_drop_behind(s, fd);
@@ -379,7 +388,7 @@ void cg_stream_close(struct cg_stream *s, int fd)
 				s->tail.off,
 				s->tail.end - s->tail.off,
 				POSIX_FADV_DONTNEED);
-		s->stats.drops++;
+		CG_COUNT(s, drops, 1);
 	}
 	if (s->state == CG_ACTIVE) {
 		/*
@@ -391,10 +400,9 @@ void cg_stream_close(struct cg_stream *s, int fd)
 				cg_page_down(s->low),
 				0,
 				POSIX_FADV_DONTNEED);
-		s->stats.bytes_dropped += end > s->dropped_to
-					  ? end - s->dropped_to
-					  : 0;
-		s->stats.drops++;
+		CG_COUNT(s, bytes_dropped,
+			 end > s->dropped_to ? end - s->dropped_to : 0);
+		CG_COUNT(s, drops, 1);
 	}
 	s->state = CG_DETECTING;
 	s->tail = (struct cg_range){.off = CG_FREE, .end = 0};
