@@ -96,6 +96,10 @@ bench_setup()
 		bench_cg_run "$WARM_CG" "$BENCH_BIN/cgcache" load "$BENCH_HOT" &&
 		"$BENCH_BIN/cgcache" drop "$BENCH_BIG" ||
 		{ bench_failed "cannot warm the hot set"; return 1; }
+	if [ "$("$BENCH_BIN/cgcache" stat "$BENCH_BIG")" != 0 ]; then
+		bench_failed "big.bin is still cached after the drop"
+		return 1
+	fi
 	return 0
 }
 

@@ -46,7 +46,24 @@ bench_machine()
 	echo "| smbd | $(smbd --version 2>/dev/null) |"
 	echo "| smbclient | $(smbclient --version 2>/dev/null) |"
 	echo "| fio | $(fio --version 2>/dev/null) |"
+	echo "| cacheguard.so | $(bench_module_id) |"
 	echo "| load average at start | $(cut -d' ' -f1-3 /proc/loadavg) |"
+}
+
+# Which module was measured: the commit, whether the module's sources had
+# uncommitted changes, and the first bytes of the binary's sha256
+bench_module_id()
+{
+	local commit dirty sum
+
+	commit=$(git -C "$CG_TOP" rev-parse --short HEAD 2>/dev/null)
+	dirty=$(git -C "$CG_TOP" status --porcelain -- source modules \
+		2>/dev/null | wc -l)
+	sum=$(sha256sum "$CG_ROOT/vfs/cacheguard.so" 2>/dev/null | cut -c1-12)
+	printf 'built from commit %s' "${commit:-unknown}"
+	[ "$dirty" -gt 0 ] && printf ' plus uncommitted changes to %s file(s)' \
+		"$dirty"
+	printf ', sha256 %s\n' "${sum:-unknown}"
 }
 
 bench_lru()
@@ -133,13 +150,13 @@ bench_table()
 			" hot reads/s during copy | refaults (pages) |" \
 			" hot set from device (MiB) |" \
 			" hot set cached before → after (MiB) |" \
-			" copied file cached peak / end (MiB) |"
-		print "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+			" copied file cached peak / end (MiB) | load |"
+		print "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 		for (r = 1; r <= rows; r++) {
 			split(row[r], f, "\t")
 			name = label[f[c["config"]]]
 			if (f[c["status"]] != "ok") {
-				printf "| %s | %s | | | | | | | | | |\n",
+				printf "| %s | %s | | | | | | | | | | |\n",
 					name, f[c["status"]]
 				continue
 			}
@@ -150,11 +167,11 @@ bench_table()
 				f[c["cpu_s_per_gib"]],
 				us(f[c["idle_p50"]]), us(f[c["idle_p99"]]),
 				us(f[c["copy_p50"]]), us(f[c["copy_p99"]])
-			printf " %s | %s | %s | %s → %s | %s / %s |\n",
+			printf " %s | %s | %s | %s → %s | %s / %s | %s |\n",
 				f[c["copy_reads_per_s"]], f[c["refaults"]],
 				f[c["hot_dev_mib"]], f[c["hot_start_mib"]],
 				f[c["hot_end_mib"]], f[c["peak_mib"]],
-				f[c["end_mib"]]
+				f[c["end_mib"]], f[c["load"]]
 		}
 	}' "$BENCH_RESULTS/results.tsv"
 }
@@ -250,6 +267,10 @@ bench_columns()
 - hot set cached: hot.bin resident before the copy and at the end.
 - copied file cached: big.bin resident at its peak while copying (sampled
   every BENCH_SAMPLE_S) and once the copy's smbd child had exited.
+- load: the machine's 1-minute load average as the copy started; above
+  about 2 other work competed for the 2 cores during that run.
+- cacheguard mode off runs the module's hooks without acting: its
+  difference from the plain share is the noise floor of this run.
 EOF2
 }
 
