@@ -22,7 +22,8 @@ DEB_DEPS = samba smbclient samba-testsuite libcmocka-dev dpkg-dev \
 	xsltproc docbook-xsl docbook-xml gnuplot-nox xfsprogs btrfs-progs \
 	debhelper fakeroot man-db rpm nocache
 
-.PHONY: all deps build test unit demo bench bench-smoke deb test-package \
+.PHONY: all deps build test unit demo bench bench-smoke bench-readpath deb \
+	test-package \
 	install uninstall clean distclean
 
 all: build
@@ -50,6 +51,10 @@ bench: build
 
 bench-smoke: build
 	@BENCH_SMOKE=1 testsuite/bench/run
+
+# The read paths alone (build/cgbench) beside fio on the same file
+bench-readpath: build
+	@testsuite/bench/readpath.sh
 
 deb: build
 	@packaging/build-deb
