@@ -312,10 +312,13 @@ size_t cg_prefetch_copy(struct cg_prefetch *pf,
 
 /*
  * The next segment to read, if any: marks *slot LOADING for
- * [*off, *off + *len). Call until it returns false.
+ * [*off, *off + *len). Call until it returns false. Loaded segments
+ * from keep on are not reused: requests waiting for fills start there
+ * (UINT64_MAX: none wait).
  */
 bool cg_prefetch_next_fill(struct cg_prefetch *pf,
 			   uint64_t file_size,
+			   uint64_t keep,
 			   unsigned *slot,
 			   uint64_t *off,
 			   size_t *len);

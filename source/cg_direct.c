@@ -1,0 +1,400 @@
+/*
+ * vfs_cacheguard engine: aligned direct-read planning and the prefetch
+ * segment table of direct streams
+ *
+ * Copyright (C) 2026 The vfs_cacheguard authors
+ *
+ * This program is free software; you can redistribute it and/or modify
+ * it under the terms of the GNU General Public License as published by
+ * the Free Software Foundation; either version 3 of the License, or
+ * (at your option) any later version.
+ *
+ * This program is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ * GNU General Public License for more details.
+ *
+ * You should have received a copy of the GNU General Public License
+ * along with this program.  If not, see <http://www.gnu.org/licenses/>.
+ */
+
+/*
+ * Nothing here does I/O or knows about threads: the glue starts the
+ * reads and reports their end. A segment is one slot of the stream's
+ * buffer; while its read is in flight (LOADING) a thread writes into the
+ * slot, so the table never hands a LOADING slot out again until the read
+ * has been reported, even when a write made its contents worthless: it is
+ * then marked stale and freed when the read ends.
+ *
+ * Segments cover the file at multiples of seg_size. A READY segment whose
+ * read came back short ends at end of file, as the file was when the read
+ * ran; the version check makes sure that is still the file's end.
+ */
+
+#include <limits.h>
+#include <string.h>
+
+#include "cacheguard.h"
+
+#define CG_MIN(a, b) ((a) < (b) ? (a) : (b))
+
+static bool cg_is_pow2(uint64_t v)
+{
+	return v != 0 && (v & (v - 1)) == 0;
+}
+
+size_t cg_dio_alignment(bool have_dioalign,
+			uint32_t dio_mem_align,
+			uint32_t dio_offset_align,
+			uint32_t logical_block_size)
+{
+	if (have_dioalign && dio_offset_align == 0) {
+		return 0;	/* the kernel says: no O_DIRECT for this file */
+	}
+	if (have_dioalign && cg_is_pow2(dio_offset_align)) {
+		if (cg_is_pow2(dio_mem_align) &&
+		    dio_mem_align > dio_offset_align) {
+			return dio_mem_align;
+		}
+		return dio_offset_align;
+	}
+	if (cg_is_pow2(logical_block_size) && logical_block_size >= 512) {
+		return logical_block_size;
+	}
+	return 4096;
+}
+
+bool cg_dio_plan(uint64_t off, size_t n, size_t align, struct cg_dio_plan *p)
+{
+	uint64_t mask = (uint64_t)align - 1;
+	uint64_t end;
+
+	if (!cg_is_pow2(align) || off > (uint64_t)INT64_MAX ||
+	    n > (uint64_t)INT64_MAX - off) {
+		return false;
+	}
+	if (n == 0) {
+		*p = (struct cg_dio_plan){.off = off};
+		return true;
+	}
+	end = off + n;
+	if (end > (uint64_t)INT64_MAX - mask) {
+		return false;	/* the widened end would not fit an off_t */
+	}
+	end = (end + mask) & ~mask;
+	*p = (struct cg_dio_plan){
+		.off = off & ~mask,
+		.len = (size_t)(end - (off & ~mask)),
+		.skip = (size_t)(off & mask),
+	};
+	return true;
+}
+
+size_t cg_dio_trim(const struct cg_dio_plan *p, size_t n, size_t got)
+{
+	if (got <= p->skip) {
+		return 0;	/* the file ends before the request starts */
+	}
+	return CG_MIN(n, got - p->skip);
+}
+
+static uint64_t cg_div_up(uint64_t a, uint64_t b)
+{
+	return a / b + (a % b != 0);
+}
+
+void cg_prefetch_init(struct cg_prefetch *pf, uint64_t ahead, size_t align)
+{
+	size_t seg = CG_PREFETCH_SEG;
+
+	*pf = (struct cg_prefetch){.ahead = ahead};
+	if (ahead == 0) {
+		return;
+	}
+	/* At least four segments, so that several reads overlap */
+	while (seg > CG_PREFETCH_MIN_SEG && ahead < 4 * (uint64_t)seg) {
+		seg /= 2;
+	}
+	if (cg_is_pow2(align) && align > seg) {
+		seg = align;
+	}
+	while (cg_div_up(ahead, seg) > CG_PREFETCH_MAX_SEGS) {
+		seg *= 2;
+	}
+	pf->seg_size = seg;
+	pf->nseg = (unsigned)cg_div_up(ahead, seg);
+}
+
+size_t cg_prefetch_memory(const struct cg_prefetch *pf)
+{
+	return pf->seg_size * pf->nseg;
+}
+
+/*
+ * Requests up to this far behind the front still belong to the stream
+ * (clients keep several reads in flight, and they arrive reordered);
+ * a request further back starts the stream over.
+ */
+static uint64_t cg_pf_reorder(const struct cg_prefetch *pf)
+{
+	return pf->ahead + pf->seg_size;
+}
+
+void cg_prefetch_note_read(struct cg_prefetch *pf, uint64_t off, size_t n)
+{
+	uint64_t end = n > UINT64_MAX - off ? UINT64_MAX : off + n;
+
+	if (end > pf->front || pf->front - end > cg_pf_reorder(pf)) {
+		pf->front = end;
+	}
+}
+
+/* The segment holding file offset pos, or -1 */
+static int cg_pf_find(const struct cg_prefetch *pf, uint64_t pos)
+{
+	unsigned i;
+
+	for (i = 0; i < pf->nseg; i++) {
+		const struct cg_pf_seg *s = &pf->seg[i];
+
+		if (s->state != CG_PF_FREE && pos >= s->off &&
+		    pos - s->off < pf->seg_size) {
+			return (int)i;
+		}
+	}
+	return -1;
+}
+
+static void cg_pf_discard(struct cg_prefetch *pf, struct cg_pf_seg *s)
+{
+	if (s->state == CG_PF_LOADING) {
+		s->stale = true;	/* the thread still writes the slot */
+		return;
+	}
+	if (s->state == CG_PF_READY) {
+		*s = (struct cg_pf_seg){.state = CG_PF_FREE};
+		pf->discarded++;
+	}
+}
+
+void cg_prefetch_validate(struct cg_prefetch *pf,
+			  const struct cg_pf_version *now)
+{
+	unsigned i;
+
+	for (i = 0; i < pf->nseg; i++) {
+		struct cg_pf_seg *s = &pf->seg[i];
+
+		if (s->state == CG_PF_READY &&
+		    (s->ver.ctime_ns != now->ctime_ns ||
+		     s->ver.size != now->size)) {
+			cg_pf_discard(pf, s);
+		}
+	}
+}
+
+enum cg_pf_lookup cg_prefetch_lookup(const struct cg_prefetch *pf,
+				     uint64_t off,
+				     size_t n,
+				     size_t *avail)
+{
+	uint64_t pos = off;
+	uint64_t end;
+	bool pending = false;
+
+	if (n > UINT64_MAX - off) {
+		return CG_PF_MISS;
+	}
+	end = off + n;
+	while (pos < end) {
+		int i = cg_pf_find(pf, pos);
+		const struct cg_pf_seg *s = NULL;
+
+		if (i < 0) {
+			return CG_PF_MISS;
+		}
+		s = &pf->seg[i];
+		if (s->state == CG_PF_LOADING) {
+			pending = true;
+			pos = s->off + pf->seg_size;
+			continue;
+		}
+		if (pos >= s->off + s->len) {
+			break;	/* end of file inside this segment */
+		}
+		pos = CG_MIN(end, s->off + s->len);
+		if (s->len < pf->seg_size) {
+			break;
+		}
+	}
+	if (pending) {
+		return CG_PF_PENDING;
+	}
+	*avail = (size_t)(pos - off);
+	return CG_PF_HIT;
+}
+
+size_t cg_prefetch_copy(struct cg_prefetch *pf,
+			const uint8_t *mem,
+			uint64_t off,
+			size_t n,
+			uint8_t *dst)
+{
+	uint64_t pos = off;
+	uint64_t end = n > UINT64_MAX - off ? UINT64_MAX : off + n;
+	size_t done = 0;
+
+	while (pos < end) {
+		int i = cg_pf_find(pf, pos);
+		struct cg_pf_seg *s = NULL;
+		size_t chunk;
+		bool short_seg;
+
+		if (i < 0 || pf->seg[i].state != CG_PF_READY) {
+			break;
+		}
+		s = &pf->seg[i];
+		if (pos >= s->off + s->len) {
+			break;
+		}
+		chunk = (size_t)(CG_MIN(end, s->off + s->len) - pos);
+		memcpy(dst + done,
+		       mem + (size_t)i * pf->seg_size + (size_t)(pos - s->off),
+		       chunk);
+		done += chunk;
+		pos += chunk;
+		s->used += chunk;
+		short_seg = s->len < pf->seg_size;
+		if (s->used >= s->len) {
+			/* all of it went out: the slot can load what is next */
+			*s = (struct cg_pf_seg){.state = CG_PF_FREE};
+		}
+		if (short_seg) {
+			break;
+		}
+	}
+	return done;
+}
+
+/*
+ * A slot for a new segment: a free one, else the lowest loaded segment
+ * outside [lo, hi): far enough behind the front that no reordered
+ * request wants it any more (nor a request waiting for a fill: the
+ * caller lowers lo to the lowest of those), or beyond the window (left
+ * over from before the stream started over). Never a LOADING one: a
+ * thread writes into it.
+ */
+static int cg_pf_slot(struct cg_prefetch *pf, uint64_t lo, uint64_t hi)
+{
+	int best = -1;
+	unsigned i;
+
+	for (i = 0; i < pf->nseg; i++) {
+		const struct cg_pf_seg *s = &pf->seg[i];
+		bool outside = s->off + pf->seg_size <= lo || s->off >= hi;
+
+		if (s->state == CG_PF_FREE) {
+			return (int)i;
+		}
+		if (s->state == CG_PF_READY && outside &&
+		    (best < 0 || s->off < pf->seg[best].off)) {
+			best = (int)i;
+		}
+	}
+	return best;
+}
+
+bool cg_prefetch_next_fill(struct cg_prefetch *pf,
+			   uint64_t file_size,
+			   uint64_t keep,
+			   unsigned *slot,
+			   uint64_t *off,
+			   size_t *len)
+{
+	uint64_t start;
+	uint64_t limit;
+	uint64_t lo;
+	uint64_t o;
+	int i;
+
+	if (pf->nseg == 0) {
+		return false;
+	}
+	start = pf->front - pf->front % pf->seg_size;
+	limit = pf->ahead > UINT64_MAX - pf->front ? UINT64_MAX
+						   : pf->front + pf->ahead;
+	limit = CG_MIN(limit, file_size);
+	lo = pf->front > cg_pf_reorder(pf) ? pf->front - cg_pf_reorder(pf) : 0;
+	lo = CG_MIN(lo, keep);
+	for (o = start; o < limit; o += pf->seg_size) {
+		if (cg_pf_find(pf, o) >= 0) {
+			continue;
+		}
+		i = cg_pf_slot(pf, lo, limit);
+		if (i < 0) {
+			return false;
+		}
+		pf->seg[i] = (struct cg_pf_seg){
+			.state = CG_PF_LOADING,
+			.off = o,
+		};
+		pf->fills++;
+		*slot = (unsigned)i;
+		*off = o;
+		*len = pf->seg_size;
+		return true;
+	}
+	return false;
+}
+
+void cg_prefetch_filled(struct cg_prefetch *pf,
+			unsigned slot,
+			ssize_t got,
+			const struct cg_pf_version *ver)
+{
+	struct cg_pf_seg *s = NULL;
+
+	if (slot >= pf->nseg || pf->seg[slot].state != CG_PF_LOADING) {
+		return;
+	}
+	s = &pf->seg[slot];
+	if (s->stale || got < 0) {
+		pf->discarded += s->stale ? 1 : 0;
+		*s = (struct cg_pf_seg){.state = CG_PF_FREE};
+		return;
+	}
+	s->state = CG_PF_READY;
+	s->len = CG_MIN((size_t)got, pf->seg_size);
+	s->used = 0;
+	s->ver = *ver;
+}
+
+void cg_prefetch_invalidate(struct cg_prefetch *pf, uint64_t off, uint64_t n)
+{
+	uint64_t end = n > UINT64_MAX - off ? UINT64_MAX : off + n;
+	unsigned i;
+
+	if (n == 0) {
+		return;
+	}
+	for (i = 0; i < pf->nseg; i++) {
+		struct cg_pf_seg *s = &pf->seg[i];
+		bool overlap = off < s->off + pf->seg_size && end > s->off;
+		/* a write past a segment's end of file moves the end */
+		bool grows = s->state == CG_PF_READY &&
+			     s->len < pf->seg_size && end > s->off + s->len;
+
+		if (s->state != CG_PF_FREE && (overlap || grows)) {
+			cg_pf_discard(pf, s);
+		}
+	}
+}
+
+void cg_prefetch_reset(struct cg_prefetch *pf)
+{
+	unsigned i;
+
+	for (i = 0; i < pf->nseg; i++) {
+		cg_pf_discard(pf, &pf->seg[i]);
+	}
+}

@@ -1,0 +1,820 @@
+/*
+ * vfs_cacheguard unit tests: direct-read planning and the prefetch
+ * segment table (cg_direct.c)
+ *
+ * Copyright (C) 2026 The vfs_cacheguard authors
+ *
+ * This program is free software; you can redistribute it and/or modify
+ * it under the terms of the GNU General Public License as published by
+ * the Free Software Foundation; either version 3 of the License, or
+ * (at your option) any later version.
+ *
+ * This program is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ * GNU General Public License for more details.
+ *
+ * You should have received a copy of the GNU General Public License
+ * along with this program.  If not, see <http://www.gnu.org/licenses/>.
+ */
+
+/*
+ * The harness
+ * -----------
+ *
+ * Planning is checked against pread() semantics: a widened read of a
+ * file of a given size returns what O_DIRECT returns there (the bytes up
+ * to end of file, a final partial block included), and trimming it must
+ * give exactly what pread() of the request would.
+ *
+ * The prefetch table is driven the way the glue drives it, against a
+ * model file whose bytes are a function of (offset, generation). A fill
+ * the table asks for is "started" by taking the file's version and bytes
+ * at that moment (the earliest a thread could read them, so the stalest
+ * outcome) and "completed" later, in whatever order a test chooses.
+ * Writes come in two kinds: through this smbd (the glue calls
+ * cg_prefetch_invalidate and the version changes) and from elsewhere
+ * (only the version changes). Every byte the table hands out is compared
+ * with the model file as it is at that moment.
+ */
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cacheguard.h"
+
+#define KiB (1ULL << 10)
+#define MiB (1ULL << 20)
+
+#define N_ELEM(a) (sizeof(a) / sizeof((a)[0]))
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+
+/* ---- planning ---------------------------------------------------- */
+
+struct align_case {
+	bool have;
+	uint32_t mem, off, lbs;
+	size_t want;
+};
+
+static const struct align_case align_cases[] = {
+	{true, 512, 512, 512, 512},
+	{true, 4, 512, 4096, 512},	/* offset alignment rules */
+	{true, 4096, 512, 512, 4096},	/* a stricter memory alignment */
+	{true, 512, 4096, 512, 4096},
+	{true, 0, 0, 512, 0},		/* statx: no O_DIRECT here */
+	{true, 512, 3000, 512, 512},	/* nonsense: the block size */
+	{false, 0, 0, 512, 512},
+	{false, 0, 0, 4096, 4096},
+	{false, 0, 0, 0, 4096},
+	{false, 0, 0, 100, 4096},
+	{false, 0, 0, 256, 4096},	/* below a sector: not believed */
+};
+
+static void test_alignment(void **state)
+{
+	size_t i;
+
+	for (i = 0; i < N_ELEM(align_cases); i++) {
+		const struct align_case *c = &align_cases[i];
+		size_t got = cg_dio_alignment(c->have, c->mem, c->off, c->lbs);
+
+		if (got != c->want) {
+			fail_msg("case %zu: alignment %zu, want %zu",
+				 i, got, c->want);
+		}
+	}
+}
+
+/* What pread(fd, buf, n, off) returns on a file of size bytes */
+static size_t pread_len(uint64_t size, uint64_t off, size_t n)
+{
+	return off >= size ? 0 : (size_t)MIN((uint64_t)n, size - off);
+}
+
+/* What an aligned O_DIRECT read of the plan returns there */
+static size_t direct_len(uint64_t size, const struct cg_dio_plan *p)
+{
+	return pread_len(size, p->off, p->len);
+}
+
+struct plan_case {
+	uint64_t off;
+	size_t n;
+	size_t align;
+	uint64_t size;		/* of the file, for the trim */
+	uint64_t want_off;
+	size_t want_len;
+	size_t want_skip;
+	size_t want_bytes;	/* pread's answer */
+};
+
+#define F (10 * MiB + 1234)	/* a file ending mid-block */
+
+static const struct plan_case plan_cases[] = {
+	/* offset 0 */
+	{0, 1, 512, F, 0, 512, 0, 1},
+	{0, 511, 512, F, 0, 512, 0, 511},
+	{0, 512, 512, F, 0, 512, 0, 512},
+	{0, 4095, 4096, F, 0, 4096, 0, 4095},
+	{0, 4097, 4096, F, 0, 8192, 0, 4097},
+	{0, 4097, 512, F, 0, 4608, 0, 4097},
+	/* unaligned offsets and sizes */
+	{1, 1, 512, F, 0, 512, 1, 1},
+	{511, 1, 512, F, 0, 512, 511, 1},
+	{511, 2, 512, F, 0, 1024, 511, 2},
+	{4095, 4097, 4096, F, 0, 8192, 4095, 4097},
+	{4095, 4098, 4096, F, 0, 12288, 4095, 4098},
+	{4097, 4095, 4096, F, 4096, 4096, 1, 4095},
+	{12345, 65536, 4096, F, 12288, 69632, 57, 65536},
+	{MiB + 7, 8 * MiB - 3, 4096, F, MiB, 8 * MiB + 4096, 7, 8 * MiB - 3},
+	/* at and around end of file: short, as pread is */
+	{F - 1, 1, 512, F, F - 1 - 209, 512, 209, 1},
+	{F - 1, 4097, 4096, F, F - 1 - 1233, 8192, 1233, 1},
+	{F - 100, 4095, 512, F, F - 210, 4608, 110, 100},
+	{F, 1, 512, F, F - 210, 512, 210, 0},
+	{F, 4096, 4096, F, F - 1234, 8192, 1234, 0},
+	/* past end of file: nothing */
+	{F + 1, 511, 512, F, F - 210, 1024, 211, 0},
+	{F + 1, 301, 512, F, F - 210, 512, 211, 0},
+	{F + 8 * MiB, 4097, 4096, F, F + 8 * MiB - 1234, 8192, 1234, 0},
+	{20 * MiB, 1, 4096, F, 20 * MiB, 4096, 0, 0},
+	/* aligned requests are not widened */
+	{8 * MiB, 1 * MiB, 4096, F, 8 * MiB, 1 * MiB, 0, 1 * MiB},
+	{10 * MiB, 1 * MiB, 4096, F, 10 * MiB, 1 * MiB, 0, 1234},
+};
+
+static void test_plan_table(void **state)
+{
+	size_t i;
+
+	for (i = 0; i < N_ELEM(plan_cases); i++) {
+		const struct plan_case *c = &plan_cases[i];
+		struct cg_dio_plan p;
+		size_t bytes;
+
+		if (!cg_dio_plan(c->off, c->n, c->align, &p)) {
+			fail_msg("case %zu: no plan", i);
+		}
+		if (p.off != c->want_off || p.len != c->want_len ||
+		    p.skip != c->want_skip) {
+			fail_msg("case %zu: plan %" PRIu64 "+%zu skip %zu, "
+				 "want %" PRIu64 "+%zu skip %zu",
+				 i, p.off, p.len, p.skip,
+				 c->want_off, c->want_len, c->want_skip);
+		}
+		bytes = cg_dio_trim(&p, c->n, direct_len(c->size, &p));
+		if (bytes != c->want_bytes ||
+		    bytes != pread_len(c->size, c->off, c->n)) {
+			fail_msg("case %zu: %zu bytes, want %zu", i, bytes,
+				 c->want_bytes);
+		}
+	}
+}
+
+static void test_plan_refuses(void **state)
+{
+	struct cg_dio_plan p;
+
+	assert_false(cg_dio_plan(0, 1, 0, &p));
+	assert_false(cg_dio_plan(0, 1, 1000, &p));
+	assert_false(cg_dio_plan(INT64_MAX, 2, 512, &p));
+	assert_false(cg_dio_plan(INT64_MAX - 100, 50, 512, &p));
+	assert_false(cg_dio_plan(UINT64_MAX, 1, 512, &p));
+	assert_true(cg_dio_plan(INT64_MAX - 4095 - 4096, 4096, 4096, &p));
+	assert_true(cg_dio_plan(100, 0, 512, &p));
+	assert_int_equal(p.len, 0);
+	assert_int_equal(cg_dio_trim(&p, 0, 0), 0);
+}
+
+/* Every small offset, length and size: aligned reads, pread's answer */
+static void test_plan_property(void **state)
+{
+	static const size_t aligns[] = {512, 4096};
+	static const size_t lens[] = {1, 2, 511, 512, 513, 4095, 4096, 4097,
+				      65535, 65536, 65537, 1000000};
+	static const uint64_t sizes[] = {0, 1, 511, 512, 4097, 70000, 1048576};
+	size_t a, l, s;
+	uint64_t off;
+
+	for (a = 0; a < N_ELEM(aligns); a++) {
+	for (l = 0; l < N_ELEM(lens); l++) {
+	for (s = 0; s < N_ELEM(sizes); s++) {
+	for (off = 0; off < 3 * aligns[a] + 2; off += 7) {
+		uint64_t o = off * 97;	/* spread over the file and past it */
+		struct cg_dio_plan p;
+
+		assert_true(cg_dio_plan(o, lens[l], aligns[a], &p));
+		assert_int_equal(p.off % aligns[a], 0);
+		assert_int_equal(p.len % aligns[a], 0);
+		assert_true(p.off + p.skip == o);
+		assert_true(p.skip + lens[l] <= p.len);
+		assert_true(p.len < lens[l] + 2 * aligns[a]);
+		assert_int_equal(cg_dio_trim(&p, lens[l],
+					     direct_len(sizes[s], &p)),
+				 pread_len(sizes[s], o, lens[l]));
+	}
+	}
+	}
+	}
+}
+
+/* ---- prefetch geometry -------------------------------------------- */
+
+struct geom_case {
+	uint64_t ahead;
+	size_t align;
+	size_t seg;
+	unsigned nseg;
+};
+
+static const struct geom_case geom_cases[] = {
+	{8 * MiB, 4096, 1 * MiB, 8},
+	{64 * MiB, 512, 1 * MiB, 64},
+	{256 * MiB, 512, 4 * MiB, 64},
+	{4 * MiB, 512, 1 * MiB, 4},
+	{3 * MiB, 512, 512 * KiB, 6},
+	{1 * MiB, 512, 256 * KiB, 4},
+	{100 * KiB, 512, 64 * KiB, 2},
+	{4 * KiB, 4096, 64 * KiB, 1},
+	{1 * MiB, 2 * MiB, 2 * MiB, 1},	/* alignment wins */
+	{0, 4096, 0, 0},
+};
+
+static void test_geometry(void **state)
+{
+	size_t i;
+
+	for (i = 0; i < N_ELEM(geom_cases); i++) {
+		const struct geom_case *c = &geom_cases[i];
+		struct cg_prefetch pf;
+
+		cg_prefetch_init(&pf, c->ahead, c->align);
+		if (pf.seg_size != c->seg || pf.nseg != c->nseg) {
+			fail_msg("case %zu: %zu x %u, want %zu x %u", i,
+				 pf.seg_size, pf.nseg, c->seg, c->nseg);
+		}
+		assert_int_equal(cg_prefetch_memory(&pf), c->seg * c->nseg);
+		assert_true(cg_prefetch_memory(&pf) >= c->ahead);
+	}
+}
+
+/* ---- the model file and the fill harness -------------------------- */
+
+#define MAX_FILLS CG_PREFETCH_MAX_SEGS
+
+struct fill {
+	unsigned slot;
+	uint64_t off;
+	size_t len;
+	ssize_t got;
+	struct cg_pf_version ver;
+};
+
+struct harness {
+	struct cg_prefetch pf;
+	uint8_t *mem;
+	uint64_t size;			/* of the model file */
+	uint64_t gen;			/* bumped by every write */
+	uint8_t *file;			/* its bytes */
+	struct fill fills[MAX_FILLS];	/* started, not completed */
+	unsigned nfills;
+	uint64_t keep;			/* lowest waiting request */
+	uint64_t hits, pendings, misses;
+};
+
+static struct cg_pf_version h_version(const struct harness *h)
+{
+	return (struct cg_pf_version){.ctime_ns = 1000 + h->gen,
+				      .size = h->size};
+}
+
+static void h_init(struct harness *h, uint64_t ahead, uint64_t size,
+		   uint64_t cap)
+{
+	uint64_t i;
+
+	*h = (struct harness){.size = size, .keep = UINT64_MAX};
+	cg_prefetch_init(&h->pf, ahead, 4096);
+	h->mem = calloc(1, cg_prefetch_memory(&h->pf) + 1);
+	h->file = malloc(cap);
+	assert_non_null(h->mem);
+	assert_non_null(h->file);
+	for (i = 0; i < cap; i++) {
+		h->file[i] = (uint8_t)(i * 7 + (i >> 9));
+	}
+}
+
+static void h_free(struct harness *h)
+{
+	free(h->mem);
+	free(h->file);
+}
+
+/* Start every fill the table asks for: read the model file now */
+static void h_start_fills(struct harness *h)
+{
+	unsigned slot, i;
+	uint64_t off;
+	size_t len;
+
+	while (cg_prefetch_next_fill(&h->pf, h->size, h->keep, &slot, &off,
+				     &len)) {
+		struct fill *f = &h->fills[h->nfills];
+
+		for (i = 0; i < h->nfills; i++) {
+			assert_int_not_equal(h->fills[i].slot, slot);
+		}
+		assert_true(h->nfills < MAX_FILLS);
+		assert_int_equal(off % h->pf.seg_size, 0);
+		*f = (struct fill){.slot = slot, .off = off, .len = len,
+				   .ver = h_version(h)};
+		f->got = (ssize_t)pread_len(h->size, off, len);
+		memcpy(h->mem + (size_t)slot * h->pf.seg_size,
+		       h->file + off, (size_t)f->got);
+		h->nfills++;
+	}
+}
+
+static void h_complete(struct harness *h, unsigned i)
+{
+	struct fill f = h->fills[i];
+
+	h->fills[i] = h->fills[--h->nfills];
+	cg_prefetch_filled(&h->pf, f.slot, f.got, &f.ver);
+}
+
+static void h_complete_all(struct harness *h)
+{
+	while (h->nfills > 0) {
+		h_complete(h, 0);
+	}
+}
+
+/* A write of n bytes at off; through smbd also tells the table */
+static void h_write(struct harness *h, uint64_t off, uint64_t n, bool smbd)
+{
+	uint64_t i;
+
+	if (smbd) {
+		cg_prefetch_invalidate(&h->pf, off, n);
+	}
+	for (i = off; i < off + n; i++) {
+		h->file[i] ^= 0x5a;
+	}
+	if (off + n > h->size) {
+		h->size = off + n;
+	}
+	h->gen++;
+	if (smbd) {
+		cg_prefetch_invalidate(&h->pf, off, n);
+	}
+}
+
+/*
+ * One request as the glue serves it: validate, look up; a HIT is copied
+ * out and checked against the file now. Returns the lookup's answer.
+ */
+static enum cg_pf_lookup h_read(struct harness *h, uint64_t off, size_t n)
+{
+	struct cg_pf_version now = h_version(h);
+	enum cg_pf_lookup r;
+	size_t avail = 0;
+	size_t got;
+	uint8_t *dst = NULL;
+
+	cg_prefetch_note_read(&h->pf, off, n);
+	cg_prefetch_validate(&h->pf, &now);
+	r = cg_prefetch_lookup(&h->pf, off, n, &avail);
+	if (r == CG_PF_HIT) {
+		dst = malloc(n);
+		assert_non_null(dst);
+		got = cg_prefetch_copy(&h->pf, h->mem, off, n, dst);
+		assert_int_equal(got, avail);
+		assert_int_equal(got, pread_len(h->size, off, n));
+		if (memcmp(dst, h->file + off, got) != 0) {
+			fail_msg("stale or wrong bytes at %" PRIu64 "+%zu",
+				 off, n);
+		}
+		free(dst);
+		h->hits++;
+	} else if (r == CG_PF_PENDING) {
+		h->pendings++;
+	} else {
+		h->misses++;
+	}
+	return r;
+}
+
+/* Serve a request fully: wait (complete fills) while PENDING */
+static enum cg_pf_lookup h_serve(struct harness *h, uint64_t off, size_t n)
+{
+	enum cg_pf_lookup first = h_read(h, off, n);
+	enum cg_pf_lookup r = first;
+
+	while (r == CG_PF_PENDING) {
+		assert_true(h->nfills > 0);
+		h_complete(h, 0);
+		r = h_read(h, off, n);
+	}
+	h_start_fills(h);
+	return first;
+}
+
+/* ---- lookup on hand-made tables ------------------------------------ */
+
+struct lookup_case {
+	uint64_t off;
+	size_t n;
+	enum cg_pf_lookup want;
+	size_t avail;
+};
+
+/*
+ * Segments of 1 MiB: [0,1M) READY, [1M,2M) READY, [2M,3M) LOADING,
+ * [5M,6M) READY short (end of file at 5M + 1000), [6M,7M) READY empty.
+ */
+static void lookup_table(struct cg_prefetch *pf)
+{
+	static const struct cg_pf_version v = {1, 5 * MiB + 1000};
+
+	cg_prefetch_init(pf, 8 * MiB, 4096);
+	pf->seg[0] = (struct cg_pf_seg){CG_PF_READY, false, 0, MiB, 0, v};
+	pf->seg[3] = (struct cg_pf_seg){CG_PF_READY, false, MiB, MiB, 0, v};
+	pf->seg[5] = (struct cg_pf_seg){.state = CG_PF_LOADING,
+					.off = 2 * MiB};
+	pf->seg[6] = (struct cg_pf_seg){CG_PF_READY, false, 5 * MiB, 1000,
+					0, v};
+	pf->seg[7] = (struct cg_pf_seg){CG_PF_READY, false, 6 * MiB, 0, 0,
+					v};
+}
+
+static const struct lookup_case lookup_cases[] = {
+	{0, 1, CG_PF_HIT, 1},
+	{0, MiB, CG_PF_HIT, MiB},
+	{MiB - 1, 2, CG_PF_HIT, 2},		/* across two segments */
+	{4095, 2 * MiB - 4095, CG_PF_HIT, 2 * MiB - 4095},
+	{2 * MiB - 1, 2, CG_PF_PENDING, 0},	/* half loading */
+	{2 * MiB + 5, 100, CG_PF_PENDING, 0},
+	{2 * MiB, 2 * MiB, CG_PF_MISS, 0},	/* loading, then nothing */
+	{3 * MiB, 1, CG_PF_MISS, 0},
+	{4 * MiB, 2 * MiB, CG_PF_MISS, 0},	/* head not covered */
+	{5 * MiB, 1000, CG_PF_HIT, 1000},
+	{5 * MiB + 999, 4097, CG_PF_HIT, 1},	/* short at end of file */
+	{5 * MiB + 1000, 1, CG_PF_HIT, 0},	/* at end of file */
+	{5 * MiB + 4096, 511, CG_PF_HIT, 0},	/* past it */
+	{6 * MiB + 7, 8 * MiB, CG_PF_HIT, 0},
+	{7 * MiB, 1, CG_PF_MISS, 0},
+};
+
+static void test_lookup_table(void **state)
+{
+	struct cg_prefetch pf;
+	size_t i;
+
+	lookup_table(&pf);
+	for (i = 0; i < N_ELEM(lookup_cases); i++) {
+		const struct lookup_case *c = &lookup_cases[i];
+		size_t avail = 0;
+		enum cg_pf_lookup r;
+
+		r = cg_prefetch_lookup(&pf, c->off, c->n, &avail);
+		if (r != c->want || (r == CG_PF_HIT && avail != c->avail)) {
+			fail_msg("case %zu: %d avail %zu, want %d avail %zu",
+				 i, r, avail, c->want, c->avail);
+		}
+	}
+}
+
+/* ---- streams -------------------------------------------------------- */
+
+/* In order, request sizes from tiny to larger than the table */
+static void test_in_order(void **state)
+{
+	static const size_t req[] = {64 * KiB, 100 * KiB + 3, MiB, 4 * MiB,
+				     8 * MiB, 12 * MiB};
+	size_t r;
+
+	for (r = 0; r < N_ELEM(req); r++) {
+		struct harness h;
+		uint64_t size = 64 * MiB + 4097;
+		uint64_t off = 0;
+		unsigned n = 0;
+
+		h_init(&h, 8 * MiB, size, size);
+		while (off < size + req[r]) {
+			h_serve(&h, off, req[r]);
+			off += req[r];
+			n++;
+		}
+		if (req[r] < 8 * MiB && h.misses > 2) {
+			fail_msg("%zu-byte requests: %" PRIu64 " misses of %u",
+				 req[r], h.misses, n);
+		}
+		h_free(&h);
+	}
+}
+
+/* Pairs of requests swapped, as an SMB2 client with two in flight */
+static void test_reordered(void **state)
+{
+	struct harness h;
+	uint64_t size = 48 * MiB;
+	size_t n = 512 * KiB;
+	uint64_t off;
+
+	h_init(&h, 8 * MiB, size, size);
+	for (off = 0; off < size; off += 2 * n) {
+		h_serve(&h, off + n, n);
+		h_serve(&h, off, n);
+	}
+	if (h.misses > 2 || h.hits < 90) {
+		fail_msg("%" PRIu64 " misses, %" PRIu64 " hits, %" PRIu64
+			 " waits", h.misses, h.hits, h.pendings);
+	}
+	h_free(&h);
+}
+
+/*
+ * A stream that reads only part of what was prefetched (it jumps ahead)
+ * leaves segments behind; they are reused once they are further behind
+ * than a reordered request could be, so prefetch never stalls.
+ */
+static void test_release_behind(void **state)
+{
+	struct harness h;
+	uint64_t size = 400 * MiB;
+	uint64_t off;
+	uint64_t fills;
+
+	h_init(&h, 8 * MiB, size, size);
+	h_serve(&h, 0, 2 * MiB);
+	h_complete_all(&h);
+	for (off = 20 * MiB; off < size - 32 * MiB; off += 20 * MiB) {
+		fills = h.pf.fills;
+		h_serve(&h, off, 2 * MiB);
+		assert_int_equal(h.pf.fills - fills, h.pf.nseg);
+		h_complete_all(&h);
+	}
+	h_free(&h);
+}
+
+/* A stream that starts over from the beginning gets its prefetch back */
+static void test_restart(void **state)
+{
+	struct harness h;
+	uint64_t size = 64 * MiB;
+	uint64_t off;
+	unsigned pass;
+
+	h_init(&h, 8 * MiB, size, size);
+	for (pass = 0; pass < 3; pass++) {
+		uint64_t misses = h.misses;
+
+		for (off = 4 * MiB; off < size; off += MiB) {
+			h_serve(&h, off, MiB);
+		}
+		h_complete_all(&h);
+		assert_true(h.misses - misses <= 1);
+	}
+	h_free(&h);
+}
+
+/*
+ * smbclient's pattern: 8 MiB reads, two in flight, as large as the
+ * prefetch. Request k+1 waits for its fills while k+2 arrives and moves
+ * the front past it; the fills k+1 waits for must not be handed to the
+ * window beyond k+2 as they complete.
+ */
+static void test_keep_waiting(void **state)
+{
+	struct harness h;
+	uint64_t size = 256 * MiB;
+	size_t n = 8 * MiB;
+	uint64_t k;
+
+	h_init(&h, 8 * MiB, size, size);
+	assert_int_equal(h_read(&h, 0, n), CG_PF_MISS);
+	h_start_fills(&h);
+	for (k = 1; (k + 2) * n <= size; k += 2) {
+		assert_int_equal(h_read(&h, k * n, n), CG_PF_PENDING);
+		assert_int_equal(h_read(&h, (k + 1) * n, n), CG_PF_MISS);
+		h.keep = k * n;
+		/* the fills end one by one; the glue refills after each */
+		while (h.nfills > 0) {
+			h_complete(&h, 0);
+			h_start_fills(&h);
+		}
+		h.keep = UINT64_MAX;
+		assert_int_equal(h_read(&h, k * n, n), CG_PF_HIT);
+		h_start_fills(&h);
+	}
+	/*
+	 * Half the stream came from the prefetch, and nothing was loaded
+	 * in vain but the last window, past the last request
+	 */
+	assert_int_equal(h.hits, (size / n - 1) / 2);
+	assert_int_equal(h.pf.fills * h.pf.seg_size, h.hits * n + 8 * MiB);
+	h_free(&h);
+}
+
+/* Writes through smbd while fills are in flight are never served */
+static void test_invalidate_in_flight(void **state)
+{
+	struct harness h;
+	uint64_t size = 32 * MiB;
+	struct cg_pf_version now;
+	size_t avail;
+
+	h_init(&h, 8 * MiB, size, size);
+	h_serve(&h, 0, MiB);		/* miss; fills [1M, 9M) start */
+	assert_int_equal(h.nfills, 8);
+	/*
+	 * A write into [3M, 3M+10) while that segment is loading, told to
+	 * the table but (as with coarse timestamps) not seen in the version
+	 */
+	cg_prefetch_invalidate(&h.pf, 3 * MiB, 10);
+	h.file[3 * MiB + 5] ^= 0xff;
+	h_complete_all(&h);
+	/* same version: only the invalidation protects [3M, 4M) */
+	now = h_version(&h);
+	cg_prefetch_validate(&h.pf, &now);
+	assert_int_equal(cg_prefetch_lookup(&h.pf, 3 * MiB, 4096, &avail),
+			 CG_PF_MISS);
+	assert_int_equal(cg_prefetch_lookup(&h.pf, 2 * MiB, MiB, &avail),
+			 CG_PF_HIT);
+	assert_int_equal(cg_prefetch_lookup(&h.pf, 4 * MiB, MiB, &avail),
+			 CG_PF_HIT);
+	assert_int_equal(h.pf.discarded, 1);
+
+	/* a READY segment is dropped at once */
+	cg_prefetch_invalidate(&h.pf, 4 * MiB + 100, 1);
+	assert_int_equal(cg_prefetch_lookup(&h.pf, 4 * MiB, 1, &avail),
+			 CG_PF_MISS);
+	/* a zero-length write touches nothing */
+	cg_prefetch_invalidate(&h.pf, 5 * MiB, 0);
+	assert_int_equal(cg_prefetch_lookup(&h.pf, 5 * MiB, 1, &avail),
+			 CG_PF_HIT);
+	h_free(&h);
+}
+
+/* Writes from elsewhere: only the version tells, and it is enough */
+static void test_version_change(void **state)
+{
+	struct harness h;
+	uint64_t size = 32 * MiB;
+
+	h_init(&h, 8 * MiB, size, size);
+	h_serve(&h, 0, MiB);
+	/* a write while the fills run, and one after they ended */
+	h_write(&h, 2 * MiB + 10, 100, false);
+	h_complete_all(&h);
+	assert_int_equal(h_read(&h, MiB, MiB), CG_PF_MISS);
+	assert_int_equal(h.pf.discarded, 8);
+	h_start_fills(&h);
+	h_complete_all(&h);
+	assert_int_equal(h_read(&h, 2 * MiB, MiB), CG_PF_HIT);
+	h_write(&h, 20 * MiB, 1, false);	/* far away: still stale */
+	assert_int_equal(h_read(&h, 3 * MiB, MiB), CG_PF_MISS);
+	h_free(&h);
+}
+
+/* Segments at end of file; a write past it moves the end */
+static void test_end_of_file(void **state)
+{
+	struct harness h;
+	uint64_t size = 10 * MiB + 1234;
+	size_t avail = 0;
+
+	h_init(&h, 8 * MiB, size, 16 * MiB);
+	h_serve(&h, 0, 4 * MiB);
+	h_complete_all(&h);
+	/* fills stop at end of file: [4M, 11M) is 7 segments */
+	assert_int_equal(h.pf.fills, 7);
+	assert_int_equal(h_serve(&h, 4 * MiB, 6 * MiB), CG_PF_HIT);
+	assert_int_equal(h_read(&h, 10 * MiB, 1 * MiB), CG_PF_HIT);
+	h_free(&h);
+
+	/* through smbd: a write beyond the short segment drops it */
+	h_init(&h, 8 * MiB, size, 16 * MiB);
+	h_serve(&h, 0, 4 * MiB);
+	h_complete_all(&h);
+	assert_int_equal(cg_prefetch_lookup(&h.pf, 10 * MiB + 1000, 4096,
+					    &avail), CG_PF_HIT);
+	assert_int_equal(avail, 234);
+	cg_prefetch_invalidate(&h.pf, 12 * MiB, 10);
+	assert_int_equal(cg_prefetch_lookup(&h.pf, 10 * MiB + 1000, 4096,
+					    &avail), CG_PF_MISS);
+	assert_int_equal(cg_prefetch_lookup(&h.pf, 9 * MiB, MiB, &avail),
+			 CG_PF_HIT);
+	h_free(&h);
+}
+
+/* A failed fill frees its slot and serves nothing */
+static void test_failed_fill(void **state)
+{
+	struct harness h;
+	uint64_t size = 32 * MiB;
+
+	h_init(&h, 4 * MiB, size, size);
+	h_serve(&h, 0, MiB);
+	h.fills[0].got = -1;
+	h_complete_all(&h);
+	assert_int_equal(h_read(&h, h.pf.front - h.pf.front % MiB, MiB),
+			 CG_PF_MISS);
+	cg_prefetch_reset(&h.pf);
+	assert_int_equal(h_read(&h, 2 * MiB, MiB), CG_PF_MISS);
+	h_free(&h);
+}
+
+/*
+ * Property: a random mix of requests near the front (reordered, some
+ * behind, some far ahead), fills ending in random order, writes through
+ * smbd and from elsewhere, truncations. Every byte served must be the
+ * file's current byte (h_read checks), and no slot is handed out while a
+ * fill into it runs (h_start_fills checks).
+ */
+static void random_mix_pass(unsigned seed)
+{
+	struct harness h;
+	uint64_t cap = 80 * MiB;
+	uint64_t cursor = 0;	/* where the stream is */
+	unsigned step;
+
+	srandom(seed);
+	h_init(&h, 8 * MiB, 64 * MiB + 555, cap);
+	for (step = 0; step < 8000; step++) {
+		long r = random() % 100;
+		/* around the cursor: reordered, some behind, some ahead */
+		uint64_t off = cursor + (uint64_t)(random() % (3 * MiB));
+		size_t n = 1 + (size_t)(random() % MiB);
+
+		off = off > MiB ? off - MiB : 0;
+		if (r < 50) {
+			h_read(&h, off, n);
+			h_start_fills(&h);
+			cursor += n / 2;
+		} else if (r < 85 && h.nfills > 0) {
+			h_complete(&h, (unsigned)(random() % h.nfills));
+		} else if (r < 93) {
+			n = 1 + (size_t)(random() % 8192);
+			if (off + n < cap) {
+				h_write(&h, off, n, r < 89);
+			}
+		} else if (r < 94) {
+			h.size = cursor + (uint64_t)(random() % (16 * MiB));
+			h.size = MIN(h.size, cap);
+			h.gen++;	/* a truncate: a version change */
+		} else if (r < 95 || cursor > h.size) {
+			/* the client starts over near the beginning */
+			cursor = (uint64_t)(random() % MiB);
+		}
+	}
+	if (h.hits < 200) {
+		fail_msg("seed %u: only %" PRIu64 " hits, %" PRIu64 " misses",
+			 seed, h.hits, h.misses);
+	}
+	h_free(&h);
+}
+
+static void test_random_mix(void **state)
+{
+	unsigned seed;
+
+	for (seed = 1; seed <= 8; seed++) {
+		random_mix_pass(seed);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_alignment),
+		cmocka_unit_test(test_plan_table),
+		cmocka_unit_test(test_plan_refuses),
+		cmocka_unit_test(test_plan_property),
+		cmocka_unit_test(test_geometry),
+		cmocka_unit_test(test_lookup_table),
+		cmocka_unit_test(test_in_order),
+		cmocka_unit_test(test_reordered),
+		cmocka_unit_test(test_release_behind),
+		cmocka_unit_test(test_restart),
+		cmocka_unit_test(test_keep_waiting),
+		cmocka_unit_test(test_invalidate_in_flight),
+		cmocka_unit_test(test_version_change),
+		cmocka_unit_test(test_end_of_file),
+		cmocka_unit_test(test_failed_fill),
+		cmocka_unit_test(test_random_mix),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
