@@ -1,22 +1,730 @@
 /*
- * vfs_cacheguard: direct reads (placeholder until the direct path lands)
+ * vfs_cacheguard: direct reads, O_DIRECT on a second descriptor with a
+ * private prefetch buffer
  *
  * Copyright (C) 2026 The vfs_cacheguard authors
- * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * This program is free software; you can redistribute it and/or modify
+ * it under the terms of the GNU General Public License as published by
+ * the Free Software Foundation; either version 3 of the License, or
+ * (at your option) any later version.
+ *
+ * This program is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ * GNU General Public License for more details.
+ *
+ * You should have received a copy of the GNU General Public License
+ * along with this program.  If not, see <http://www.gnu.org/licenses/>.
+ */
+
+/*
+ * What does this file do?
+ *
+ * It serves a large sequential stream with O_DIRECT reads, so the stream
+ * never enters the page cache. Three things make that work:
+ *
+ * The descriptor. smbd's fd stays as it is; each stream gets a second
+ * one, reopened from the first through /proc/self/fd/N (never a path
+ * lookup, which could reach another file after a rename) with O_DIRECT.
+ *
+ * Alignment. O_DIRECT fails with EINVAL unless offset, length and buffer
+ * are aligned (statx STATX_DIOALIGN says to what). Requests are widened,
+ * read into an aligned buffer and trimmed (the engine plans it).
+ *
+ * Prefetch. O_DIRECT has no readahead: alone, a stream would wait on the
+ * device at every request. So each stream keeps the next cacheguard:
+ * direct prefetch bytes loading in smbd's thread pool, in 1 MiB segments
+ * of one buffer allocated at open and counted against cacheguard:direct
+ * memory per smbd process. The engine's table says what to load and how
+ * each request is served:
+ *
+ *   pread_send --> validate, look up --+-- HIT -----> copy out, done
+ *                                      +-- PENDING -> wait for the fill
+ *                                      +-- MISS ----> aligned read (job)
+ *              --> refill: a job per segment to load
+ *
+ *   fill done --> table, wake waiters (each HIT / PENDING / MISS again)
+ *
+ * Coherence. A segment must never hand out bytes older than the file.
+ * Writes through this smbd are reported (cg_direct_note_write) before
+ * and after they run, and drop overlapping segments, loaded or loading.
+ * Writes from elsewhere (a local process, another smbd, a truncate) are
+ * caught by the file's version: every fill takes ctime and size with
+ * fstat() just before its read, and every lookup first compares them
+ * with the file's now. The kernel gives a fresh ctime to a change that
+ * follows a stat (multigrain timestamps, Linux 6.13+, on ext4, xfs,
+ * btrfs, tmpfs), so a change after the fill's fstat is always seen. An
+ * O_DIRECT read itself writes back dirty cached pages of its range first,
+ * so it returns what a buffered write just put there.
+ *
+ * Lifetimes. A thread may outlive the stream: the file is closed while
+ * fills run, or a request is dropped while its read runs. So the work of
+ * a thread is a job, a flat struct on its own (talloc NULL parent) that
+ * frees itself when its read is reported; it holds a reference on the
+ * descriptor and buffer (struct cg_direct_io), and the stream or request
+ * it reports to clears its pointer back when it goes away first.
  */
 
 #include "includes.h"
 #include "smbd/smbd.h"
+#include "smbd/globals.h"
+#include "lib/util/tevent_unix.h"
+#include "lib/util/sys_rw.h"
+#include "lib/util/dlinklist.h"
+#include "lib/pthreadpool/pthreadpool_tevent.h"
+
+#include <sys/stat.h>
 
 #include "cacheguard.h"
+
+#undef DBGC_CLASS
+#define DBGC_CLASS vfs_cacheguard_debug_level
+
+/* Buffers are page aligned at least, whatever the device asks */
+#define CG_DIRECT_MIN_MEM_ALIGN 4096
+
+/* The descriptor and the prefetch buffer; outlive the stream while jobs run */
+struct cg_direct_io {
+	int fd;
+	uint8_t *mem;
+	size_t mem_size;
+	unsigned refs;		/* the stream, and each job in flight */
+};
+
+struct cg_direct_job;
+
+struct cg_direct {
+	struct cg_direct *prev, *next;	/* cg_direct_live */
+	struct file_id id;
+	struct cg_direct_io *io;
+	struct tevent_context *ev;	/* for fills */
+	struct pthreadpool_tevent *pool;
+	size_t align;			/* offsets, lengths and buffers */
+	uint64_t file_size;		/* at the last lookup */
+	bool prefetch_off;		/* a fill failed: read on demand only */
+	struct cg_prefetch pf;
+	struct cg_direct_job *fills;	/* in flight */
+	struct cg_direct_read_state *waiters;
+	uint64_t hits, waits, misses;
+};
+
+/* One request; waits on d->waiters while its segments load */
+struct cg_direct_read_state {
+	struct tevent_req *req;
+	struct tevent_context *ev;
+	struct cg_direct *d;
+	uint8_t *data;
+	size_t n;
+	off_t offset;
+	ssize_t ret;
+	struct cg_dio_plan plan;
+	struct cg_direct_job *job;	/* its own read, in flight */
+	bool waiting;			/* on d->waiters */
+	bool deferred;			/* has waited: callback deferred */
+	struct cg_direct_read_state *prev, *next;
+	struct vfs_aio_state vfs_aio_state;
+};
+
+/* Every open stream of this process, for cg_direct_note_write() */
+static struct cg_direct *cg_direct_live;
+/* Bytes of prefetch buffer held, against cacheguard:direct memory */
+static size_t cg_direct_mem_in_use;
+
+size_t cg_direct_memory_in_use(void)
+{
+	return cg_direct_mem_in_use;
+}
+
+/* ---- the descriptor ------------------------------------------------- */
+
+#ifndef STATX_DIOALIGN
+/*
+ * Headers older than Linux 6.1 know neither the flag nor the fields; the
+ * fields follow stx_mnt_id, at 0x98 and 0x9c of the kernel's struct.
+ */
+#define STATX_DIOALIGN 0x2000
+#define CG_STATX_DIO_MEM(stx) (((const uint32_t *)(stx))[0x98 / 4])
+#define CG_STATX_DIO_OFFSET(stx) (((const uint32_t *)(stx))[0x9c / 4])
+#else
+#define CG_STATX_DIO_MEM(stx) ((stx)->stx_dio_mem_align)
+#define CG_STATX_DIO_OFFSET(stx) ((stx)->stx_dio_offset_align)
+#endif
+
+/* The device's logical block size from sysfs, 0 when unknown */
+static uint32_t cg_direct_block_size(dev_t dev)
+{
+	static const char *const fmt[] = {
+		"/sys/dev/block/%u:%u/queue/logical_block_size",
+		"/sys/dev/block/%u:%u/../queue/logical_block_size",
+	};
+	unsigned lbs = 0;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(fmt) && lbs == 0; i++) {
+		char path[96];
+		FILE *f = NULL;
+
+		snprintf(path, sizeof(path), fmt[i], major(dev), minor(dev));
+		f = fopen(path, "r");
+		if (f == NULL) {
+			continue;
+		}
+		if (fscanf(f, "%u", &lbs) != 1) {
+			lbs = 0;
+		}
+		fclose(f);
+	}
+	return lbs;
+}
+
+/* Alignment for O_DIRECT on fd; 0 when the kernel says there is none */
+static size_t cg_direct_alignment(int fd, dev_t dev)
+{
+	struct statx stx = {0};
+	bool have = false;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) == 0 &&
+	    (stx.stx_mask & STATX_DIOALIGN) != 0) {
+		have = true;
+	}
+	return cg_dio_alignment(have,
+				have ? CG_STATX_DIO_MEM(&stx) : 0,
+				have ? CG_STATX_DIO_OFFSET(&stx) : 0,
+				have ? 0 : cg_direct_block_size(dev));
+}
+
+static int cg_direct_io_destructor(struct cg_direct_io *io)
+{
+	if (io->fd != -1) {
+		close(io->fd);
+	}
+	free(io->mem);
+	cg_direct_mem_in_use -= io->mem_size;
+	return 0;
+}
+
+static void cg_direct_io_unref(struct cg_direct_io *io)
+{
+	if (--io->refs == 0) {
+		TALLOC_FREE(io);
+	}
+}
+
+/* The O_DIRECT descriptor for fd and a buffer of mem bytes; errno on NULL */
+static struct cg_direct_io *cg_direct_io_open(int fd, size_t mem, size_t align)
+{
+	struct cg_direct_io *io = NULL;
+	char buf[PATH_MAX];
+	const char *path = NULL;
+	void *p = NULL;
+	int err;
+
+	io = talloc_zero(NULL, struct cg_direct_io);
+	if (io == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	io->fd = -1;
+	io->refs = 1;
+	talloc_set_destructor(io, cg_direct_io_destructor);
+
+	path = sys_proc_fd_path(fd, buf, sizeof(buf));
+	if (path == NULL) {
+		err = ENOSYS;	/* no /proc: no way to reopen the fd */
+		goto fail;
+	}
+	io->fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	if (io->fd == -1) {
+		err = errno;
+		goto fail;
+	}
+	if (mem > 0) {
+		err = posix_memalign(&p, MAX(align, CG_DIRECT_MIN_MEM_ALIGN),
+				     mem);
+		if (err != 0) {
+			goto fail;
+		}
+		io->mem = p;
+		io->mem_size = mem;
+		cg_direct_mem_in_use += mem;
+	}
+	return io;
+fail:
+	TALLOC_FREE(io);
+	errno = err;
+	return NULL;
+}
+
+/* ---- jobs: the reads that run in smbd's thread pool ----------------- */
+
+/*
+ * A job is either a fill (slot >= 0, reports to d) or a request's own
+ * read (slot -1, reports to rs, reads into bounce). The thread touches
+ * the first block of fields only.
+ */
+struct cg_direct_job {
+	int fd;
+	uint8_t *buf;
+	size_t count;
+	off_t offset;
+	size_t align;
+	bool want_version;
+	struct stat st;		/* fstat() just before the read */
+	ssize_t ret;
+	int err;
+	uint64_t duration;
+
+	struct cg_direct_io *io;
+	void *bounce;			/* owned, for a request's read */
+	int slot;
+	struct cg_direct *d;		/* NULL once the stream is gone */
+	struct cg_direct_read_state *rs;	/* NULL once it is gone */
+	struct cg_direct_job *prev, *next;	/* d->fills */
+};
+
+/* pread() to count bytes or end of file, which a partial block marks */
+static ssize_t cg_direct_read_full(int fd,
+				   uint8_t *buf,
+				   size_t count,
+				   off_t offset,
+				   size_t align)
+{
+	size_t done = 0;
+
+	while (done < count) {
+		ssize_t ret = pread(fd, buf + done, count - done,
+				    offset + (off_t)done);
+
+		if (ret == -1 && errno == EINTR) {
+			continue;
+		}
+		if (ret == -1) {
+			return -1;
+		}
+		if (ret == 0) {
+			break;
+		}
+		done += (size_t)ret;
+		if (done % align != 0) {
+			break;
+		}
+	}
+	return (ssize_t)done;
+}
+
+static void cg_direct_do(void *private_data)
+{
+	struct cg_direct_job *job = talloc_get_type_abort(
+		private_data, struct cg_direct_job);
+	struct timespec start, end;
+
+	clock_gettime_mono(&start);
+	job->ret = -1;
+	job->err = 0;
+	if (job->want_version && fstat(job->fd, &job->st) != 0) {
+		job->err = errno;
+	} else {
+		job->ret = cg_direct_read_full(job->fd,
+					       job->buf,
+					       job->count,
+					       job->offset,
+					       job->align);
+		job->err = job->ret == -1 ? errno : 0;
+	}
+	clock_gettime_mono(&end);
+	job->duration = nsec_time_diff(&end, &start);
+}
+
+static int cg_direct_job_destructor(struct cg_direct_job *job)
+{
+	free(job->bounce);
+	cg_direct_io_unref(job->io);
+	return 0;
+}
+
+static void cg_direct_job_done(struct tevent_req *subreq);
+
+/*
+ * Start a read of [offset, offset + count) into buf: a fill of slot, or
+ * (slot -1) a request's read into bounce buffer buf, which the job owns.
+ * Everything the thread reads is set before it can start.
+ */
+static struct cg_direct_job *cg_direct_job_send(struct cg_direct *d,
+						struct tevent_context *ev,
+						int slot,
+						uint8_t *buf,
+						uint64_t offset,
+						size_t count)
+{
+	bool bounce = slot < 0;
+
+	struct cg_direct_job *job = NULL;
+	struct tevent_req *subreq = NULL;
+
+	job = talloc(NULL, struct cg_direct_job);
+	if (job == NULL) {
+		if (bounce) {
+			free(buf);
+		}
+		return NULL;
+	}
+	*job = (struct cg_direct_job){
+		.fd = d->io->fd,
+		.buf = buf,
+		.count = count,
+		.offset = (off_t)offset,
+		.align = d->align,
+		.want_version = !bounce,
+		.ret = -1,
+		.io = d->io,
+		.bounce = bounce ? buf : NULL,
+		.slot = slot,
+		.d = bounce ? NULL : d,
+	};
+	d->io->refs++;
+	talloc_set_destructor(job, cg_direct_job_destructor);
+
+	subreq = pthreadpool_tevent_job_send(job, ev, d->pool, cg_direct_do,
+					     job);
+	if (subreq == NULL) {
+		TALLOC_FREE(job);
+		return NULL;
+	}
+	tevent_req_set_callback(subreq, cg_direct_job_done, job);
+	return job;
+}
+
+static struct cg_pf_version cg_direct_version(const struct stat *st)
+{
+	return (struct cg_pf_version){
+		.ctime_ns = (uint64_t)st->st_ctim.tv_sec * 1000000000 +
+			    (uint64_t)st->st_ctim.tv_nsec,
+		.size = (uint64_t)st->st_size,
+	};
+}
+
+static void cg_direct_fill_done(struct cg_direct_job *job);
+static void cg_direct_read_done(struct cg_direct_job *job);
+
+static void cg_direct_job_done(struct tevent_req *subreq)
+{
+	struct cg_direct_job *job =
+		tevent_req_callback_data(subreq, struct cg_direct_job);
+	int ret;
+
+	ret = pthreadpool_tevent_job_recv(subreq);
+	TALLOC_FREE(subreq);
+	if (ret == EAGAIN) {
+		/* No thread to be had: read inline rather than fail */
+		cg_direct_do(job);
+	} else if (ret != 0) {
+		job->ret = -1;
+		job->err = ret;
+	}
+	if (job->ret == -1 && job->err == 0) {
+		job->err = EIO;
+	}
+	if (job->slot >= 0) {
+		cg_direct_fill_done(job);
+	} else {
+		cg_direct_read_done(job);
+	}
+	TALLOC_FREE(job);
+}
+
+/* ---- the stream ----------------------------------------------------- */
+
+static void cg_direct_refill(struct cg_direct *d)
+{
+	struct cg_direct_job *job = NULL;
+	struct cg_direct_read_state *w = NULL;
+	struct cg_pf_version none = {0};
+	uint64_t keep = UINT64_MAX;
+	unsigned slot;
+	uint64_t off;
+	size_t len;
+
+	/* what waiting requests are about to copy must stay */
+	for (w = d->waiters; w != NULL; w = w->next) {
+		keep = MIN(keep, (uint64_t)w->offset);
+	}
+	while (!d->prefetch_off &&
+	       cg_prefetch_next_fill(&d->pf, d->file_size, keep, &slot, &off,
+				     &len)) {
+		job = cg_direct_job_send(d,
+					 d->ev,
+					 (int)slot,
+					 d->io->mem + (size_t)slot *
+							      d->pf.seg_size,
+					 off,
+					 len);
+		if (job == NULL) {
+			cg_prefetch_filled(&d->pf, slot, -1, &none);
+			d->prefetch_off = true;
+			break;
+		}
+		DLIST_ADD(d->fills, job);
+	}
+}
+
+/*
+ * How [off, off + n) can be served now: the table is first checked
+ * against the file's current version, so nothing stale is a HIT.
+ */
+static enum cg_pf_lookup cg_direct_lookup(struct cg_direct *d,
+					  uint64_t off,
+					  size_t n,
+					  size_t *avail)
+{
+	struct cg_pf_version now;
+	struct stat st;
+
+	if (d->pf.nseg == 0) {
+		return CG_PF_MISS;
+	}
+	if (fstat(d->io->fd, &st) != 0) {
+		cg_prefetch_reset(&d->pf);
+		return CG_PF_MISS;
+	}
+	now = cg_direct_version(&st);
+	d->file_size = now.size;
+	cg_prefetch_validate(&d->pf, &now);
+	return cg_prefetch_lookup(&d->pf, off, n, avail);
+}
+
+static int cg_direct_destructor(struct cg_direct *d)
+{
+	struct cg_direct_job *job = NULL;
+	struct cg_direct_read_state *w = NULL;
+
+	DLIST_REMOVE(cg_direct_live, d);
+	/* fills still running free themselves, and the buffer, later */
+	for (job = d->fills; job != NULL; job = job->next) {
+		job->d = NULL;
+	}
+	/*
+	 * smbd waits for reads in flight before it closes a file, so none
+	 * should wait here; if one does, it fails (its callback is
+	 * deferred) rather than wait for a fill that will never report.
+	 */
+	while (d->waiters != NULL) {
+		w = d->waiters;
+		DLIST_REMOVE(d->waiters, w);
+		w->waiting = false;
+		tevent_req_error(w->req, EBADF);
+	}
+	DBG_DEBUG("direct stream done: %ju hits, %ju waits, %ju misses, "
+		  "%ju fills, %ju discarded\n",
+		  (uintmax_t)d->hits,
+		  (uintmax_t)d->waits,
+		  (uintmax_t)d->misses,
+		  (uintmax_t)d->pf.fills,
+		  (uintmax_t)d->pf.discarded);
+	cg_direct_io_unref(d->io);
+	return 0;
+}
 
 struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 				 struct vfs_handle_struct *handle,
 				 struct files_struct *fsp,
 				 const struct cg_config *cfg)
 {
-	errno = EOPNOTSUPP;
-	return NULL;
+	struct cg_direct *d = NULL;
+	int fd = fsp_get_io_fd(fsp);
+	size_t align = cg_direct_alignment(fd, fsp->fsp_name->st.st_ex_dev);
+	size_t mem;
+
+	if (align == 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	d = talloc_zero(mem_ctx, struct cg_direct);
+	if (d == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	*d = (struct cg_direct){
+		.id = fsp->file_id,
+		.ev = handle->conn->sconn->ev_ctx,
+		.pool = handle->conn->sconn->pool,
+		.align = align,
+		.file_size = (uint64_t)fsp->fsp_name->st.st_ex_size,
+	};
+	cg_prefetch_init(&d->pf, cfg->direct_prefetch, align);
+	mem = cg_prefetch_memory(&d->pf);
+	if (cg_direct_mem_in_use > cfg->direct_memory ||
+	    mem > cfg->direct_memory - cg_direct_mem_in_use) {
+		DBG_INFO("%s: %zu bytes of prefetch buffer would pass "
+			 "cacheguard:direct memory (%zu held)\n",
+			 fsp_str_dbg(fsp), mem, cg_direct_mem_in_use);
+		TALLOC_FREE(d);
+		errno = ENOMEM;
+		return NULL;
+	}
+	d->io = cg_direct_io_open(fd, mem, align);
+	if (d->io == NULL) {
+		int err = errno;
+
+		DBG_INFO("%s: no O_DIRECT descriptor: %s\n",
+			 fsp_str_dbg(fsp), strerror(err));
+		TALLOC_FREE(d);
+		errno = err;
+		return NULL;
+	}
+	DLIST_ADD(cg_direct_live, d);
+	talloc_set_destructor(d, cg_direct_destructor);
+	DBG_DEBUG("%s: direct, alignment %zu, prefetch %u x %zu\n",
+		  fsp_str_dbg(fsp), align, d->pf.nseg, d->pf.seg_size);
+	return d;
+}
+
+void cg_direct_note_write(struct file_id id, off_t offset, size_t n)
+{
+	struct cg_direct *d = NULL;
+
+	for (d = cg_direct_live; d != NULL; d = d->next) {
+		if (!file_id_equal(&d->id, &id)) {
+			continue;
+		}
+		if (offset < 0) {
+			cg_prefetch_reset(&d->pf);
+		} else {
+			cg_prefetch_invalidate(&d->pf, (uint64_t)offset, n);
+		}
+	}
+}
+
+/* ---- requests ------------------------------------------------------- */
+
+static int cg_direct_read_state_destructor(struct cg_direct_read_state *state)
+{
+	if (state->waiting) {
+		DLIST_REMOVE(state->d->waiters, state);
+	}
+	if (state->job != NULL) {
+		state->job->rs = NULL;	/* it completes on its own */
+	}
+	return 0;
+}
+
+/* A MISS: the request's own aligned read, into a bounce buffer */
+static void cg_direct_read_start(struct cg_direct *d,
+				 struct cg_direct_read_state *state)
+{
+	void *bounce = NULL;
+	int ret;
+
+	if (!cg_dio_plan(state->offset, state->n, d->align, &state->plan)) {
+		tevent_req_error(state->req, EINVAL);
+		return;
+	}
+	ret = posix_memalign(&bounce,
+			     MAX(d->align, CG_DIRECT_MIN_MEM_ALIGN),
+			     MAX(state->plan.len, 1));
+	if (ret != 0) {
+		tevent_req_error(state->req, ret);
+		return;
+	}
+	state->job = cg_direct_job_send(d, state->ev, -1, bounce,
+					state->plan.off, state->plan.len);
+	if (state->job == NULL) {
+		tevent_req_error(state->req, ENOMEM);
+		return;
+	}
+	state->job->rs = state;
+}
+
+static void cg_direct_read_done(struct cg_direct_job *job)
+{
+	struct cg_direct_read_state *state = job->rs;
+	size_t got;
+
+	if (state == NULL) {
+		return;		/* nobody wants the bytes any more */
+	}
+	state->job = NULL;
+	state->vfs_aio_state.duration = job->duration;
+	if (job->ret == -1) {
+		tevent_req_error(state->req, job->err);
+		return;
+	}
+	got = cg_dio_trim(&state->plan, state->n, (size_t)job->ret);
+	memcpy(state->data, job->buf + state->plan.skip, got);
+	state->ret = (ssize_t)got;
+	tevent_req_done(state->req);
+}
+
+/* Serve a request from the table, queue it behind a fill, or read it */
+static void cg_direct_serve(struct cg_direct *d,
+			    struct cg_direct_read_state *state)
+{
+	size_t avail = 0;
+
+	switch (cg_direct_lookup(d, state->offset, state->n, &avail)) {
+	case CG_PF_HIT:
+		d->hits++;
+		state->ret = (ssize_t)cg_prefetch_copy(&d->pf,
+						       d->io->mem,
+						       state->offset,
+						       state->n,
+						       state->data);
+		tevent_req_done(state->req);
+		return;
+	case CG_PF_PENDING:
+		if (!state->deferred) {
+			d->waits++;
+			/* woken from a fill's completion: do not nest */
+			tevent_req_defer_callback(state->req, state->ev);
+			state->deferred = true;
+		}
+		state->waiting = true;
+		DLIST_ADD_END(d->waiters, state);
+		return;
+	case CG_PF_MISS:
+		break;
+	}
+	d->misses++;
+	cg_direct_read_start(d, state);
+}
+
+/* A fill ended: serve, or read, what waited for it */
+static void cg_direct_wake(struct cg_direct *d)
+{
+	struct cg_direct_read_state *list = d->waiters;
+	struct cg_direct_read_state *state = NULL;
+	struct cg_direct_read_state *next = NULL;
+
+	/* detach the list: who still has to wait is queued again */
+	d->waiters = NULL;
+	for (state = list; state != NULL; state = next) {
+		next = state->next;
+		DLIST_REMOVE(list, state);
+		state->waiting = false;
+		cg_direct_serve(d, state);
+	}
+}
+
+static void cg_direct_fill_done(struct cg_direct_job *job)
+{
+	struct cg_direct *d = job->d;
+	struct cg_pf_version ver = cg_direct_version(&job->st);
+
+	if (d == NULL) {
+		return;		/* the stream was closed meanwhile */
+	}
+	DLIST_REMOVE(d->fills, job);
+	if (job->ret == -1 && !d->prefetch_off) {
+		/* requests still read on demand, and fall back from there */
+		DBG_INFO("prefetch read at %jd failed (%s); no more prefetch "
+			 "for this stream\n",
+			 (intmax_t)job->offset,
+			 strerror(job->err));
+		d->prefetch_off = true;
+	}
+	cg_prefetch_filled(&d->pf, (unsigned)job->slot, job->ret, &ver);
+	cg_direct_wake(d);
+	cg_direct_refill(d);
 }
 
 struct tevent_req *cg_direct_pread_send(TALLOC_CTX *mem_ctx,
@@ -26,27 +734,94 @@ struct tevent_req *cg_direct_pread_send(TALLOC_CTX *mem_ctx,
 					size_t n,
 					off_t offset)
 {
-	return NULL;
+	struct tevent_req *req = NULL;
+	struct cg_direct_read_state *state = NULL;
+
+	req = tevent_req_create(mem_ctx, &state, struct cg_direct_read_state);
+	if (req == NULL) {
+		return NULL;
+	}
+	*state = (struct cg_direct_read_state){
+		.req = req,
+		.ev = ev,
+		.d = d,
+		.data = data,
+		.n = n,
+		.offset = offset,
+		.ret = -1,
+	};
+	talloc_set_destructor(state, cg_direct_read_state_destructor);
+
+	if (!sys_valid_io_range(offset, n)) {
+		tevent_req_error(req, EINVAL);
+		return tevent_req_post(req, ev);
+	}
+	cg_prefetch_note_read(&d->pf, (uint64_t)offset, n);
+	cg_direct_serve(d, state);
+	cg_direct_refill(d);
+	if (!tevent_req_is_in_progress(req)) {
+		return tevent_req_post(req, ev);
+	}
+	return req;
 }
 
 ssize_t cg_direct_pread_recv(struct tevent_req *req,
 			     struct vfs_aio_state *vfs_aio_state)
 {
-	vfs_aio_state->error = EOPNOTSUPP;
-	return -1;
+	struct cg_direct_read_state *state =
+		tevent_req_data(req, struct cg_direct_read_state);
+
+	if (tevent_req_is_unix_error(req, &vfs_aio_state->error)) {
+		return -1;
+	}
+	*vfs_aio_state = state->vfs_aio_state;
+	return state->ret;
 }
 
+/*
+ * SMB_VFS_PREAD: the same, with the MISS read done here. A PENDING
+ * range is read again rather than waited for: there is no event loop to
+ * wait in. Fills still run in the pool, and complete between requests.
+ */
 ssize_t cg_direct_pread(struct cg_direct *d, void *data, size_t n, off_t offset)
 {
-	errno = EOPNOTSUPP;
-	return -1;
-}
+	struct cg_dio_plan plan;
+	void *bounce = NULL;
+	size_t avail = 0;
+	ssize_t got;
+	int err;
 
-void cg_direct_note_write(struct file_id id, off_t offset, size_t n)
-{
-}
-
-size_t cg_direct_memory_in_use(void)
-{
-	return 0;
+	if (!sys_valid_io_range(offset, n) ||
+	    !cg_dio_plan((uint64_t)offset, n, d->align, &plan)) {
+		errno = EINVAL;
+		return -1;
+	}
+	cg_prefetch_note_read(&d->pf, (uint64_t)offset, n);
+	if (cg_direct_lookup(d, (uint64_t)offset, n, &avail) == CG_PF_HIT) {
+		d->hits++;
+		got = (ssize_t)cg_prefetch_copy(&d->pf, d->io->mem,
+						(uint64_t)offset, n, data);
+		cg_direct_refill(d);
+		return got;
+	}
+	d->misses++;
+	cg_direct_refill(d);	/* the fills overlap the read below */
+	err = posix_memalign(&bounce, MAX(d->align, CG_DIRECT_MIN_MEM_ALIGN),
+			     MAX(plan.len, 1));
+	if (err != 0) {
+		errno = err;
+		return -1;
+	}
+	got = cg_direct_read_full(d->io->fd, bounce, plan.len,
+				  (off_t)plan.off, d->align);
+	if (got == -1) {
+		err = errno;
+		free(bounce);
+		errno = err;
+		return -1;
+	}
+	got = (ssize_t)cg_dio_trim(&plan, n, (size_t)got);
+	memcpy(data, (uint8_t *)bounce + plan.skip, (size_t)got);
+	free(bounce);
+	return got;
 }
