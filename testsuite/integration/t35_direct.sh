@@ -1,0 +1,206 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# direct mode through real smbd on ext4, cold cache: a 1 GiB copy stays
+# out of the page cache and is served by O_DIRECT reads; reads of every
+# size and alignment, on both smbd read paths, return the right bytes;
+# writes (through SMB and local, unsynced) and a truncate during a stream
+# are seen at once; smbd without O_DIRECT falls back with one warning;
+# the per-process memory budget sends a second stream to dontneed.
+set -u
+. "$(dirname "$0")/../lib/check.sh"
+cg_need_root "direct mode"
+# a port of its own: other scripts' smbd may be running meanwhile
+CG_PORT=${CG_PORT:-4435}
+. "$(dirname "$0")/../lib/smbd.sh"
+cg_enter_namespace "$0" "$@"
+
+MiB=1048576
+direct=("vfs objects = cacheguard" "cacheguard:mode = direct")
+
+cg_smbd_init
+if [ "$(stat -f -c %T "$CG_SHARE")" != ext2/ext3 ]; then
+	cg_skip "direct mode" "the share $CG_SHARE is not on ext4"
+	exit 0
+fi
+cg_share plain
+cg_share direct "${direct[@]}"
+cg_share directsync "${direct[@]}" "aio read size = 0"
+cg_share budget "${direct[@]}" "cacheguard:direct memory = 12M"
+cg_smbd_start || { cg_fail "smbd starts" "see above"; exit 1; }
+
+verify()
+{
+	"$CG_BUILD/smb_verify" -p "$CG_PORT" -U "$CG_USER%$CG_PASS" "$@" 2>&1
+}
+
+check()
+{
+	"$CG_BUILD/smb_direct_check" -p "$CG_PORT" -U "$CG_USER%$CG_PASS" \
+		"$@" 2>&1
+}
+
+# summary FILE: the last close summary line of FILE in the log
+summary()
+{
+	grep -E " $1: size [0-9]+ read " "$CG_LOG" | tail -n 1
+}
+
+# served PATH-NAME SUMMARY: the bytes a summary says were served that way
+served()
+{
+	echo "$2" | sed -n "s/.* $1 \([0-9]*\).*/\1/p"
+}
+
+cold()
+{
+	sync
+	cg_drop_cache "$1"
+}
+
+# --- a cold 1 GiB copy ---------------------------------------------------
+big=$CG_SHARE/big.bin
+head -c $((1024 * MiB)) /dev/urandom >"$big"
+sum=$(md5sum <"$big" | cut -d' ' -f1)
+cold "$big"
+: >"$CG_ROOT/samples"
+(
+	for _ in $(seq 1 3000); do
+		cg_resident "$big" >>"$CG_ROOT/samples"
+		sleep 0.1
+	done
+) &
+sampler=$!
+cg_smbclient direct "get big.bin $CG_ROOT/back.bin" >"$CG_ROOT/copy.out" 2>&1
+kill "$sampler" 2>/dev/null
+wait "$sampler" 2>/dev/null
+resident=$(cg_resident "$big")
+peak=$(sort -n "$CG_ROOT/samples" | tail -n 1)
+cg_expect "1 GiB copy in direct mode is byte-identical" \
+	test "$(md5sum <"$CG_ROOT/back.bin" | cut -d' ' -f1)" = "$sum"
+rm -f "$CG_ROOT/back.bin"
+cg_expect_le "resident after the direct copy" "$resident" $((16 * MiB))
+cg_expect_le "peak resident during the direct copy" "${peak:-0}" \
+	$((16 * MiB))
+line=$(summary big.bin)
+cg_expect "the copy ran in mode direct" grep -q "mode direct" <<<"$line"
+cg_expect_ge "most of the copy was served direct" \
+	"$(served direct "$line")" $((1024 * MiB * 9 / 10))
+
+# --- every size and alignment --------------------------------------------
+v=$CG_SHARE/v.bin
+head -c $((256 * MiB + 12345)) /dev/urandom >"$v"
+for args in "-n 2000 random" "-n 1 seq" "-n 4 mixed" "-n 1 -m 100000 seq"; do
+	cold "$v"
+	# shellcheck disable=SC2086
+	out=$(verify -s 7 $args //127.0.0.1/direct/v.bin "$v")
+	cg_expect "smb_verify $args: every byte right" \
+		grep -q '^ok ' <<<"$out"
+done
+cg_expect_ge "the verify runs were served direct" \
+	"$(served direct "$(summary v.bin)")" 1
+cold "$v"
+out=$(verify -s 3 -n 1 seq //127.0.0.1/directsync/v.bin "$v")
+cg_expect "synchronous reads (aio read size = 0): every byte right" \
+	grep -q '^ok ' <<<"$out"
+line=$(summary v.bin)
+cg_expect "synchronous reads went through SMB_VFS_PREAD direct" \
+	grep -qE "direct [1-9][0-9]*;.* pread [1-9]" <<<"$line"
+
+# --- coherence: the file changes under the reader -------------------------
+c=$CG_SHARE/c.bin
+for mode in smbwrite localwrite truncate; do
+	head -c $((256 * MiB)) /dev/urandom >"$c"
+	cold "$c"
+	out=$(check -s 5 "$mode" //127.0.0.1/direct/c.bin "$c")
+	cg_expect "$mode during a stream: the reader sees the current bytes" \
+		grep -q '^ok ' <<<"$out"
+	[ "$mode" = truncate ] || cg_expect "$mode: writes happened" \
+		grep -qE '^[1-9][0-9]* writes' <<<"$out"
+	cg_expect "$mode: the stream was direct" \
+		grep -qE "direct [1-9]" <<<"$(summary c.bin)"
+done
+cg_expect "smbd answers after the truncate" \
+	cg_smbclient direct "ls c.bin"
+
+# --- two streams, memory for one ------------------------------------------
+p1=$CG_SHARE/p1.bin
+p2=$CG_SHARE/p2.bin
+head -c $((64 * MiB)) /dev/urandom >"$p1"
+head -c $((64 * MiB)) /dev/urandom >"$p2"
+cold "$p1"
+cold "$p2"
+out=$(check pair //127.0.0.1/budget/p1.bin "$p1" //127.0.0.1/budget/p2.bin \
+	"$p2")
+cg_expect "two streams over a 12M direct memory: every byte right" \
+	grep -q '^ok ' <<<"$out"
+line=$(summary p1.bin)
+cg_expect "the first stream got the prefetch memory" \
+	grep -qE "mode direct; .* direct [1-9]" <<<"$line"
+line=$(grep -E " p2.bin: size" "$CG_LOG" | head -n 1)
+cg_expect "the second stream, over budget, used dontneed" \
+	grep -qE "mode dontneed; served buffered [1-9][0-9]* .* direct 0;" \
+	<<<"$line"
+cg_expect "the second file read again, alone, gets direct" \
+	grep -q "mode direct" <<<"$(summary p2.bin)"
+
+# --- no O_DIRECT at all: fallback with one warning -------------------------
+cg_smbd_stop
+shim=$CG_ROOT/shim_nodirect.so
+cat >"$CG_ROOT/shim_nodirect.c" <<'EOF'
+/* open() and friends fail with EINVAL when asked for O_DIRECT */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#define SHIM(name, ...)							\
+	int name(__VA_ARGS__, int flags, ...)				\
+	{								\
+		static int (*real)();					\
+		va_list ap;						\
+		mode_t mode;						\
+		va_start(ap, flags);					\
+		mode = va_arg(ap, mode_t);				\
+		va_end(ap);						\
+		if (flags & O_DIRECT) {					\
+			errno = EINVAL;					\
+			return -1;					\
+		}							\
+		if (real == NULL) {					\
+			real = dlsym(RTLD_NEXT, #name);			\
+		}							\
+		return SHIM_CALL;					\
+	}
+
+#define SHIM_CALL real(path, flags, mode)
+SHIM(open, const char *path)
+SHIM(open64, const char *path)
+#undef SHIM_CALL
+#define SHIM_CALL real(dirfd, path, flags, mode)
+SHIM(openat, int dirfd, const char *path)
+SHIM(openat64, int dirfd, const char *path)
+EOF
+if ! gcc -shared -fPIC -O2 -o "$shim" "$CG_ROOT/shim_nodirect.c" -ldl \
+	>"$CG_ROOT/shim.out" 2>&1; then
+	cg_fail "build the O_DIRECT shim" "$(head -n 3 "$CG_ROOT/shim.out")"
+	exit 0
+fi
+before=$(wc -l <"$CG_LOG")
+LD_PRELOAD=$shim cg_smbd_start || { cg_fail "smbd starts with the shim" \
+	"see above"; exit 1; }
+cold "$big"
+cg_smbclient direct "get big.bin $CG_ROOT/back.bin" >"$CG_ROOT/copy.out" 2>&1
+cg_expect "without O_DIRECT the copy is byte-identical" \
+	test "$(md5sum <"$CG_ROOT/back.bin" | cut -d' ' -f1)" = "$sum"
+rm -f "$CG_ROOT/back.bin"
+warnings=$(tail -n +"$((before + 1))" "$CG_LOG" |
+	grep -cE '^\[[0-9/:. ]+,  [01][],].*\.\./modules/[a-z_]*cacheguard')
+cg_expect "exactly one warning line for the missing O_DIRECT" \
+	test "$warnings" = 1
+cg_expect "the warning names O_DIRECT" \
+	grep -q "has no O_DIRECT" <(tail -n +"$((before + 1))" "$CG_LOG")
+cg_expect "the file fell back to dontneed" \
+	grep -q "mode dontneed" <<<"$(summary big.bin)"
+exit 0
