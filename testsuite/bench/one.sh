@@ -170,7 +170,7 @@ bench_stop_reader()
 	BENCH_RUN_PIDS=
 }
 
-# Counters at the start of the copy: refaults, hot-set device reads, CPU
+# Counters at a phase change: refaults, hot-set device reads, smbd CPU
 bench_snapshot()
 {
 	local tag=$1 scen=$2

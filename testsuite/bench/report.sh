@@ -8,6 +8,8 @@
 #				per scenario, notes on failed runs
 #   bench_plots			plots/SCENARIO-CONFIG.png, three panels
 
+ALL_CONFIGS="plain off dontneed dontcache direct auto nocache smbd-cgroup"
+
 # The block device under a path: "vda" for /dev/vda, the disk of a partition
 bench_disk_of()
 {
@@ -40,7 +42,8 @@ bench_machine()
 		"$q/rotational" 2>/dev/null), read_ahead_kb=$(cat \
 		"$q/read_ahead_kb" 2>/dev/null), scheduler $(sed \
 		's/.*\[\(.*\)\].*/\1/' "$q/scheduler" 2>/dev/null) |"
-	echo "| filesystem | $(stat -f -c %T "$CG_SHARE") on /dev/$disk |"
+	echo "| filesystem | $(findmnt -n -o FSTYPE --target "$CG_SHARE") on" \
+		"/dev/$disk |"
 	echo "| page-cache LRU | $(bench_lru) |"
 	echo "| memory cgroup | v$BENCH_CG_VERSION |"
 	echo "| smbd | $(smbd --version 2>/dev/null) |"
@@ -203,7 +206,7 @@ bench_report()
 
 	echo "# vfs_cacheguard mixed-workload benchmark"
 	echo
-	echo "$(date -u '+%Y-%m-%d %H:%M UTC'), testsuite/bench/run" \
+	echo "$BENCH_DATE, testsuite/bench/run" \
 		"${BENCH_SMOKE:+(BENCH_SMOKE=1: tiny sizes, figures" \
 		"meaningless)}"
 	echo
@@ -235,6 +238,21 @@ bench_report()
 	echo
 	bench_notes
 	bench_columns
+}
+
+# run --report DIR: the same report and plots from a finished run's files
+bench_report_again()
+{
+	BENCH_RESULTS=$(cd "$1" && pwd) || return 1
+	if [ ! -r "$BENCH_RESULTS/params" ] ||
+		[ ! -r "$BENCH_RESULTS/results.tsv" ]; then
+		echo "$1: no params or results.tsv of a benchmark run" >&2
+		return 1
+	fi
+	. "$BENCH_RESULTS/params"
+	bench_plots || return 1
+	bench_report >"$BENCH_RESULTS/results.md" || return 1
+	cat "$BENCH_RESULTS/results.md"
 }
 
 bench_plot_links()
