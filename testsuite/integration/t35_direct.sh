@@ -4,8 +4,9 @@
 # out of the page cache and is served by O_DIRECT reads; reads of every
 # size and alignment, on both smbd read paths, return the right bytes;
 # writes (through SMB and local, unsynced) and a truncate during a stream
-# are seen at once; smbd without O_DIRECT falls back with one warning;
-# the per-process memory budget sends a second stream to dontneed.
+# are seen at once; clients vanishing mid-stream crash nothing; smbd
+# without O_DIRECT falls back with one warning; the per-process memory
+# budget sends a second stream to dontneed.
 set -u
 . "$(dirname "$0")/../lib/check.sh"
 cg_need_root "direct mode"
@@ -121,6 +122,20 @@ for mode in smbwrite localwrite truncate; do
 done
 cg_expect "smbd answers after the truncate" \
 	cg_smbclient direct "ls c.bin"
+
+# --- clients that vanish while fills and reads are in flight ---------------
+for delay in 0.3 0.6 0.9; do
+	cold "$big"
+	cg_smbclient direct "get big.bin /dev/null" >/dev/null 2>&1 &
+	client=$!
+	sleep "$delay"
+	kill -9 "$client" 2>/dev/null
+	wait "$client" 2>/dev/null
+done
+sleep 1
+cg_expect "smbd answers after clients vanished mid-stream" \
+	cg_smbclient direct "ls big.bin"
+cg_expect "no smbd panicked" test "$(grep -c PANIC "$CG_LOG")" = 0
 
 # --- two streams, memory for one ------------------------------------------
 p1=$CG_SHARE/p1.bin
