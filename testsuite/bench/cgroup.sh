@@ -38,7 +38,8 @@ bench_cg_detect()
 	fi
 	mnt=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 	path=$(awk -F: '$1 == "0" { print $3; exit }' /proc/self/cgroup)
-	if [ -n "$mnt" ] && grep -qw memory "$mnt$path/cgroup.controllers" \
+	# the root offers every controller the hierarchy has
+	if [ -n "$mnt" ] && grep -qw memory "$mnt/cgroup.controllers" \
 		2>/dev/null; then
 		BENCH_CG_VERSION=2
 		BENCH_CG_HOME=${mnt%/}$path
@@ -62,12 +63,20 @@ bench_cg_delegate()
 	return 1
 }
 
+# The top directory goes below this shell's cgroup; on v2, when that
+# cgroup cannot hand the memory controller down, below the root instead
+# (root has no "internal processes" rule, and this shell runs as root)
 bench_cg_top()
 {
-	BENCH_CG_TOP=$BENCH_CG_HOME/cacheguard-bench.$$
-	if [ "$BENCH_CG_VERSION" = 2 ]; then
-		bench_cg_delegate "$BENCH_CG_HOME" || return 1
+	local parent=$BENCH_CG_HOME root
+
+	if [ "$BENCH_CG_VERSION" = 2 ] &&
+		! bench_cg_delegate "$parent" 2>/dev/null; then
+		root=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+		parent=$root
+		bench_cg_delegate "$parent" || return 1
 	fi
+	BENCH_CG_TOP=$parent/cacheguard-bench.$$
 	mkdir "$BENCH_CG_TOP" || return 1
 	if [ "$BENCH_CG_VERSION" = 2 ]; then
 		bench_cg_delegate "$BENCH_CG_TOP" || return 1

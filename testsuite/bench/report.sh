@@ -334,7 +334,7 @@ bench_plot()
 	title="Scenario $scen: $(bench_label "$cfg")"
 	[ "$list" != "$cfg" ] && title="$title against the plain share"
 	{
-		echo "set terminal pngcairo size 900,1050 font ',10'"
+		echo "set terminal pngcairo noenhanced size 900,1050 font ',10'"
 		echo "cd '$BENCH_RESULTS'"
 		echo "set output 'plots/$scen-$cfg.png'"
 		echo "set multiplot layout 3,1 title '$title'"
@@ -386,6 +386,76 @@ bench_plot_panel()
 	echo
 }
 
+# bench_plot_overview SCENARIO: every configuration's hot-set p99 and
+# copied-file residency in one picture
+bench_plot_overview()
+{
+	local scen=$1 cfg list= panel
+
+	for cfg in $BENCH_CONFIGS; do
+		bench_run_ok "$scen" "$cfg" && list+=" $cfg"
+	done
+	[ -n "$list" ] || return 1
+	{
+		echo "set terminal pngcairo noenhanced size 1000,800 font ',10'"
+		echo "cd '$BENCH_RESULTS'"
+		echo "set output 'plots/$scen-all.png'"
+		echo "set multiplot layout 2,1 title 'Scenario $scen: every" \
+			"configuration'"
+		echo "set grid; set key outside right top"
+		echo "set xlabel 'seconds since the copy started'"
+		echo "set arrow from 0, graph 0 to 0, graph 1 nohead lc 'black'"
+		for panel in "p99.dat:2:hot-set read p99 per second (ms)" \
+			"cache.dat:2:copied file cached (MiB)"; do
+			bench_plot_panel_all "$scen" "$panel" $list
+		done
+		echo "unset multiplot"
+	} >"$BENCH_RESULTS/plots/$scen-all.gp"
+	gnuplot "$BENCH_RESULTS/plots/$scen-all.gp" \
+		2>"$BENCH_RESULTS/plots/$scen-all.err"
+}
+
+# One colour per configuration in the overview; off, the control, grey
+bench_colour()
+{
+	case $1 in
+	off) echo "#9a9a9a" ;;
+	dontneed) echo "#1f77b4" ;;
+	dontcache) echo "#2ca02c" ;;
+	direct) echo "#9467bd" ;;
+	auto) echo "#ff7f0e" ;;
+	nocache) echo "#d62728" ;;
+	smbd-cgroup) echo "#8c564b" ;;
+	*) echo "#000000" ;;
+	esac
+}
+
+# bench_plot_panel_all SCENARIO FILE:COLUMN:YLABEL CONFIG...: one line
+# per configuration, the plain share thick black
+bench_plot_panel_all()
+{
+	local scen=$1 file col ylabel c sep= style
+	shift
+	IFS=: read -r file col ylabel <<<"$1"
+	shift
+	echo "set ylabel '$ylabel'"
+	if [ "$file" = p99.dat ]; then
+		echo "set logscale y"
+	else
+		echo "unset logscale y; set yrange [0:*]"
+	fi
+	printf 'plot'
+	for c in "$@"; do
+		style="lw 1.5 lc rgb '$(bench_colour "$c")'"
+		[ "$c" = plain ] && style="lw 3 lc 'black'"
+		printf "%s 'runs/%s-%s/%s' using 1:%s with lines %s title '%s'" \
+			"$sep" "$scen" "$c" "$file" "$col" "$style" \
+			"$(bench_label "$c")"
+		sep=,
+	done
+	echo
+}
+
 bench_plots()
 {
 	local scen cfg n=0
@@ -404,6 +474,7 @@ bench_plots()
 			fi
 			bench_plot "$scen" "$cfg" && n=$((n + 1))
 		done
+		bench_plot_overview "$scen" && n=$((n + 1))
 	done
 	echo "==> $n plots in $BENCH_RESULTS/plots"
 }

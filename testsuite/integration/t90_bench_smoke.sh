@@ -61,10 +61,11 @@ cg_expect "fio rows hold a figure or say unsupported" awk -F'|' '
 		if ($3 !~ /[0-9]/ && $3 !~ /unsupported by this fio/) bad = 1 }
 	END { exit bad || n < 4 }' "$res/results.md"
 
-# A PNG per configuration against the plain share, per scenario
+# A PNG per configuration against the plain share, and one of them all,
+# per scenario
 missing=
 for scen in A B; do
-	for cfg in $configs; do
+	for cfg in $configs all; do
 		[ "$cfg" = plain ] && continue
 		png=$res/plots/$scen-$cfg.png
 		if [ "$(head -c 4 "$png" 2>/dev/null | od -An -c | tr -d ' ')" \

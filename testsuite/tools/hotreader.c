@@ -366,13 +366,26 @@ static void hr_parse(int argc, char **argv, struct hr_config *c)
 
 	while ((opt = getopt(argc, argv, "r:s:S:t:z:o:")) != -1) {
 		switch (opt) {
-		case 'r': c->rate = strtod(optarg, NULL); break;
-		case 's': c->min_len = strtoull(optarg, NULL, 0); break;
-		case 'S': c->max_len = strtoull(optarg, NULL, 0); break;
-		case 't': c->max_seconds = strtod(optarg, NULL); break;
-		case 'z': c->seed = strtoull(optarg, NULL, 0); break;
-		case 'o': c->log_path = optarg; break;
-		default: hr_usage();
+		case 'r':
+			c->rate = strtod(optarg, NULL);
+			break;
+		case 's':
+			c->min_len = strtoull(optarg, NULL, 0);
+			break;
+		case 'S':
+			c->max_len = strtoull(optarg, NULL, 0);
+			break;
+		case 't':
+			c->max_seconds = strtod(optarg, NULL);
+			break;
+		case 'z':
+			c->seed = strtoull(optarg, NULL, 0);
+			break;
+		case 'o':
+			c->log_path = optarg;
+			break;
+		default:
+			hr_usage();
 		}
 	}
 	if (optind != argc - 1 || c->rate <= 0 || c->max_seconds <= 0 ||
