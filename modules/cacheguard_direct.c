@@ -357,10 +357,9 @@ static struct cg_direct_job *cg_direct_job_send(struct cg_direct *d,
 						uint64_t offset,
 						size_t count)
 {
-	bool bounce = slot < 0;
-
 	struct cg_direct_job *job = NULL;
 	struct tevent_req *subreq = NULL;
+	bool bounce = slot < 0;
 
 	job = talloc(NULL, struct cg_direct_job);
 	if (job == NULL) {

@@ -276,6 +276,7 @@ struct cg_prefetch {
 	unsigned nseg;		/* 0: no prefetch */
 	uint64_t ahead;		/* keep this much loaded past the front */
 	uint64_t front;		/* end of the highest request seen */
+	size_t max_read;	/* the largest request seen */
 	uint64_t discarded;	/* segments thrown away as possibly stale */
 	uint64_t fills;		/* segment reads started */
 	struct cg_pf_seg seg[CG_PREFETCH_MAX_SEGS];

@@ -144,6 +144,9 @@ void cg_prefetch_note_read(struct cg_prefetch *pf, uint64_t off, size_t n)
 {
 	uint64_t end = n > UINT64_MAX - off ? UINT64_MAX : off + n;
 
+	if (n > pf->max_read) {
+		pf->max_read = n;
+	}
 	if (end > pf->front || pf->front - end > cg_pf_reorder(pf)) {
 		pf->front = end;
 	}
@@ -317,7 +320,11 @@ bool cg_prefetch_next_fill(struct cg_prefetch *pf,
 	uint64_t o;
 	int i;
 
-	if (pf->nseg == 0) {
+	/*
+	 * Requests larger than the whole table are never a HIT: loading
+	 * segments for them would only read the file twice
+	 */
+	if (pf->nseg == 0 || pf->max_read > cg_prefetch_memory(pf)) {
 		return false;
 	}
 	start = pf->front - pf->front % pf->seg_size;

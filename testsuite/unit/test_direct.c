@@ -520,6 +520,11 @@ static void test_in_order(void **state)
 			fail_msg("%zu-byte requests: %" PRIu64 " misses of %u",
 				 req[r], h.misses, n);
 		}
+		/* larger than the table: no fill could ever serve one */
+		if (req[r] > 8 * MiB && h.pf.fills > 0) {
+			fail_msg("%zu-byte requests: %" PRIu64 " useless fills",
+				 req[r], h.pf.fills);
+		}
 		h_free(&h);
 	}
 }
