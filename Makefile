@@ -32,6 +32,7 @@ deps:
 	@tools/install-deps $(DEB_DEPS)
 
 build: deps
+	@tools/prepare-samba-tree >/dev/null
 	@$(WAF) configure >build.configure.log 2>&1 || \
 		{ cat build.configure.log; exit 1; }
 	@$(WAF) build

@@ -46,9 +46,11 @@ ssize_t cg_uncached_pread(int fd, void *data, size_t n, off_t offset);
 /*
  * Direct reads (cacheguard_direct.c): aligned O_DIRECT reads on a second
  * descriptor reopened from the file's fd, with a private prefetch
- * buffer. One struct cg_direct per stream, a talloc child of the fsp
- * extension; freeing it closes the descriptor and returns its buffer to
- * the per-process memory budget.
+ * buffer. One struct cg_direct per file, a talloc child of the fsp
+ * itself (an fsp extension's data area is no talloc context), so it is
+ * freed with the fsp right after close; freeing it closes the
+ * descriptor and returns its buffer to the per-process memory budget
+ * once no read job holds them.
  */
 struct cg_direct;
 
