@@ -83,6 +83,21 @@ void cg_direct_note_write(struct file_id id, off_t offset, size_t n);
 size_t cg_direct_memory_in_use(void);
 
 /*
+ * What each filesystem supports (cacheguard_fs.c), per smbd process and
+ * st_dev: probed once for mode auto, or learnt from the first failure.
+ */
+#define CG_FS_PROBED 0x1
+#define CG_FS_NO_DONTCACHE 0x2
+#define CG_FS_NO_DIRECT 0x4
+
+/* auto: probe the filesystem of fsp once, log the choice at level 2 */
+void cg_fs_probe(struct files_struct *fsp);
+/* The mode a file's streams get, given what its filesystem supports */
+enum cg_mode cg_fs_resolve(enum cg_mode want, dev_t dev);
+/* Remember that dev lacks flag's feature; logged once per process */
+void cg_fs_lacks(dev_t dev, unsigned flag, const char *what, int err);
+
+/*
  * Per-process counters (cacheguard_status.c): the engine adds into
  * totals, the glue the rest. bytes_path[] is indexed by how a read was
  * served: buffered (the next module), dontcache, direct.

@@ -41,6 +41,9 @@
  *		prefetch buffer (cacheguard_direct.c)
  *   auto	dontcache where the filesystem has it, else direct where
  *		O_DIRECT works, else dontneed; probed once per filesystem
+ *		(cacheguard_fs.c)
+ *
+ * Per-process counters go to a status file (cacheguard_status.c).
  *
  * Every read path smbd uses for SMB2 READ comes through here: pread_send
  * (the default, "aio read size = 1"), sendfile ("use sendfile = yes") and
@@ -86,59 +89,6 @@ struct cacheguard_file {
 	uint64_t n_sendfile;
 	const char *fallback_why;	/* the last reason, for the summary */
 };
-
-/*
- * What each filesystem (st_dev) turned out to support, per smbd process:
- * found once by a probe (auto) or by the first failure, then remembered,
- * so a filesystem without RWF_DONTCACHE costs one failed read, not one
- * per request. Devices past the table's end are simply probed again.
- */
-#define CG_FS_PROBED 0x1
-#define CG_FS_NO_DONTCACHE 0x2
-#define CG_FS_NO_DIRECT 0x4
-#define CG_FS_MAX 32
-
-struct cacheguard_fs {
-	dev_t dev;
-	unsigned flags;
-};
-
-static struct cacheguard_fs cacheguard_fs_table[CG_FS_MAX];
-static unsigned cacheguard_fs_count;
-
-static struct cacheguard_fs *cacheguard_fs(dev_t dev)
-{
-	unsigned i;
-
-	for (i = 0; i < cacheguard_fs_count; i++) {
-		if (cacheguard_fs_table[i].dev == dev) {
-			return &cacheguard_fs_table[i];
-		}
-	}
-	if (cacheguard_fs_count == CG_FS_MAX) {
-		return NULL;
-	}
-	cacheguard_fs_table[cacheguard_fs_count] =
-		(struct cacheguard_fs){.dev = dev};
-	return &cacheguard_fs_table[cacheguard_fs_count++];
-}
-
-/* Remember that dev lacks a feature; log it once per process */
-static void cacheguard_fs_lacks(dev_t dev, unsigned flag, const char *what,
-				int err)
-{
-	struct cacheguard_fs *fs = cacheguard_fs(dev);
-
-	if (fs == NULL || (fs->flags & flag)) {
-		return;
-	}
-	fs->flags |= flag;
-	DBG_WARNING("device %u:%u has no %s (%s); its streams fall back\n",
-		    (unsigned)major(dev),
-		    (unsigned)minor(dev),
-		    what,
-		    strerror(err));
-}
 
 static int cacheguard_connect(struct vfs_handle_struct *handle,
 			      const char *service,
@@ -199,71 +149,6 @@ bad_option:
 }
 
 
-#ifndef RWF_DONTCACHE
-#define RWF_DONTCACHE 0x00000080
-#endif
-
-/*
- * auto: what the filesystem of fsp supports, found once per process with
- * a one-byte uncached read and, where that fails, an O_DIRECT reopen.
- */
-static void cacheguard_fs_probe(struct files_struct *fsp)
-{
-	dev_t dev = fsp->fsp_name->st.st_ex_dev;
-	struct cacheguard_fs *fs = cacheguard_fs(dev);
-	int fd = fsp_get_io_fd(fsp);
-	char byte = 0;
-	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	char buf[PATH_MAX];
-	const char *path = NULL;
-	int dfd;
-
-	if (fs == NULL || (fs->flags & CG_FS_PROBED)) {
-		return;
-	}
-	fs->flags |= CG_FS_PROBED;
-	if (preadv2(fd, &iov, 1, 0, RWF_DONTCACHE) == -1 &&
-	    (errno == EOPNOTSUPP || errno == EINVAL)) {
-		fs->flags |= CG_FS_NO_DONTCACHE;
-		path = sys_proc_fd_path(fd, buf, sizeof(buf));
-		dfd = path != NULL ? open(path, O_RDONLY | O_DIRECT | O_CLOEXEC)
-				   : -1;
-		if (dfd == -1) {
-			fs->flags |= CG_FS_NO_DIRECT;
-		} else {
-			close(dfd);
-		}
-	}
-	DBG_PREFIX(2,
-		   ("device %u:%u: mode auto serves streams with %s\n",
-		    (unsigned)major(dev),
-		    (unsigned)minor(dev),
-		    (fs->flags & CG_FS_NO_DONTCACHE) == 0 ? "dontcache"
-		    : (fs->flags & CG_FS_NO_DIRECT) == 0  ? "direct"
-							  : "dontneed"));
-}
-
-/* The mode a file's streams get, given what its filesystem supports */
-static enum cg_mode cacheguard_resolve(enum cg_mode want, dev_t dev)
-{
-	struct cacheguard_fs *fs = cacheguard_fs(dev);
-	unsigned flags = fs != NULL ? fs->flags : 0;
-
-	if (want == CG_MODE_AUTO) {
-		if ((flags & CG_FS_NO_DONTCACHE) == 0) {
-			return CG_MODE_DONTCACHE;
-		}
-		want = CG_MODE_DIRECT;
-	}
-	if (want == CG_MODE_DONTCACHE && (flags & CG_FS_NO_DONTCACHE)) {
-		return CG_MODE_DONTNEED;
-	}
-	if (want == CG_MODE_DIRECT && (flags & CG_FS_NO_DIRECT)) {
-		return CG_MODE_DONTNEED;
-	}
-	return want;
-}
-
 /*
  * The state of fsp, created on the first read of a file that is at least
  * min file size long. NULL for everything the module leaves alone.
@@ -293,9 +178,9 @@ static struct cacheguard_file *cacheguard_file(struct vfs_handle_struct *handle,
 	cgf->stream.totals = &cg_status.totals;
 	cg_status.files++;
 	if (cfg->mode == CG_MODE_AUTO) {
-		cacheguard_fs_probe(fsp);
+		cg_fs_probe(fsp);
 	}
-	cgf->mode = cacheguard_resolve(cfg->mode, fsp->fsp_name->st.st_ex_dev);
+	cgf->mode = cg_fs_resolve(cfg->mode, fsp->fsp_name->st.st_ex_dev);
 	DBG_DEBUG("%s: tracking, size %ju, mode %s\n",
 		  fsp_str_dbg(fsp),
 		  (uintmax_t)size,
@@ -337,11 +222,11 @@ static enum cacheguard_path cacheguard_choose(struct vfs_handle_struct *handle,
 			 fsp_str_dbg(fsp));
 		cgf->mode = CG_MODE_DONTNEED;
 	} else {
-		cacheguard_fs_lacks(fsp->fsp_name->st.st_ex_dev,
+		cg_fs_lacks(fsp->fsp_name->st.st_ex_dev,
 				    CG_FS_NO_DIRECT,
 				    "O_DIRECT",
 				    errno);
-		cgf->mode = cacheguard_resolve(cfg->mode,
+		cgf->mode = cg_fs_resolve(cfg->mode,
 					       fsp->fsp_name->st.st_ex_dev);
 	}
 	return CG_PATH_NEXT;
@@ -360,9 +245,9 @@ static void cacheguard_fell_back(struct files_struct *fsp,
 	cgf->fallback_why = path == CG_PATH_DIRECT ? "direct read failed"
 						   : "uncached read failed";
 	if (path == CG_PATH_UNCACHED && (err == EOPNOTSUPP || err == EINVAL)) {
-		cacheguard_fs_lacks(dev, CG_FS_NO_DONTCACHE, "RWF_DONTCACHE",
+		cg_fs_lacks(dev, CG_FS_NO_DONTCACHE, "RWF_DONTCACHE",
 				    err);
-		cgf->mode = cacheguard_resolve(cgf->stream.cfg->mode, dev);
+		cgf->mode = cg_fs_resolve(cgf->stream.cfg->mode, dev);
 		cgf->fallback_why = "no RWF_DONTCACHE";
 		return;
 	}
