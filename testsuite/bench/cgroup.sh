@@ -3,7 +3,8 @@
 # Memory cgroups for the benchmark, on cgroup v1 (the memory controller
 # mounted on its own, memory.limit_in_bytes) or v2 (memory.max), whichever
 # holds the memory controller here. Every cgroup is created below the one
-# this script runs in, under one top directory removed at exit.
+# this script runs in (v2: below the root if that one cannot delegate),
+# under one top directory removed at exit.
 #
 #   bench_cg_detect		set BENCH_CG_VERSION, BENCH_CG_HOME (this shell's
 #				cgroup), BENCH_CG_USAGE_FILE; fails if none

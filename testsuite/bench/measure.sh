@@ -14,7 +14,8 @@
 #   bench_fio NAME OUT-JSON ARGS...	one fio read job on the big file
 
 # bench_sampler OUT CGROUP MAX-SECONDS: runs until killed or MAX-SECONDS.
-# $EPOCHREALTIME and read builtins keep it to two forks per sample.
+# $EPOCHREALTIME and read builtins keep it to three short-lived processes
+# per sample (two cgcache, one sleep).
 bench_sampler()
 {
 	local out=$1 cg=$2 max=$3 n i key val file usage
