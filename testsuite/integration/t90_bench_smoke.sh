@@ -82,6 +82,17 @@ fi
 cg_expect "results.md links the plots" grep -q '(plots/A-dontneed.png)' \
 	"$res/results.md"
 
+# --report redoes the same report from the run's files
+cp "$res/results.md" "$out/results.first.md" 2>/dev/null
+if "$top/testsuite/bench/run" --report "$res" >"$out/report.log" 2>&1 &&
+	cmp -s "$res/results.md" "$out/results.first.md"; then
+	cg_pass "run --report reproduces results.md"
+else
+	cg_fail "run --report reproduces results.md" \
+		"$(diff "$out/results.first.md" "$res/results.md" | head -n 4 |
+			tr '\n' ' ')"
+fi
+
 # Cleanup: no smbd on the smoke port, no cgroup of the run left
 if ss -ltnH "( sport = :$port )" | grep -q .; then
 	cg_fail "no smbd left listening" "port $port is still open"
