@@ -135,9 +135,13 @@ bench_table()
 		labels+="$c=$(bench_label "$c");"
 	done
 	awk -F'\t' -v scen="$scen" -v labels="$labels" '
+	# a latency with its unit: 4.9 µs, 51 µs, 2.7 ms, 97 ms
 	function us(ns) {
 		if (ns == "-" || ns == "nan") return "-"
-		return sprintf(ns < 10000 ? "%.1f" : "%.0f", ns / 1000)
+		if (ns < 10000) return sprintf("%.1f µs", ns / 1000)
+		if (ns < 1000000) return sprintf("%.0f µs", ns / 1000)
+		if (ns < 10000000) return sprintf("%.1f ms", ns / 1000000)
+		return sprintf("%.0f ms", ns / 1000000)
 	}
 	BEGIN { n = split(labels, a, ";")
 		for (i = 1; i <= n; i++) {
@@ -148,8 +152,8 @@ bench_table()
 	$c["config"] == "plain" && $c["status"] == "ok" { plain = $c["mbps"] }
 	END {
 		print "| configuration | share MB/s | vs plain |" \
-			" smbd CPU s/GiB | hot p50 / p99 idle (µs) |" \
-			" hot p50 / p99 during copy (µs) |" \
+			" smbd CPU s/GiB | hot p50 / p99 idle |" \
+			" hot p50 / p99 during copy |" \
 			" hot reads/s during copy | refaults (pages) |" \
 			" hot set from device (MiB) |" \
 			" hot set cached before → after (MiB) |" \
