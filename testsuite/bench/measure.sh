@@ -9,6 +9,7 @@
 #   bench_smbd_cpu_ticks		user+system ticks of smbd, children
 #					it reaped included
 #   bench_smbd_children			live children of the main smbd
+#   bench_end_pid PID			TERM, then KILL after 5 s, and reap
 #   bench_proc_ticks PID / bench_proc_read_bytes PID
 #   bench_server_pid CLIENT-PID		the smbd serving that client
 #   bench_fio NAME OUT-JSON ARGS...	one fio read job on the big file
@@ -41,6 +42,33 @@ bench_sampler()
 			"$file" "$usage"
 		sleep "$BENCH_SAMPLE_S"
 	done >"$out"
+}
+
+# Running, not a zombie waiting to be reaped
+bench_alive()
+{
+	local stat
+
+	read -r stat <"/proc/$1/stat" 2>/dev/null || return 1
+	stat=${stat##*) }
+	[ "${stat%% *}" != Z ]
+}
+
+# bench_end_pid PID: SIGTERM to a process this run started, SIGKILL if it
+# is still there after 5 s (a reader stuck in an SMB read), then reap it
+bench_end_pid()
+{
+	local pid=$1 i
+
+	[ -n "$pid" ] || return 0
+	kill -TERM "$pid" 2>/dev/null
+	for i in $(seq 1 50); do
+		bench_alive "$pid" || break
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	return 0
 }
 
 bench_proc_ticks()

@@ -163,10 +163,8 @@ bench_hot_ticks()
 
 bench_stop_reader()
 {
-	kill -TERM "$BENCH_READER_PID" 2>/dev/null
-	wait "$BENCH_READER_PID" 2>/dev/null
-	kill "$BENCH_SAMPLER_PID" 2>/dev/null
-	wait "$BENCH_SAMPLER_PID" 2>/dev/null
+	bench_end_pid "$BENCH_READER_PID"
+	bench_end_pid "$BENCH_SAMPLER_PID"
 	BENCH_RUN_PIDS=
 }
 
