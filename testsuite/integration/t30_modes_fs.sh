@@ -98,6 +98,24 @@ if [[ " $filesystems " == *" btrfs "* ]]; then
 		test $((after - before)) -eq 1
 fi
 
+# The file changes under a stream (writes through SMB and local, unsynced;
+# a truncate): in every mode the reader gets the current bytes
+if [[ " $filesystems " == *" ext4 "* ]]; then
+	c=$CG_ROOT/mnt/ext4/c.bin
+	for mode in dontneed dontcache auto; do
+		for what in smbwrite localwrite truncate; do
+			head -c $((128 * MiB)) /dev/urandom >"$c"
+			sync
+			cg_drop_cache "$c"
+			out=$("$CG_BUILD/smb_direct_check" -p "$CG_PORT" \
+				-U "$CG_USER%$CG_PASS" -s 5 "$what" \
+				"//127.0.0.1/ext4_$mode/c.bin" "$c" 2>&1)
+			cg_expect "[ext4_$mode] $what under a stream: right bytes" \
+				grep -q '^ok ' <<<"$out"
+		done
+	done
+fi
+
 # A cold 1 GiB copy in dontcache mode leaves at most 16M cached
 big=$CG_ROOT/mnt/ext4/big.bin
 head -c $((1024 * MiB)) /dev/urandom >"$big"
