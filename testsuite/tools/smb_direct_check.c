@@ -29,13 +29,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <libsmbclient.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "smb_common.h"
 
 #define MiB (1024 * 1024)
 #define WRITE_LEN (64 * 1024)
@@ -51,16 +52,6 @@ struct reader {
 static SMBCCTX *ctx;
 static size_t block = MiB;
 static unsigned char *rbuf, *lbuf, *wbuf;
-static char *auth_user = "root";
-static char *auth_pass = "cacheguard";
-
-static void auth_fn(SMBCCTX *c, const char *srv, const char *shr, char *wg,
-		    int wglen, char *un, int unlen, char *pw, int pwlen)
-{
-	snprintf(un, unlen, "%s", auth_user);
-	snprintf(pw, pwlen, "%s", auth_pass);
-}
-
 static SMBCFILE *remote_open(const char *url, int flags)
 {
 	char full[4096];
@@ -247,19 +238,11 @@ int main(int argc, char **argv)
 	unsigned seed = 1;
 	int port = 445, opt, ret;
 	const char *mode = NULL;
-	char *pct = NULL;
 
 	while ((opt = getopt(argc, argv, "p:U:b:s:")) != -1) {
 		switch (opt) {
 		case 'p': port = atoi(optarg); break;
-		case 'U':
-			auth_user = strdup(optarg);
-			pct = strchr(auth_user, '%');
-			if (pct != NULL) {
-				*pct = '\0';
-				auth_pass = pct + 1;
-			}
-			break;
+		case 'U': smbt_set_user(optarg); break;
 		case 'b': block = strtoull(optarg, NULL, 0); break;
 		case 's': seed = (unsigned)strtoul(optarg, NULL, 0); break;
 		default: goto usage;
@@ -273,15 +256,9 @@ int main(int argc, char **argv)
 	rbuf = malloc(block);
 	lbuf = malloc(block);
 	wbuf = malloc(WRITE_LEN);
-	ctx = smbc_new_context();
+	ctx = smbt_connect(port);
 	if (block == 0 || rbuf == NULL || lbuf == NULL || wbuf == NULL ||
 	    ctx == NULL) {
-		return 2;
-	}
-	smbc_setFunctionAuthDataWithContext(ctx, auth_fn);
-	smbc_setPort(ctx, port);
-	if (smbc_init_context(ctx) == NULL) {
-		fprintf(stderr, "smbc_init_context: %s\n", strerror(errno));
 		return 2;
 	}
 	ret = reader_open(&a, argv[optind + 1], argv[optind + 2], &size);

@@ -26,13 +26,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <libsmbclient.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "smb_common.h"
 
 struct verify {
 	SMBCCTX *ctx;
@@ -45,23 +46,6 @@ struct verify {
 	uint64_t reads;
 	unsigned char *touched;	/* one byte per 4 KiB page, for "small" */
 };
-
-static char *auth_user = "root";
-static char *auth_pass = "cacheguard";
-
-static void auth_fn(SMBCCTX *c,
-		    const char *srv,
-		    const char *shr,
-		    char *wg,
-		    int wglen,
-		    char *un,
-		    int unlen,
-		    char *pw,
-		    int pwlen)
-{
-	snprintf(un, unlen, "%s", auth_user);
-	snprintf(pw, pwlen, "%s", auth_pass);
-}
 
 static uint64_t rnd64(void)
 {
@@ -171,19 +155,11 @@ int main(int argc, char **argv)
 	int port = 445, opt, ret = 0;
 	const char *mode, *url, *path;
 	struct stat st;
-	char *pct;
 
 	while ((opt = getopt(argc, argv, "p:U:n:s:m:")) != -1) {
 		switch (opt) {
 		case 'p': port = atoi(optarg); break;
-		case 'U':
-			auth_user = strdup(optarg);
-			pct = strchr(auth_user, '%');
-			if (pct != NULL) {
-				*pct = '\0';
-				auth_pass = pct + 1;
-			}
-			break;
+		case 'U': smbt_set_user(optarg); break;
 		case 'n': count = strtoull(optarg, NULL, 0); break;
 		case 's': seed = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'm': v.maxlen = strtoull(optarg, NULL, 0); break;
@@ -206,14 +182,8 @@ int main(int argc, char **argv)
 	v.size = (uint64_t)st.st_size;
 	v.rbuf = malloc(v.maxlen < (64 << 10) ? 64 << 10 : v.maxlen);
 	v.lbuf = malloc(v.maxlen < (64 << 10) ? 64 << 10 : v.maxlen);
-	v.ctx = smbc_new_context();
+	v.ctx = smbt_connect(port);
 	if (v.rbuf == NULL || v.lbuf == NULL || v.ctx == NULL) {
-		return 2;
-	}
-	smbc_setFunctionAuthDataWithContext(v.ctx, auth_fn);
-	smbc_setPort(v.ctx, port);
-	if (smbc_init_context(v.ctx) == NULL) {
-		fprintf(stderr, "smbc_init_context: %s\n", strerror(errno));
 		return 2;
 	}
 	{
