@@ -357,7 +357,7 @@ bench_plot()
 		for panel in "p99.dat:2:hot-set read p99 per second (ms)" \
 			"cache.dat:2:copied file cached (MiB)" \
 			"cache.dat:3:cgroup page cache (MiB)"; do
-			bench_plot_panel "$scen" "$panel" $list
+			bench_plot_panel "$scen" bench_style_pair "$panel" $list
 		done
 		echo "unset multiplot"
 	} >"$BENCH_RESULTS/plots/$scen-$cfg.gp"
@@ -365,11 +365,13 @@ bench_plot()
 		2>"$BENCH_RESULTS/plots/$scen-$cfg.err"
 }
 
-# bench_plot_panel SCENARIO FILE:COLUMN:YLABEL CONFIG...
+# bench_plot_panel SCENARIO STYLE FILE:COLUMN:YLABEL CONFIG...: one line
+# per configuration, styled by "STYLE CONFIG INDEX" (bench_style_pair,
+# bench_style_all)
 bench_plot_panel()
 {
-	local scen=$1 file col ylabel c i=0 sep=
-	shift
+	local scen=$1 style_fn=$2 file col ylabel c i=0 sep=
+	shift 2
 	IFS=: read -r file col ylabel <<<"$1"
 	shift
 	echo "set ylabel '$ylabel'"
@@ -381,13 +383,18 @@ bench_plot_panel()
 	printf 'plot'
 	for c in "$@"; do
 		i=$((i + 1))
-		printf "%s '%s' using 1:%s with lines lw 2 lc rgb '%s'" \
-			"$sep" "runs/$scen-$c/$file" "$col" "${BENCH_COLOURS[i]}"
-		printf " title '%s'" \
-			"$(bench_label "$c")"
+		printf "%s 'runs/%s-%s/%s' using 1:%s with lines %s title '%s'" \
+			"$sep" "$scen" "$c" "$file" "$col" \
+			"$("$style_fn" "$c" "$i")" "$(bench_label "$c")"
 		sep=,
 	done
 	echo
+}
+
+# A configuration against the plain share: the i-th of BENCH_COLOURS
+bench_style_pair()
+{
+	echo "lw 2 lc rgb '${BENCH_COLOURS[$2]}'"
 }
 
 # bench_plot_overview SCENARIO: every configuration's hot-set p99 and
@@ -411,7 +418,7 @@ bench_plot_overview()
 		echo "set arrow from 0, graph 0 to 0, graph 1 nohead lc 'black'"
 		for panel in "p99.dat:2:hot-set read p99 per second (ms)" \
 			"cache.dat:2:copied file cached (MiB)"; do
-			bench_plot_panel_all "$scen" "$panel" $list
+			bench_plot_panel "$scen" bench_style_all "$panel" $list
 		done
 		echo "unset multiplot"
 	} >"$BENCH_RESULTS/plots/$scen-all.gp"
@@ -434,30 +441,14 @@ bench_colour()
 	esac
 }
 
-# bench_plot_panel_all SCENARIO FILE:COLUMN:YLABEL CONFIG...: one line
-# per configuration, the plain share thick black
-bench_plot_panel_all()
+# Every configuration at once: its own colour, the plain share thick black
+bench_style_all()
 {
-	local scen=$1 file col ylabel c sep= style
-	shift
-	IFS=: read -r file col ylabel <<<"$1"
-	shift
-	echo "set ylabel '$ylabel'"
-	if [ "$file" = p99.dat ]; then
-		echo "set logscale y"
+	if [ "$1" = plain ]; then
+		echo "lw 3 lc 'black'"
 	else
-		echo "unset logscale y; set yrange [0:*]"
+		echo "lw 1.5 lc rgb '$(bench_colour "$1")'"
 	fi
-	printf 'plot'
-	for c in "$@"; do
-		style="lw 1.5 lc rgb '$(bench_colour "$c")'"
-		[ "$c" = plain ] && style="lw 3 lc 'black'"
-		printf "%s 'runs/%s-%s/%s' using 1:%s with lines %s title '%s'" \
-			"$sep" "$scen" "$c" "$file" "$col" "$style" \
-			"$(bench_label "$c")"
-		sep=,
-	done
-	echo
 }
 
 bench_plots()
