@@ -105,6 +105,8 @@ if [[ " $filesystems " == *" ext4 "* ]]; then
 	for mode in dontneed dontcache auto; do
 		for what in smbwrite localwrite truncate; do
 			head -c $((128 * MiB)) /dev/urandom >"$c"
+			# the SMB writer writes a file of its own user
+			chown "$CG_USER" "$c"
 			sync
 			cg_drop_cache "$c"
 			out=$("$CG_BUILD/smb_direct_check" -p "$CG_PORT" \

@@ -111,6 +111,8 @@ cg_expect "synchronous reads went through SMB_VFS_PREAD direct" \
 c=$CG_SHARE/c.bin
 for mode in smbwrite localwrite truncate; do
 	head -c $((256 * MiB)) /dev/urandom >"$c"
+	# the SMB writer writes a file of its own user; the reader too
+	chown "$CG_USER" "$c"
 	cold "$c"
 	out=$(check -s 5 "$mode" //127.0.0.1/direct/c.bin "$c")
 	cg_expect "$mode during a stream: the reader sees the current bytes" \

@@ -8,6 +8,12 @@
 # Source this file from a script that already runs inside
 # "unshare -m --propagation private" (cg_enter_namespace does that).
 #
+# Clients connect as an ordinary account, as on a real server: CG_USER
+# (default "cgtest", a system account made here on first use) owns no
+# file the tests create and cannot write them (root-owned, 0644). The
+# share directory is root's, mode 1777, so uploads work and each
+# uploader owns what it put. CG_USER=root runs everything as root.
+#
 #   cg_smbd_init		make the private root, conf and passdb
 #   cg_share NAME [LINE...]	add a share on $CG_SHARE with smb.conf lines
 #   cg_smbd_start		start smbd and wait until it answers
@@ -17,7 +23,7 @@
 CG_TOP=${CG_TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 CG_BUILD=${CG_BUILD:-$CG_TOP/build}
 CG_PORT=${CG_PORT:-}
-CG_USER=root
+CG_USER=${CG_USER:-cgtest}
 CG_PASS=cacheguard
 CG_VFS_DIR=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null ||
 	echo x86_64-linux-gnu)/samba/vfs
@@ -34,9 +40,21 @@ cg_enter_namespace()
 	fi
 }
 
+# The unprivileged account the clients use; made once, kept
+cg_ensure_user()
+{
+	[ "$CG_USER" = root ] && return 0
+	id -u "$CG_USER" >/dev/null 2>&1 && return 0
+	useradd --system --user-group --no-create-home \
+		--home-dir /nonexistent --shell /usr/sbin/nologin "$CG_USER"
+}
+
 cg_smbd_init()
 {
 	CG_ROOT=${CG_ROOT:-$(mktemp -d /tmp/cacheguard.XXXXXX)}
+	# smbd runs as the client's user after the tree connect: the path
+	# to every share must be searchable by it
+	chmod 0755 "$CG_ROOT"
 	# A port of our own, so that test runs side by side never meet
 	if [ -z "$CG_PORT" ]; then
 		CG_PORT=$((20000 + $$ % 20000))
@@ -49,6 +67,8 @@ cg_smbd_init()
 	CG_LOG=$CG_ROOT/log/smbd.log
 	mkdir -p "$CG_ROOT"/{lock,state,cache,private,pid,ncalrpc,log,vfs} \
 		"$CG_SHARE"
+	chmod 1777 "$CG_SHARE"
+	cg_ensure_user || { echo "cannot create the user $CG_USER" >&2; return 1; }
 
 	# The system modules plus ours, over the modules dir
 	cp -a "$CG_VFS_DIR"/. "$CG_ROOT/vfs/"
@@ -125,6 +145,7 @@ cg_mount_fs()
 		esac >"$CG_ROOT/log/mkfs-$type.out" 2>&1 || return 1
 		mount -o loop "$img" "$dir" || return 1
 	fi
+	chmod 1777 "$dir"
 	CG_MOUNTS="$dir ${CG_MOUNTS:-}"
 }
 
@@ -186,10 +207,10 @@ cg_smbd_cleanup()
 	fi
 }
 
-# Resident bytes of a file, from the kernel
+# cg_resident FILE [OFF LEN]: resident bytes of a file, from the kernel
 cg_resident()
 {
-	"$CG_BUILD/cgcache" stat "$1"
+	"$CG_BUILD/cgcache" stat "$@"
 }
 
 cg_drop_cache()

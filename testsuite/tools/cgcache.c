@@ -1,9 +1,13 @@
 /*
  * cgcache: the tests' page-cache oracle for one file
  *
- *   cgcache stat FILE   resident bytes of FILE (cachestat(2), else mincore)
- *   cgcache drop FILE   write back and drop FILE's pages: a cold start
- *   cgcache load FILE   read FILE whole, leaving it cached: a hot start
+ *   cgcache stat FILE [OFF LEN]  resident bytes of FILE, or of a range
+ *                                (cachestat(2), else mincore)
+ *   cgcache drop FILE            write back and drop FILE's pages: cold
+ *   cgcache load FILE [OFF LEN]  read FILE, or a range, leaving it cached
+ *
+ * The load reads without readahead (POSIX_FADV_RANDOM), so a range
+ * leaves just that range cached: another reader's share of a file.
  *
  * Residency is read from the kernel, never inferred from timing.
  *
@@ -23,20 +27,22 @@
 
 #include "cg_sys.h"
 
-static int cg_stat(int fd)
+/* The range of the file a command covers: the whole file by default */
+struct range {
+	uint64_t off;
+	uint64_t len;
+};
+
+static int cg_stat(int fd, struct range r)
 {
-	struct stat st;
 	uint64_t bytes = 0;
 	int ret;
 
-	if (fstat(fd, &st) != 0) {
-		return errno;
-	}
-	if (st.st_size == 0) {
+	if (r.len == 0) {
 		printf("0\n");
 		return 0;
 	}
-	ret = cg_sys_linux.resident(fd, 0, (uint64_t)st.st_size, &bytes);
+	ret = cg_sys_linux.resident(fd, r.off, r.len, &bytes);
 	if (ret != 0) {
 		return ret;
 	}
@@ -52,35 +58,54 @@ static int cg_drop(int fd)
 	return posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 }
 
-static int cg_load(int fd)
+static int cg_load(int fd, struct range r)
 {
 	static char buf[1 << 20];
-	ssize_t n;
+	uint64_t off = r.off;
+	ssize_t n = 0;
 
-	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+	posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+	while (off < r.off + r.len) {
+		size_t want = sizeof(buf);
+
+		if (want > r.off + r.len - off) {
+			want = r.off + r.len - off;
+		}
+		n = pread(fd, buf, want, (off_t)off);
+		if (n <= 0) {
+			break;
+		}
+		off += (uint64_t)n;
 	}
 	return n < 0 ? errno : 0;
 }
 
 int main(int argc, char **argv)
 {
+	struct range r = {0};
+	struct stat st;
 	int fd, ret;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: cgcache stat|drop|load FILE\n");
+	if (argc != 3 && argc != 5) {
+		fprintf(stderr, "usage: cgcache stat|drop|load FILE [OFF LEN]\n");
 		return 2;
 	}
 	fd = open(argv[2], O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	if (fd < 0 || fstat(fd, &st) != 0) {
 		fprintf(stderr, "cgcache: %s: %s\n", argv[2], strerror(errno));
 		return 1;
 	}
+	r.len = (uint64_t)st.st_size;
+	if (argc == 5) {
+		r.off = strtoull(argv[3], NULL, 0);
+		r.len = strtoull(argv[4], NULL, 0);
+	}
 	if (strcmp(argv[1], "stat") == 0) {
-		ret = cg_stat(fd);
+		ret = cg_stat(fd, r);
 	} else if (strcmp(argv[1], "drop") == 0) {
 		ret = cg_drop(fd);
 	} else if (strcmp(argv[1], "load") == 0) {
-		ret = cg_load(fd);
+		ret = cg_load(fd, r);
 	} else {
 		fprintf(stderr, "cgcache: unknown command %s\n", argv[1]);
 		return 2;

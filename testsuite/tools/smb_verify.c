@@ -3,14 +3,16 @@
  * byte with the same file read locally.
  *
  *   smb_verify [-p PORT] [-U USER%PASS] [-n COUNT] [-s SEED] [-m MAXLEN]
- *              MODE //HOST/SHARE/PATH LOCALFILE
+ *              [-l LIMIT] MODE //HOST/SHARE/PATH LOCALFILE
  *
  *   MODE random	COUNT reads at random offsets, 1 byte to MAXLEN long
  *			(default 8 MiB), some past the end of the file
  *   MODE small		COUNT reads of 4-64 KiB at random offsets (a database
  *			or web tier); prints the distinct bytes touched
  *   MODE seq		the whole file in order, in reads of random length up
- *			to MAXLEN (long enough to trigger a stream)
+ *			to MAXLEN (long enough to trigger a stream); with
+ *			-l only its first LIMIT bytes, then the file is
+ *			closed (a copy given up half way)
  *   MODE mixed		COUNT runs, alternating: a sequential run of up to
  *			32 MiB from a random offset (long enough to start a
  *			stream), then 16 random reads
@@ -150,19 +152,20 @@ static int run_seq(struct verify *v, uint64_t off, uint64_t end)
 int main(int argc, char **argv)
 {
 	struct verify v = {.local = -1, .maxlen = 8 << 20};
-	uint64_t count = 1000, i;
+	uint64_t count = 1000, limit = 0, i;
 	unsigned seed = 1;
 	int port = 445, opt, ret = 0;
 	const char *mode, *url, *path;
 	struct stat st;
 
-	while ((opt = getopt(argc, argv, "p:U:n:s:m:")) != -1) {
+	while ((opt = getopt(argc, argv, "p:U:n:s:m:l:")) != -1) {
 		switch (opt) {
 		case 'p': port = atoi(optarg); break;
 		case 'U': smbt_set_user(optarg); break;
 		case 'n': count = strtoull(optarg, NULL, 0); break;
 		case 's': seed = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'm': v.maxlen = strtoull(optarg, NULL, 0); break;
+		case 'l': limit = strtoull(optarg, NULL, 0); break;
 		default: goto usage;
 		}
 	}
@@ -211,7 +214,7 @@ int main(int argc, char **argv)
 			printf("touched %" PRIu64 "\n", pages * 4096);
 		}
 	} else if (strcmp(mode, "seq") == 0) {
-		ret = run_seq(&v, 0, v.size + 1);
+		ret = run_seq(&v, 0, limit > 0 ? limit : v.size + 1);
 	} else if (strcmp(mode, "mixed") == 0) {
 		for (i = 0; i < count && ret == 0; i++) {
 			uint64_t from = rnd64() % (v.size + 1);
@@ -232,7 +235,7 @@ int main(int argc, char **argv)
 usage:
 	fprintf(stderr,
 		"usage: smb_verify [-p PORT] [-U USER%%PASS] [-n COUNT] "
-		"[-s SEED] [-m MAXLEN] random|small|seq|mixed "
+		"[-s SEED] [-m MAXLEN] [-l LIMIT] random|small|seq|mixed "
 		"//HOST/SHARE/PATH LOCALFILE\n");
 	return 2;
 }
