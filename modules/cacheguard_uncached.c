@@ -38,38 +38,19 @@
 #include <sys/uio.h>
 
 #include "cacheguard.h"
+#include "../source/cg_sys.h"
 
 #undef DBGC_CLASS
 #define DBGC_CLASS vfs_cacheguard_debug_level
 
-#ifndef RWF_DONTCACHE
-#define RWF_DONTCACHE 0x00000080
-#endif
-
-/* pread semantics: loop over short reads until n bytes or end of file */
+/*
+ * pread semantics, with an error in the middle an error: then the caller
+ * retries the range buffered (cg_pread_full in the engine)
+ */
 ssize_t cg_uncached_pread(int fd, void *data, size_t n, off_t offset)
 {
-	size_t done = 0;
-
-	while (done < n) {
-		struct iovec iov = {
-			.iov_base = (char *)data + done,
-			.iov_len = n - done,
-		};
-		ssize_t ret = preadv2(fd, &iov, 1, offset + done, RWF_DONTCACHE);
-
-		if (ret == -1 && errno == EINTR) {
-			continue;
-		}
-		if (ret == -1) {
-			return done > 0 ? (ssize_t)done : -1;
-		}
-		if (ret == 0) {
-			break;
-		}
-		done += (size_t)ret;
-	}
-	return (ssize_t)done;
+	return cg_pread_full(&cg_sys_linux, fd, data, n, (uint64_t)offset,
+			     CG_RWF_DONTCACHE);
 }
 
 struct cg_uncached_state {

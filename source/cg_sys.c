@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "cg_sys.h"
@@ -115,7 +116,19 @@ static int cg_linux_resident(int fd, uint64_t off, uint64_t len, uint64_t *bytes
 	return cg_mincore_resident(fd, off, len, bytes);
 }
 
+static ssize_t cg_linux_preadv2(int fd,
+				void *buf,
+				size_t n,
+				uint64_t off,
+				int flags)
+{
+	struct iovec iov = {.iov_base = buf, .iov_len = n};
+
+	return preadv2(fd, &iov, 1, (off_t)off, flags);
+}
+
 const struct cg_sys cg_sys_linux = {
 	.fadvise = cg_linux_fadvise,
 	.resident = cg_linux_resident,
+	.preadv2 = cg_linux_preadv2,
 };

@@ -21,7 +21,15 @@
 #ifndef CG_SYS_H
 #define CG_SYS_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+
+/*
+ * Uncached buffered I/O (Linux 6.14+): the pages a read creates are
+ * dropped when it completes. Older uapi headers lack the flag.
+ */
+#define CG_RWF_DONTCACHE 0x00000080
 
 struct cg_sys {
 	/* posix_fadvise(); returns 0 or an errno value, as it does */
@@ -32,8 +40,23 @@ struct cg_sys {
 	 * Returns 0 or an errno value.
 	 */
 	int (*resident)(int fd, uint64_t off, uint64_t len, uint64_t *bytes);
+	/* preadv2() into one buffer: bytes, or -1 and errno, as it does */
+	ssize_t (*preadv2)(int fd, void *buf, size_t n, uint64_t off, int flags);
 };
 
 extern const struct cg_sys cg_sys_linux;
+
+/*
+ * pread() semantics over sys->preadv2: read until n bytes or end of
+ * file, retrying EINTR. An error after some bytes is still -1 and errno:
+ * a short count would tell smbd, and so the client, that the file ends
+ * there (cg_read.c).
+ */
+ssize_t cg_pread_full(const struct cg_sys *sys,
+		      int fd,
+		      void *buf,
+		      size_t n,
+		      uint64_t off,
+		      int flags);
 
 #endif /* CG_SYS_H */

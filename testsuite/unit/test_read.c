@@ -1,0 +1,161 @@
+/*
+ * Unit tests of cg_pread_full: pread() semantics over preadv2
+ *
+ * Copyright (C) 2026 The vfs_cacheguard authors
+ *
+ * This program is free software; you can redistribute it and/or modify
+ * it under the terms of the GNU General Public License as published by
+ * the Free Software Foundation; either version 3 of the License, or
+ * (at your option) any later version.
+ *
+ * This program is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ * GNU General Public License for more details.
+ *
+ * You should have received a copy of the GNU General Public License
+ * along with this program.  If not, see <http://www.gnu.org/licenses/>.
+ */
+
+/*
+ * A fake preadv2 plays a script of results: so many bytes (short on
+ * purpose), an error, end of file. The reads must come out as pread()
+ * would have them: every byte in place, and an error in the middle an
+ * error, never a short count a client would take for end of file.
+ */
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <errno.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "cacheguard.h"
+#include "cg_sys.h"
+
+#define FILE_SIZE 100000
+#define MAX_STEPS 8
+
+/* One scripted call: return at most this many bytes, or fail with err */
+struct step {
+	ssize_t max;	/* -1: fail with err */
+	int err;
+};
+
+static struct {
+	const struct step *steps;
+	unsigned nsteps;
+	unsigned calls;
+	int flags_seen;
+} fake;
+
+static unsigned char file_byte(uint64_t off)
+{
+	return (unsigned char)(off * 7 + 3);
+}
+
+static ssize_t fake_preadv2(int fd, void *buf, size_t n, uint64_t off,
+			    int flags)
+{
+	const struct step *st = NULL;
+	size_t i, len;
+
+	assert_true(fake.calls < fake.nsteps);
+	st = &fake.steps[fake.calls++];
+	fake.flags_seen = flags;
+	if (st->max == -1) {
+		errno = st->err;
+		return -1;
+	}
+	len = n < (size_t)st->max ? n : (size_t)st->max;
+	if (off >= FILE_SIZE) {
+		return 0;
+	}
+	if (len > FILE_SIZE - off) {
+		len = FILE_SIZE - off;
+	}
+	for (i = 0; i < len; i++) {
+		((unsigned char *)buf)[i] = file_byte(off + i);
+	}
+	return (ssize_t)len;
+}
+
+static const struct cg_sys fake_sys = {
+	.preadv2 = fake_preadv2,
+};
+
+static void check_bytes(const unsigned char *buf, uint64_t off, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (buf[i] != file_byte(off + i)) {
+			fail_msg("byte %zu of the read at %ju is wrong", i,
+				 (uintmax_t)off);
+		}
+	}
+}
+
+static void test_pread_full(void **state)
+{
+	static const struct step whole[] = {{1 << 20, 0}};
+	static const struct step shorts[] = {{100, 0}, {1, 0}, {1 << 20, 0}};
+	static const struct step eintr[] = {{-1, EINTR}, {1 << 20, 0}};
+	static const struct step mid_eio[] = {{4096, 0}, {-1, EIO}};
+	static const struct step first_eio[] = {{-1, EIO}};
+	static const struct step unsupported[] = {{-1, EOPNOTSUPP}};
+	static const struct step at_eof[] = {{1 << 20, 0}, {1 << 20, 0}};
+	static const struct {
+		const char *what;
+		const struct step *steps;
+		unsigned nsteps;
+		uint64_t off;
+		size_t n;
+		ssize_t want;	/* bytes, or -1 */
+		int err;
+	} cases[] = {
+		{"one call", whole, 1, 0, 65536, 65536, 0},
+		{"short reads add up", shorts, 3, 10, 65536, 65536, 0},
+		{"EINTR is retried", eintr, 2, 0, 4096, 4096, 0},
+		{"EIO after some bytes is EIO", mid_eio, 2, 0, 65536, -1, EIO},
+		{"EIO at once", first_eio, 1, 0, 65536, -1, EIO},
+		{"EOPNOTSUPP reaches the caller", unsupported, 1, 0, 10, -1,
+		 EOPNOTSUPP},
+		{"short at end of file", at_eof, 2, FILE_SIZE - 100, 4096, 100,
+		 0},
+	};
+	static unsigned char buf[1 << 17];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ssize_t got;
+
+		fake.steps = cases[i].steps;
+		fake.nsteps = cases[i].nsteps;
+		fake.calls = 0;
+		errno = 0;
+		got = cg_pread_full(&fake_sys, 3, buf, cases[i].n,
+				    cases[i].off, CG_RWF_DONTCACHE);
+		if (got != cases[i].want) {
+			fail_msg("%s: got %zd, want %zd", cases[i].what, got,
+				 cases[i].want);
+		}
+		if (got == -1) {
+			assert_int_equal(errno, cases[i].err);
+		} else {
+			check_bytes(buf, cases[i].off, (size_t)got);
+		}
+		assert_int_equal(fake.flags_seen, CG_RWF_DONTCACHE);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pread_full),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
