@@ -92,6 +92,15 @@ int cg_config_set(struct cg_config *cfg,
 		  char *err,
 		  size_t errlen);
 
+/*
+ * Whether name (what follows "cacheguard:") is an option, compared as
+ * Samba compares parameter names: case and white space do not count.
+ */
+bool cg_option_known(const char *name);
+
+/* "mode, min file size, ..." for the log line about an unknown option */
+void cg_option_names(char *buf, size_t len);
+
 /* Cross-option checks after all values are set; same error contract */
 int cg_config_check(const struct cg_config *cfg, char *err, size_t errlen);
 
@@ -123,6 +132,8 @@ struct cg_range {
 	uint64_t end;
 };
 
+/* Abandoned streams remembered for the close; more are dropped at once */
+#define CG_MAX_TAILS 4
 /* Reads tracked one by one; more go into two batches (cg_stream.c) */
 #define CG_MAX_INFLIGHT 64
 /* Completed ranges above the contiguous front kept to merge later */
@@ -141,6 +152,12 @@ struct cg_stream {
 	const struct cg_config *cfg;
 	const struct cg_sys *sys;
 	uint64_t file_size;
+	/*
+	 * The kernel's readahead for the file's device in bytes, set by
+	 * the caller after cg_stream_init(); 0 when unknown. Bounds what
+	 * a stream's own readahead may have cached past its front.
+	 */
+	uint64_t kernel_ra;
 	enum cg_stream_state state;
 	struct cg_stats *totals;	/* process-wide sums, or NULL */
 
@@ -158,7 +175,9 @@ struct cg_stream {
 	uint64_t dropped_to;	/* windows below this are dropped */
 	uint64_t willneed_to;	/* WILLNEED issued up to here */
 	uint64_t lag;		/* keep drops this far behind (zero-copy) */
-	struct cg_range tail;	/* abandoned streams, dropped at close */
+	/* Ranges of abandoned streams, each dropped at close on its own */
+	struct cg_range tails[CG_MAX_TAILS];
+	unsigned ntails;
 
 	uint64_t inflight[CG_MAX_INFLIGHT];	/* offsets, UINT64_MAX free */
 	unsigned ninflight;
@@ -233,6 +252,16 @@ size_t cg_dio_alignment(bool have_dioalign,
 			uint32_t dio_mem_align,
 			uint32_t dio_offset_align,
 			uint32_t logical_block_size);
+
+/* What a failure to set up direct reads for one file means */
+enum cg_direct_fail {
+	CG_DIRECT_FAIL_FILE = 0,	/* this file only: others keep direct */
+	CG_DIRECT_FAIL_FS,		/* the filesystem refuses O_DIRECT */
+	CG_DIRECT_FAIL_MEMORY,		/* over cacheguard:direct memory */
+};
+
+/* open(O_DIRECT) of a file failed with err: the file, or its filesystem? */
+enum cg_direct_fail cg_direct_open_failure(int err);
 
 /* false when align is not a power of two or the range overflows */
 bool cg_dio_plan(uint64_t off, size_t n, size_t align, struct cg_dio_plan *p);

@@ -31,7 +31,9 @@
  * While detecting, a far read restarts detection at that read. While
  * active, a far read is a stray (Explorer reading a header, a metadata
  * probe) and is served untouched; only CG_STRAY_LIMIT strays in a row
- * end the stream. Its range is then kept in "tail" and dropped at close.
+ * end the stream. Its range is then kept in tails[] and dropped at close,
+ * each abandoned stream on its own: a file read in two distant places
+ * keeps what lies between them.
  *
  * What may be dropped
  * -------------------
@@ -62,7 +64,7 @@
 #define CG_SLOT_NONE (-1)
 #define CG_SLOT_BATCH0 (-2)	/* -2 - b: in overflow batch b */
 #define CG_STRAY_LIMIT 8
-/* How far the kernel's own readahead may run ahead of the front */
+/* The kernel's readahead when the device's is not known */
 #define CG_RA_SLACK (4ULL << 20)
 /*
  * sendfile(2) lends the file's pages to the socket; until the client has
@@ -89,6 +91,71 @@ static uint64_t cg_page_down(uint64_t v)
 	return v & ~(CG_PAGE - 1);
 }
 
+/* One window of the kernel's readahead for this file, before any hint */
+static uint64_t cg_ra_window(const struct cg_stream *s)
+{
+	return CG_MAX(s->kernel_ra, CG_RA_SLACK);
+}
+
+/*
+ * The end of what a stream may have brought into the cache: its front,
+ * plus the kernel's readahead (FADV_SEQUENTIAL doubles the window, and
+ * the kernel keeps up to two windows, the current and the async one,
+ * ahead of the reader), plus our own WILLNEED. Dropping up to here at
+ * the end removes what the stream caused and nothing far beyond it.
+ */
+static uint64_t cg_stream_reach(const struct cg_stream *s)
+{
+	uint64_t end = CG_MAX(s->front + 4 * cg_ra_window(s), s->willneed_to);
+
+	return CG_MIN(end, CG_MAX(s->file_size, s->front));
+}
+
+static void cg_drop_range(struct cg_stream *s, int fd, struct cg_range r)
+{
+	if (r.end <= r.off) {
+		return;
+	}
+	s->sys->fadvise(fd, r.off, r.end - r.off, POSIX_FADV_DONTNEED);
+	CG_COUNT(s, drops, 1);
+}
+
+/*
+ * Remember an abandoned stream's range for the close. Dropping it now
+ * could race reads of it still in flight, whose lengths are not kept.
+ * With every slot taken, the two nearest ranges become one: the span
+ * between them is the least that is dropped without having been read.
+ */
+static void cg_add_tail(struct cg_stream *s, struct cg_range r)
+{
+	unsigned i, j, best = 0;
+	uint64_t gap, best_gap = UINT64_MAX;
+
+	for (i = 0; i < s->ntails && s->ntails == CG_MAX_TAILS; i++) {
+		for (j = 0; j < s->ntails; j++) {
+			if (i == j || s->tails[j].off < s->tails[i].off) {
+				continue;
+			}
+			gap = s->tails[j].off > s->tails[i].end
+				      ? s->tails[j].off - s->tails[i].end
+				      : 0;
+			if (gap < best_gap) {
+				best_gap = gap;
+				best = i * CG_MAX_TAILS + j;
+			}
+		}
+	}
+	if (s->ntails == CG_MAX_TAILS) {
+		struct cg_range *a = &s->tails[best / CG_MAX_TAILS];
+		unsigned k = best % CG_MAX_TAILS;
+
+		a->off = CG_MIN(a->off, s->tails[k].off);
+		a->end = CG_MAX(a->end, s->tails[k].end);
+		s->tails[k] = s->tails[--s->ntails];
+	}
+	s->tails[s->ntails++] = r;
+}
+
 void cg_stream_init(struct cg_stream *s,
 		    const struct cg_config *cfg,
 		    const struct cg_sys *sys,
@@ -100,7 +167,6 @@ void cg_stream_init(struct cg_stream *s,
 		.cfg = cfg,
 		.sys = sys,
 		.file_size = file_size,
-		.tail = {.off = CG_FREE, .end = 0},
 	};
 	for (i = 0; i < CG_MAX_INFLIGHT; i++) {
 		s->inflight[i] = CG_FREE;
@@ -110,10 +176,10 @@ void cg_stream_init(struct cg_stream *s,
 static void cg_stream_restart(struct cg_stream *s, uint64_t off)
 {
 	if (s->state == CG_ACTIVE) {
-		s->tail.off = CG_MIN(s->tail.off, cg_page_down(s->low));
-		s->tail.end = CG_MAX(s->tail.end,
-				     CG_MAX(s->front + CG_RA_SLACK,
-					    s->willneed_to));
+		cg_add_tail(s, (struct cg_range){
+			.off = cg_page_down(s->low),
+			.end = cg_stream_reach(s),
+		});
 	}
 	s->state = CG_DETECTING;
 	s->start = off;
@@ -147,7 +213,7 @@ static void cg_willneed(struct cg_stream *s, int fd)
 
 static bool cg_file_is_hot(struct cg_stream *s, int fd)
 {
-	uint64_t from = s->front + CG_RA_SLACK + s->cfg->readahead;
+	uint64_t from = s->front + cg_ra_window(s) + s->cfg->readahead;
 	uint64_t len, resident = 0;
 
 	/*
@@ -382,28 +448,24 @@ void cg_read_end(struct cg_stream *s, int fd, struct cg_io *io, ssize_t nread)
 void cg_stream_close(struct cg_stream *s, int fd)
 {
 	uint64_t end = CG_MIN(s->front, s->file_size);
+	unsigned i;
 
-	if (s->tail.end > s->tail.off) {
-		s->sys->fadvise(fd,
-				s->tail.off,
-				s->tail.end - s->tail.off,
-				POSIX_FADV_DONTNEED);
-		CG_COUNT(s, drops, 1);
+	for (i = 0; i < s->ntails; i++) {
+		cg_drop_range(s, fd, s->tails[i]);
 	}
+	s->ntails = 0;
 	if (s->state == CG_ACTIVE) {
 		/*
 		 * From the stream's lowest read, not dropped_to: pages a window
 		 * drop had to skip (still lent to a socket, or read again)
-		 * go now. len 0: to the end of the file, readahead included.
+		 * go now, and so does the readahead the stream caused.
 		 */
-		s->sys->fadvise(fd,
-				cg_page_down(s->low),
-				0,
-				POSIX_FADV_DONTNEED);
+		cg_drop_range(s, fd, (struct cg_range){
+			.off = cg_page_down(s->low),
+			.end = cg_stream_reach(s),
+		});
 		CG_COUNT(s, bytes_dropped,
 			 end > s->dropped_to ? end - s->dropped_to : 0);
-		CG_COUNT(s, drops, 1);
 	}
 	s->state = CG_DETECTING;
-	s->tail = (struct cg_range){.off = CG_FREE, .end = 0};
 }

@@ -70,6 +70,8 @@
 #define N_ELEM(a) (sizeof(a) / sizeof((a)[0]))
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
+/* The engine's readahead window when the device's is unknown (cg_stream.c) */
+#define RA_SLACK (4 * MiB)
 
 struct call {
 	int fd;
@@ -462,26 +464,42 @@ static uint64_t dropped_end(const struct harness *h)
 }
 
 /*
- * cg_stream_close() on an active stream: one DONTNEED of length 0 (to the
- * end of the file) that starts no later than what the windows dropped
- * and no earlier than the page of the stream's lowest read.
+ * cg_stream_close() on an active stream: its last DONTNEED starts no
+ * later than what the windows dropped and no earlier than the page of
+ * the stream's lowest read, covers the stream up to its front, and ends
+ * where the stream's readahead could reach (four of the kernel's
+ * windows, CG_RA_SLACK here, or the engine's own WILLNEED): the rest of
+ * the file is not the stream's to drop.
  */
 static void check_close_drop(const struct harness *h,
 			     uint64_t start,
 			     uint64_t dropped_to)
 {
 	const struct call *c = NULL;
+	uint64_t front = MIN(h->s.front, h->s.file_size);
+	uint64_t reach, end;
 	size_t i;
 
 	for (i = 0; i < h->ncalls; i++) {
-		if (h->calls[i].closing && h->calls[i].len == 0) {
-			assert_null(c);
+		if (h->calls[i].closing) {
 			c = &h->calls[i];
 		}
 	}
 	assert_non_null(c);
 	assert_int_equal(c->advice, POSIX_FADV_DONTNEED);
 	assert_in_range(c->off, start & ~(PAGE - 1), dropped_to);
+	assert_true(c->len > 0);
+	end = c->off + c->len;
+	reach = MAX(h->s.front + 4 * RA_SLACK, h->s.willneed_to);
+	if (end < front || end > MAX(reach, front)) {
+		fail_msg("%sthe close drop [%ju, %ju) is not the stream's "
+			 "[.., %ju) plus readahead (to %ju)",
+			 h->ctx,
+			 (uintmax_t)c->off,
+			 (uintmax_t)end,
+			 (uintmax_t)front,
+			 (uintmax_t)reach);
+	}
 }
 
 /*
@@ -1085,7 +1103,7 @@ static void test_close(void **state)
 	uint64_t off, dropped;
 	unsigned i;
 
-	/* Active: one DONTNEED to the end of the file (len 0) */
+	/* Active: one DONTNEED of the stream and its readahead */
 	h_start(h, GiB);
 	for (off = start; off < 50 * MiB + 1234; off += MiB) {
 		rd_one(h, off, MiB);
@@ -1096,7 +1114,10 @@ static void test_close(void **state)
 	h_close(h);
 	assert_int_equal(count_closing(h), 1);
 	check_close_drop(h, start, dropped);
-	assert_int_equal(h->calls[h->ncalls - 1].len, 0);
+	/* Not the rest of the file: others may have it cached */
+	assert_int_equal(h->calls[h->ncalls - 1].off +
+				 h->calls[h->ncalls - 1].len,
+			 h->s.front + 4 * RA_SLACK);
 	/* Closing again finds nothing left to drop */
 	i = (unsigned)h->ncalls;
 	h_close(h);
@@ -1115,6 +1136,51 @@ static void test_close(void **state)
 	h_start(h, GiB);
 	h_close(h);
 	assert_int_equal(h->ncalls, 0);
+}
+
+/*
+ * What a stream drops at its end is its own: a stream abandoned at one
+ * place and another begun far off are dropped as two ranges, never as
+ * one span over what lies between (others' cached pages); the kernel's
+ * readahead for the device bounds how far past a front a drop reaches.
+ */
+static void test_close_drops_own_ranges(void **state)
+{
+	struct harness *h = *state;
+	const uint64_t second = 600 * MiB;
+	uint64_t off;
+	size_t i;
+
+	h_start(h, GiB);
+	h->s.kernel_ra = 8 * MiB;
+	for (off = 0; off < 48 * MiB; off += MiB) {
+		rd_one(h, off, MiB);
+	}
+	for (i = 0; i < STRAY_LIMIT; i++) {
+		rd_one(h, second + i * MiB, MiB);
+	}
+	for (off = second + STRAY_LIMIT * MiB; off < second + 64 * MiB;
+	     off += MiB) {
+		rd_one(h, off, MiB);
+	}
+	assert_int_equal(h->s.stats.streams, 2);
+	h_close(h);
+	for (i = 0; i < h->ncalls; i++) {
+		const struct call *c = &h->calls[i];
+		uint64_t end = c->len == 0 ? UINT64_MAX : c->off + c->len;
+
+		if (c->advice != POSIX_FADV_DONTNEED) {
+			continue;
+		}
+		/* Nothing between the first stream's reach and the second */
+		if (c->off < second && end > 48 * MiB + 4 * 8 * MiB) {
+			fail_msg("DONTNEED [%ju, %ju) spans the gap",
+				 (uintmax_t)c->off, (uintmax_t)end);
+		}
+		/* Nothing past the second stream's reach */
+		assert_true(end <= second + 64 * MiB + 4 * 8 * MiB);
+	}
+	assert_int_equal(count_closing(h), 2);
 }
 
 /*
@@ -1885,6 +1951,7 @@ int main(void)
 		T(test_strays_keep_stream),
 		T(test_strays_restart),
 		T(test_close),
+		T(test_close_drops_own_ranges),
 		T(test_inflight_overflow),
 		T(test_failed_read),
 		T(test_short_read_at_eof),
