@@ -106,16 +106,65 @@ int cg_parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+/*
+ * smb.conf names compare as Samba compares them (strwicmp): case and
+ * white space do not count, so "Min FileSize" is "min file size".
+ */
+static bool cg_name_equal(const char *a, const char *b)
+{
+	for (;;) {
+		while (isspace((unsigned char)*a)) {
+			a++;
+		}
+		while (isspace((unsigned char)*b)) {
+			b++;
+		}
+		if (*a == '\0' || *b == '\0') {
+			return *a == *b;
+		}
+		if (tolower((unsigned char)*a) != tolower((unsigned char)*b)) {
+			return false;
+		}
+		a++;
+		b++;
+	}
+}
+
 static const struct cg_option *cg_find_option(const char *name)
 {
 	const struct cg_option *o = NULL;
 
 	for (o = cg_options; o->name != NULL; o++) {
-		if (strcasecmp(o->name, name) == 0) {
+		if (cg_name_equal(o->name, name)) {
 			return o;
 		}
 	}
 	return NULL;
+}
+
+bool cg_option_known(const char *name)
+{
+	return cg_find_option(name) != NULL;
+}
+
+void cg_option_names(char *buf, size_t len)
+{
+	const struct cg_option *o = NULL;
+	size_t used = 0;
+
+	if (len == 0) {
+		return;
+	}
+	buf[0] = '\0';
+	for (o = cg_options; o->name != NULL && used < len; o++) {
+		int n = snprintf(buf + used, len - used, "%s%s",
+				 o == cg_options ? "" : ", ", o->name);
+
+		if (n < 0) {
+			break;
+		}
+		used += (size_t)n;
+	}
 }
 
 static int cg_parse_mode(const char *s, enum cg_mode *out)

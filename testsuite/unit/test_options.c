@@ -620,6 +620,51 @@ static void test_describe(void **state)
 	assert_int_equal(buf[10], 'x');
 }
 
+/*
+ * A misspelt name is reported at connect; names compare as Samba's
+ * strwicmp compares them, so the spellings smbd accepts are known.
+ */
+static void test_option_known(void **state)
+{
+	static const struct {
+		const char *name;
+		bool known;
+	} cases[] = {
+		{"mode", true},
+		{"MODE", true},
+		{"min file size", true},
+		{"minfilesize", true},
+		{" Min  File Size ", true},
+		{"direct min io", true},
+		{"windw", false},
+		{"min file", false},
+		{"min file sizes", false},
+		{"", false},
+		{"cacheguard:mode", false},
+	};
+	const struct cg_option *o = NULL;
+	char names[512];
+	size_t i;
+
+	for (i = 0; i < N_ELEM(cases); i++) {
+		if (cg_option_known(cases[i].name) != cases[i].known) {
+			fail_msg("cg_option_known(\"%s\") != %d",
+				 cases[i].name, cases[i].known);
+		}
+	}
+	cg_option_names(names, sizeof(names));
+	for (o = cg_options; o->name != NULL; o++) {
+		assert_non_null(strstr(names, o->name));
+	}
+	assert_string_equal(strstr(names, "mode, min file size"), names);
+
+	/* A short buffer is truncated, never overrun */
+	memset(names, 'x', sizeof(names));
+	cg_option_names(names, 8);
+	assert_int_equal(strlen(names), 7);
+	assert_int_equal(names[8], 'x');
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -634,6 +679,7 @@ int main(void)
 		cmocka_unit_test(test_defaults_match_table),
 		cmocka_unit_test(test_config_check),
 		cmocka_unit_test(test_describe),
+		cmocka_unit_test(test_option_known),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
