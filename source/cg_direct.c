@@ -31,6 +31,7 @@
  * ran; the version check makes sure that is still the file's end.
  */
 
+#include <errno.h>
 #include <limits.h>
 #include <string.h>
 
@@ -62,6 +63,16 @@ size_t cg_dio_alignment(bool have_dioalign,
 		return logical_block_size;
 	}
 	return 4096;
+}
+
+enum cg_direct_fail cg_direct_open_failure(int err)
+{
+	/*
+	 * EINVAL is how open(2) says the filesystem has no O_DIRECT. The
+	 * rest belong to the file or the moment: EACCES (the reopen checks
+	 * permissions again, as the client's user), EMFILE, ENFILE, ENOMEM.
+	 */
+	return err == EINVAL ? CG_DIRECT_FAIL_FS : CG_DIRECT_FAIL_FILE;
 }
 
 bool cg_dio_plan(uint64_t off, size_t n, size_t align, struct cg_dio_plan *p)

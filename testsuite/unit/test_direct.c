@@ -42,6 +42,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <errno.h>
 #include <cmocka.h>
 
 #include <inttypes.h>
@@ -152,6 +153,34 @@ static const struct plan_case plan_cases[] = {
 	{8 * MiB, 1 * MiB, 4096, F, 8 * MiB, 1 * MiB, 0, 1 * MiB},
 	{10 * MiB, 1 * MiB, 4096, F, 10 * MiB, 1 * MiB, 0, 1234},
 };
+
+/*
+ * Only the filesystem's refusal of O_DIRECT (EINVAL from open) turns
+ * direct off for every file on it; the reopen's permission check, a full
+ * descriptor table or memory are one file's trouble.
+ */
+static void test_open_failure_scope(void **state)
+{
+	static const struct {
+		int err;
+		enum cg_direct_fail want;
+	} cases[] = {
+		{EINVAL, CG_DIRECT_FAIL_FS},
+		{EACCES, CG_DIRECT_FAIL_FILE},
+		{EPERM, CG_DIRECT_FAIL_FILE},
+		{EMFILE, CG_DIRECT_FAIL_FILE},
+		{ENFILE, CG_DIRECT_FAIL_FILE},
+		{ENOMEM, CG_DIRECT_FAIL_FILE},
+		{ENOENT, CG_DIRECT_FAIL_FILE},
+		{ENOSYS, CG_DIRECT_FAIL_FILE},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(cg_direct_open_failure(cases[i].err),
+				 cases[i].want);
+	}
+}
 
 static void test_plan_table(void **state)
 {
@@ -804,6 +833,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_alignment),
+		cmocka_unit_test(test_open_failure_scope),
 		cmocka_unit_test(test_plan_table),
 		cmocka_unit_test(test_plan_refuses),
 		cmocka_unit_test(test_plan_property),
