@@ -55,14 +55,16 @@ ssize_t cg_uncached_pread(int fd, void *data, size_t n, off_t offset);
 struct cg_direct;
 
 /*
- * NULL when O_DIRECT cannot be used on fsp (errno says why) or the
- * process's direct memory budget is spent (errno ENOMEM): the caller
- * then serves the stream with drop-behind.
+ * NULL when O_DIRECT cannot be used on fsp or the process's direct
+ * memory budget is spent; *fail says which, and whether it is this
+ * file's failure or its filesystem's. The caller then serves the stream
+ * with drop-behind.
  */
 struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 				 struct vfs_handle_struct *handle,
 				 struct files_struct *fsp,
-				 const struct cg_config *cfg);
+				 const struct cg_config *cfg,
+				 enum cg_direct_fail *fail);
 /*
  * Exactly the bytes pread() would return for [offset, offset + n),
  * short at end of file. On failure -1 and vfs_aio_state->error; the
@@ -96,6 +98,8 @@ void cg_fs_probe(struct files_struct *fsp);
 enum cg_mode cg_fs_resolve(enum cg_mode want, dev_t dev);
 /* Remember that dev lacks flag's feature; logged once per process */
 void cg_fs_lacks(dev_t dev, unsigned flag, const char *what, int err);
+/* The kernel's readahead for dev in bytes, 0 when sysfs does not say */
+uint64_t cg_fs_readahead(dev_t dev);
 
 /*
  * Per-process counters (cacheguard_status.c): the engine adds into

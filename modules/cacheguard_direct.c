@@ -527,20 +527,22 @@ static int cg_direct_destructor(struct cg_direct *d)
 struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 				 struct vfs_handle_struct *handle,
 				 struct files_struct *fsp,
-				 const struct cg_config *cfg)
+				 const struct cg_config *cfg,
+				 enum cg_direct_fail *fail)
 {
 	struct cg_direct *d = NULL;
 	int fd = fsp_get_io_fd(fsp);
 	size_t align = cg_direct_alignment(fd, fsp->fsp_name->st.st_ex_dev);
 	size_t mem;
 
+	*fail = CG_DIRECT_FAIL_FILE;
 	if (align == 0) {
-		errno = EINVAL;
+		DBG_INFO("%s: the kernel gives no direct-I/O alignment\n",
+			 fsp_str_dbg(fsp));
 		return NULL;
 	}
 	d = talloc_zero(mem_ctx, struct cg_direct);
 	if (d == NULL) {
-		errno = ENOMEM;
 		return NULL;
 	}
 	*d = (struct cg_direct){
@@ -558,7 +560,7 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 			 "cacheguard:direct memory (%zu held)\n",
 			 fsp_str_dbg(fsp), mem, cg_direct_mem_in_use);
 		TALLOC_FREE(d);
-		errno = ENOMEM;
+		*fail = CG_DIRECT_FAIL_MEMORY;
 		return NULL;
 	}
 	d->io = cg_direct_io_open(fd, mem, align);
@@ -568,7 +570,7 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 		DBG_INFO("%s: no O_DIRECT descriptor: %s\n",
 			 fsp_str_dbg(fsp), strerror(err));
 		TALLOC_FREE(d);
-		errno = err;
+		*fail = cg_direct_open_failure(err);
 		return NULL;
 	}
 	DLIST_ADD(cg_direct_live, d);

@@ -23,6 +23,7 @@
 #include <sys/uio.h>
 
 #include "cacheguard.h"
+#include "../source/cg_sys.h"
 
 #undef DBGC_CLASS
 #define DBGC_CLASS vfs_cacheguard_debug_level
@@ -31,33 +32,74 @@
  * What each filesystem (st_dev) turned out to support, per smbd process:
  * found once by a probe (auto) or by the first failure, then remembered,
  * so a filesystem without RWF_DONTCACHE costs one failed read, not one
- * per request. Devices past the table's end are simply probed again.
+ * per request. The table grows with the filesystems a process meets
+ * (btrfs subvolumes and snapshots each have a device of their own).
  */
-#define CG_FS_MAX 32
-
 struct cacheguard_fs {
 	dev_t dev;
 	unsigned flags;
+	uint64_t readahead;	/* the device's read_ahead_kb, in bytes */
 };
 
-static struct cacheguard_fs cacheguard_fs_table[CG_FS_MAX];
-static unsigned cacheguard_fs_count;
+static struct cacheguard_fs *cacheguard_fs_table;
+static size_t cacheguard_fs_count;
 
+/* The kernel's readahead for dev from sysfs; 0 when it has none there */
+static uint64_t cacheguard_fs_readahead(dev_t dev)
+{
+	static const char *const fmt[] = {
+		"/sys/dev/block/%u:%u/queue/read_ahead_kb",
+		"/sys/dev/block/%u:%u/../queue/read_ahead_kb",
+	};
+	unsigned kb = 0;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(fmt) && kb == 0; i++) {
+		char path[96];
+		FILE *f = NULL;
+
+		snprintf(path, sizeof(path), fmt[i], major(dev), minor(dev));
+		f = fopen(path, "r");
+		if (f == NULL) {
+			continue;
+		}
+		if (fscanf(f, "%u", &kb) != 1) {
+			kb = 0;
+		}
+		fclose(f);
+	}
+	return (uint64_t)kb * 1024;
+}
+
+/* The entry of dev, made on first use; NULL only without memory */
 static struct cacheguard_fs *cacheguard_fs(dev_t dev)
 {
-	unsigned i;
+	struct cacheguard_fs *t = NULL;
+	size_t i;
 
 	for (i = 0; i < cacheguard_fs_count; i++) {
 		if (cacheguard_fs_table[i].dev == dev) {
 			return &cacheguard_fs_table[i];
 		}
 	}
-	if (cacheguard_fs_count == CG_FS_MAX) {
+	t = talloc_realloc(NULL, cacheguard_fs_table, struct cacheguard_fs,
+			   cacheguard_fs_count + 1);
+	if (t == NULL) {
 		return NULL;
 	}
-	cacheguard_fs_table[cacheguard_fs_count] =
-		(struct cacheguard_fs){.dev = dev};
-	return &cacheguard_fs_table[cacheguard_fs_count++];
+	cacheguard_fs_table = t;
+	t[cacheguard_fs_count] = (struct cacheguard_fs){
+		.dev = dev,
+		.readahead = cacheguard_fs_readahead(dev),
+	};
+	return &t[cacheguard_fs_count++];
+}
+
+uint64_t cg_fs_readahead(dev_t dev)
+{
+	struct cacheguard_fs *fs = cacheguard_fs(dev);
+
+	return fs != NULL ? fs->readahead : 0;
 }
 
 /* Remember that dev lacks a feature; log it once per process */
@@ -75,10 +117,6 @@ void cg_fs_lacks(dev_t dev, unsigned flag, const char *what, int err)
 		    what,
 		    strerror(err));
 }
-
-#ifndef RWF_DONTCACHE
-#define RWF_DONTCACHE 0x00000080
-#endif
 
 /*
  * auto: what the filesystem of fsp supports, found once per process with
@@ -99,7 +137,7 @@ void cg_fs_probe(struct files_struct *fsp)
 		return;
 	}
 	fs->flags |= CG_FS_PROBED;
-	if (preadv2(fd, &iov, 1, 0, RWF_DONTCACHE) == -1 &&
+	if (preadv2(fd, &iov, 1, 0, CG_RWF_DONTCACHE) == -1 &&
 	    (errno == EOPNOTSUPP || errno == EINVAL)) {
 		fs->flags |= CG_FS_NO_DONTCACHE;
 		path = sys_proc_fd_path(fd, buf, sizeof(buf));
@@ -124,7 +162,8 @@ void cg_fs_probe(struct files_struct *fsp)
 enum cg_mode cg_fs_resolve(enum cg_mode want, dev_t dev)
 {
 	struct cacheguard_fs *fs = cacheguard_fs(dev);
-	unsigned flags = fs != NULL ? fs->flags : 0;
+	unsigned flags = fs != NULL ? fs->flags
+				    : CG_FS_NO_DONTCACHE | CG_FS_NO_DIRECT;
 
 	if (want == CG_MODE_AUTO) {
 		if ((flags & CG_FS_NO_DONTCACHE) == 0) {

@@ -21,10 +21,18 @@
  * Each smbd process that serves a cacheguard share keeps its counters in
  * "<state directory>/cacheguard/<pid>", rewritten at most once a second
  * while it streams and at every close of a tracked file, one "name value"
- * per line. Files of processes that have exited stay until smbd's state
- * directory is cleaned; cacheguard-status(8) tells live from dead:
+ * per line; cacheguard-status(8) sums them:
  *
  *	cacheguard-status		# live smbd processes and their sum
+ *
+ * After the tree connect smbd runs as the client's user, and its umask
+ * is 0. So the files are written as smbd itself (become_root), with an
+ * explicit 0644, through a temporary name made with O_EXCL|O_NOFOLLOW in
+ * a directory opened with O_NOFOLLOW, then renamed into place. Each file
+ * carries its process's start time: a file whose pid is gone, or now
+ * belongs to a process started at another time, is of an exited process
+ * and is removed by the next process that starts writing, so the
+ * directory holds about one file per live process.
  */
 
 #include "includes.h"
@@ -38,62 +46,215 @@
 struct cg_status cg_status;
 
 static time_t cg_status_written;
+static bool cg_status_swept;
+static int cg_status_last_err;	/* logged once until it changes */
+
+/* Field 22 of /proc/PID/stat, in clock ticks since boot; 0 if unknown */
+static unsigned long long cg_status_start_time(pid_t pid)
+{
+	char path[64];
+	char buf[1024];
+	unsigned long long start = 0;
+	const char *p = NULL;
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd == -1) {
+		return 0;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0) {
+		return 0;
+	}
+	buf[n] = '\0';
+	/* The command name may hold spaces: count from its closing paren */
+	p = strrchr(buf, ')');
+	for (field = 2; p != NULL && field < 22; field++) {
+		p = strchr(p + 1, ' ');
+	}
+	if (p != NULL) {
+		start = strtoull(p + 1, NULL, 10);
+	}
+	return start;
+}
+
+/* The "start" line of a status file, 0 when it has none */
+static unsigned long long cg_status_file_start(int dirfd, const char *name)
+{
+	char buf[1024];
+	unsigned long long start = 0;
+	const char *p = NULL;
+	ssize_t n;
+	int fd;
+
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd == -1) {
+		return 0;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0) {
+		return 0;
+	}
+	buf[n] = '\0';
+	p = strstr(buf, "\nstart ");
+	if (p != NULL) {
+		start = strtoull(p + 7, NULL, 10);
+	}
+	return start;
+}
+
+/* Remove the files of processes that exited; runs as root */
+static void cg_status_sweep(int dirfd)
+{
+	DIR *d = NULL;
+	struct dirent *e = NULL;
+	int fd = dup(dirfd);
+
+	if (fd == -1) {
+		return;
+	}
+	d = fdopendir(fd);
+	if (d == NULL) {
+		close(fd);
+		return;
+	}
+	while ((e = readdir(d)) != NULL) {
+		char *end = NULL;
+		long pid = strtol(e->d_name, &end, 10);
+		unsigned long long running;
+
+		if (end == e->d_name || pid <= 0 || pid == (long)getpid() ||
+		    (*end != '\0' && strcmp(end, ".tmp") != 0)) {
+			continue;
+		}
+		running = cg_status_start_time((pid_t)pid);
+		if (running != 0 && *end == '\0' &&
+		    running == cg_status_file_start(dirfd, e->d_name)) {
+			continue;	/* a live process's file */
+		}
+		if (running != 0 && *end != '\0') {
+			continue;	/* a live process may be writing it */
+		}
+		unlinkat(dirfd, e->d_name, 0);
+	}
+	closedir(d);
+}
+
+static int cg_status_print(int fd, time_t now)
+{
+	const struct cg_stats *t = &cg_status.totals;
+	char buf[1024];
+	int n;
+
+	n = snprintf(buf, sizeof(buf),
+		     "pid %d\nstart %llu\nupdated %jd\nfiles %" PRIu64
+		     "\nstreams %" PRIu64 "\nhot %" PRIu64
+		     "\nbytes_read %" PRIu64 "\nbytes_stream %" PRIu64
+		     "\nbytes_buffered %" PRIu64 "\nbytes_dontcache %" PRIu64
+		     "\nbytes_direct %" PRIu64 "\nbytes_dropped %" PRIu64
+		     "\ndrop_calls %" PRIu64 "\nfallbacks %" PRIu64
+		     "\ndirect_memory %zu\n",
+		     (int)getpid(),
+		     cg_status_start_time(getpid()),
+		     (intmax_t)now,
+		     cg_status.files,
+		     t->streams,
+		     t->hot,
+		     t->bytes_read,
+		     t->bytes_stream,
+		     cg_status.bytes_path[0],
+		     cg_status.bytes_path[1],
+		     cg_status.bytes_path[2],
+		     t->bytes_dropped,
+		     t->drops,
+		     cg_status.fallbacks,
+		     cg_direct_memory_in_use());
+	if (n < 0 || (size_t)n >= sizeof(buf)) {
+		return EOVERFLOW;
+	}
+	if (write(fd, buf, (size_t)n) != n) {
+		return errno != 0 ? errno : EIO;
+	}
+	return 0;
+}
+
+/* Write the file as root; 0 or an errno value */
+static int cg_status_write_as_root(const char *dir, time_t now)
+{
+	char name[32];
+	char tmp[40];
+	int dirfd = -1;
+	int fd = -1;
+	int err = 0;
+
+	snprintf(name, sizeof(name), "%d", (int)getpid());
+	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
+	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+		return errno;
+	}
+	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dirfd == -1) {
+		return errno;
+	}
+	if (!cg_status_swept) {
+		cg_status_swept = true;
+		cg_status_sweep(dirfd);
+	}
+	/* A crashed writer of this pid may have left its temporary file */
+	unlinkat(dirfd, tmp, 0);
+	fd = openat(dirfd, tmp,
+		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		    0644);
+	if (fd == -1) {
+		err = errno;
+		goto out;
+	}
+	err = cg_status_print(fd, now);
+	if (close(fd) != 0 && err == 0) {
+		err = errno;
+	}
+	if (err == 0 && renameat(dirfd, tmp, dirfd, name) != 0) {
+		err = errno;
+	}
+	if (err != 0) {
+		unlinkat(dirfd, tmp, 0);
+	}
+out:
+	close(dirfd);
+	return err;
+}
 
 void cg_status_write(bool force)
 {
-	const struct cg_stats *t = &cg_status.totals;
 	time_t now = time(NULL);
-	TALLOC_CTX *frame = NULL;
+	int saved_errno = errno;
 	char *dir = NULL;
-	char *path = NULL;
-	char *tmp = NULL;
-	FILE *f = NULL;
+	int err;
 
 	if (!force && now == cg_status_written) {
 		return;
 	}
 	cg_status_written = now;
-	frame = talloc_stackframe();
-	dir = talloc_asprintf(frame, "%s/cacheguard", lp_state_directory());
-	path = talloc_asprintf(frame, "%s/%d", dir, (int)getpid());
-	tmp = talloc_asprintf(frame, "%s.tmp", path);
-	if (tmp == NULL) {
-		goto out;
+	dir = talloc_asprintf(talloc_tos(), "%s/cacheguard",
+			      lp_state_directory());
+	if (dir == NULL) {
+		return;
 	}
-	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-		DBG_DEBUG("mkdir %s: %s\n", dir, strerror(errno));
-		goto out;
+	become_root();
+	err = cg_status_write_as_root(dir, now);
+	unbecome_root();
+	if (err != 0 && err != cg_status_last_err) {
+		DBG_WARNING("status file %s/%d: %s\n",
+			    dir,
+			    (int)getpid(),
+			    strerror(err));
 	}
-	f = fopen(tmp, "w");
-	if (f == NULL) {
-		DBG_DEBUG("%s: %s\n", tmp, strerror(errno));
-		goto out;
-	}
-	fprintf(f,
-		"pid %d\nupdated %jd\nfiles %" PRIu64 "\nstreams %" PRIu64
-		"\nhot %" PRIu64 "\nbytes_read %" PRIu64
-		"\nbytes_stream %" PRIu64 "\nbytes_buffered %" PRIu64
-		"\nbytes_dontcache %" PRIu64 "\nbytes_direct %" PRIu64
-		"\nbytes_dropped %" PRIu64 "\ndrop_calls %" PRIu64
-		"\nfallbacks %" PRIu64 "\ndirect_memory %zu\n",
-		(int)getpid(),
-		(intmax_t)now,
-		cg_status.files,
-		t->streams,
-		t->hot,
-		t->bytes_read,
-		t->bytes_stream,
-		cg_status.bytes_path[0],
-		cg_status.bytes_path[1],
-		cg_status.bytes_path[2],
-		t->bytes_dropped,
-		t->drops,
-		cg_status.fallbacks,
-		cg_direct_memory_in_use());
-	if (fclose(f) != 0 || rename(tmp, path) != 0) {
-		DBG_DEBUG("%s: %s\n", path, strerror(errno));
-		unlink(tmp);
-	}
-out:
-	TALLOC_FREE(frame);
+	cg_status_last_err = err;
+	TALLOC_FREE(dir);
+	/* Called between a read and its return: the caller's errno stays */
+	errno = saved_errno;
 }

@@ -77,8 +77,20 @@ enum cacheguard_path {
 	CG_PATH_COUNT,
 };
 
+/* What the module keeps per share, from the tree connect on */
+struct cacheguard_share {
+	struct cg_config cfg;
+	const char *name;
+	bool foreign_logged;	/* the "lower module owns I/O" line */
+};
+
 /* What the module keeps per open file, as an fsp extension */
 struct cacheguard_file {
+	/*
+	 * The file's I/O descriptor is not a kernel descriptor of it (a
+	 * lower module owns I/O): the module leaves the file alone.
+	 */
+	bool foreign;
 	struct cg_stream stream;
 	enum cg_mode mode;		/* resolved: dontneed/dontcache/direct */
 	struct cg_direct *direct;	/* direct mode, once a stream runs */
@@ -90,11 +102,77 @@ struct cacheguard_file {
 	const char *fallback_why;	/* the last reason, for the summary */
 };
 
+/*
+ * The kernel tells page-cache residency (cachestat, mincore) only to a
+ * caller that owns the file or could write it, and smbd reads as the
+ * client's user: a share of root-owned 0644 files would look cold to
+ * every client. So the question is asked as smbd itself; the answer
+ * stays inside the module.
+ */
+static int cacheguard_resident(int fd,
+			       uint64_t off,
+			       uint64_t len,
+			       uint64_t *bytes)
+{
+	int ret;
+
+	become_root();
+	ret = cg_sys_linux.resident(fd, off, len, bytes);
+	unbecome_root();
+	return ret;
+}
+
+/* cg_sys_linux with cacheguard_resident; set up by the init function */
+static struct cg_sys cacheguard_sys;
+
+/*
+ * A misspelt option would otherwise be a silent default: name every
+ * "cacheguard:" parameter of the share, or of [global], that is not one.
+ */
+static void cacheguard_log_unknown(const char *service, const char *key)
+{
+	char names[256];
+
+	if (strncasecmp_m(key, "cacheguard:", 11) != 0 ||
+	    cg_option_known(key + 11)) {
+		return;
+	}
+	cg_option_names(names, sizeof(names));
+	DBG_ERR("share [%s]: unknown option '%s' is ignored; cacheguard "
+		"options are: %s\n",
+		service,
+		key,
+		names);
+}
+
+static bool cacheguard_global_unknown(const char *key,
+				      regmatch_t matches[],
+				      void *private_data)
+{
+	cacheguard_log_unknown((const char *)private_data, key);
+	return false;
+}
+
+static void cacheguard_check_names(int snum, const char *service)
+{
+	struct loadparm_service *svc = lp_servicebynum(snum);
+	struct parmlist_entry *p = NULL;
+
+	for (p = svc != NULL ? svc->param_opt : NULL; p != NULL; p = p->next) {
+		cacheguard_log_unknown(service, p->key);
+	}
+	lp_wi_scan_global_parametrics("^cacheguard:",
+				      1,
+				      cacheguard_global_unknown,
+				      discard_const_p(char, service));
+}
+
 static int cacheguard_connect(struct vfs_handle_struct *handle,
 			      const char *service,
 			      const char *user)
 {
 	const struct cg_option *o = NULL;
+	struct cacheguard_share *share = NULL;
 	struct cg_config *cfg = NULL;
 	char err[256];
 	char desc[512];
@@ -106,13 +184,16 @@ static int cacheguard_connect(struct vfs_handle_struct *handle,
 		return ret;
 	}
 
-	cfg = talloc_zero(handle->conn, struct cg_config);
-	if (cfg == NULL) {
+	share = talloc_zero(handle->conn, struct cacheguard_share);
+	if (share == NULL) {
 		SMB_VFS_NEXT_DISCONNECT(handle);
 		errno = ENOMEM;
 		return -1;
 	}
+	cfg = &share->cfg;
 	cg_config_init(cfg);
+	share->name = talloc_strdup(share, service);
+	cacheguard_check_names(snum, service);
 
 	for (o = cg_options; o->name != NULL; o++) {
 		const char *v = lp_parm_const_string(snum,
@@ -133,7 +214,7 @@ static int cacheguard_connect(struct vfs_handle_struct *handle,
 	cg_config_describe(cfg, desc, sizeof(desc));
 	DBG_PREFIX(2, ("share [%s]: %s\n", service, desc));
 
-	SMB_VFS_HANDLE_SET_DATA(handle, cfg, NULL, struct cg_config, {
+	SMB_VFS_HANDLE_SET_DATA(handle, share, NULL, struct cacheguard_share, {
 		SMB_VFS_NEXT_DISCONNECT(handle);
 		return -1;
 	});
@@ -142,12 +223,49 @@ static int cacheguard_connect(struct vfs_handle_struct *handle,
 
 bad_option:
 	DBG_ERR("share [%s]: %s; refusing the connection\n", service, err);
-	TALLOC_FREE(cfg);
+	TALLOC_FREE(share);
 	SMB_VFS_NEXT_DISCONNECT(handle);
 	errno = EINVAL;
 	return -1;
 }
 
+
+/*
+ * Whether fsp's I/O descriptor is a kernel descriptor of the file itself.
+ * A lower module may own I/O (vfs_ceph numbers its descriptors from 10,
+ * vfs_glusterfs hands out a constant): preadv2, fadvise, cachestat or a
+ * reopen on such a number would act on whatever else smbd has open
+ * under it, a tdb, the log or a socket.
+ */
+static bool cacheguard_fd_is_file(struct vfs_handle_struct *handle,
+				  struct files_struct *fsp)
+{
+	const SMB_STRUCT_STAT *sbuf = &fsp->fsp_name->st;
+	int fd = fsp_get_io_fd(fsp);
+	struct stat st;
+
+	if (!handle->conn->have_proc_fds || !fsp->fsp_flags.have_proc_fds ||
+	    fd < 0 || fstat(fd, &st) != 0) {
+		return false;
+	}
+	return st.st_dev == sbuf->st_ex_dev && st.st_ino == sbuf->st_ex_ino;
+}
+
+/* A file the module leaves alone for good: logged once per share */
+static void cacheguard_foreign(struct cacheguard_share *share,
+			       struct files_struct *fsp)
+{
+	DBG_DEBUG("%s: the I/O descriptor is not the file's\n",
+		  fsp_str_dbg(fsp));
+	if (share->foreign_logged) {
+		return;
+	}
+	share->foreign_logged = true;
+	DBG_WARNING("share [%s]: the file's I/O descriptor is not a kernel "
+		    "descriptor of the file (a lower module owns I/O); "
+		    "cacheguard leaves its files alone\n",
+		    share->name);
+}
 
 /*
  * The state of fsp, created on the first read of a file that is at least
@@ -157,14 +275,18 @@ static struct cacheguard_file *cacheguard_file(struct vfs_handle_struct *handle,
 					       struct files_struct *fsp)
 {
 	struct cacheguard_file *cgf = NULL;
+	struct cacheguard_share *share = NULL;
 	struct cg_config *cfg = NULL;
 	uint64_t size = (uint64_t)fsp->fsp_name->st.st_ex_size;
+	dev_t dev = fsp->fsp_name->st.st_ex_dev;
 
 	cgf = VFS_FETCH_FSP_EXTENSION(handle, fsp);
 	if (cgf != NULL) {
-		return cgf;
+		return cgf->foreign ? NULL : cgf;
 	}
-	SMB_VFS_HANDLE_GET_DATA(handle, cfg, struct cg_config, return NULL);
+	SMB_VFS_HANDLE_GET_DATA(handle, share, struct cacheguard_share,
+				return NULL);
+	cfg = &share->cfg;
 	if (cfg->mode == CG_MODE_OFF || fsp->fsp_flags.is_pathref ||
 	    fsp->fsp_flags.is_directory || fsp_is_alternate_stream(fsp) ||
 	    size < cfg->min_file_size) {
@@ -174,13 +296,19 @@ static struct cacheguard_file *cacheguard_file(struct vfs_handle_struct *handle,
 	if (cgf == NULL) {
 		return NULL;	/* no memory: serve the file untouched */
 	}
-	cg_stream_init(&cgf->stream, cfg, &cg_sys_linux, size);
+	if (!cacheguard_fd_is_file(handle, fsp)) {
+		cgf->foreign = true;
+		cacheguard_foreign(share, fsp);
+		return NULL;
+	}
+	cg_stream_init(&cgf->stream, cfg, &cacheguard_sys, size);
 	cgf->stream.totals = &cg_status.totals;
+	cgf->stream.kernel_ra = cg_fs_readahead(dev);
 	cg_status.files++;
 	if (cfg->mode == CG_MODE_AUTO) {
 		cg_fs_probe(fsp);
 	}
-	cgf->mode = cg_fs_resolve(cfg->mode, fsp->fsp_name->st.st_ex_dev);
+	cgf->mode = cg_fs_resolve(cfg->mode, dev);
 	DBG_DEBUG("%s: tracking, size %ju, mode %s\n",
 		  fsp_str_dbg(fsp),
 		  (uintmax_t)size,
@@ -196,6 +324,7 @@ static enum cacheguard_path cacheguard_choose(struct vfs_handle_struct *handle,
 					      size_t n)
 {
 	const struct cg_config *cfg = NULL;
+	enum cg_direct_fail direct_fail = CG_DIRECT_FAIL_FILE;
 
 	if (cgf == NULL || !io->in_stream || cgf->stream.state != CG_ACTIVE) {
 		return CG_PATH_NEXT;
@@ -212,23 +341,37 @@ static enum cacheguard_path cacheguard_choose(struct vfs_handle_struct *handle,
 		 * On fsp, not cgf: an fsp extension's data area is not a
 		 * talloc context. fsp is freed right after the close.
 		 */
-		cgf->direct = cg_direct_open(fsp, handle, fsp, cfg);
+		cgf->direct = cg_direct_open(fsp, handle, fsp, cfg,
+					     &direct_fail);
 	}
 	if (cgf->direct != NULL) {
 		return CG_PATH_DIRECT;
 	}
-	if (errno == ENOMEM) {
+	if (direct_fail == CG_DIRECT_FAIL_FS) {
+		cg_fs_lacks(fsp->fsp_name->st.st_ex_dev,
+			    CG_FS_NO_DIRECT,
+			    "O_DIRECT",
+			    EINVAL);
+		cgf->mode = cg_fs_resolve(cfg->mode,
+					  fsp->fsp_name->st.st_ex_dev);
+		return CG_PATH_NEXT;
+	}
+	/*
+	 * Over the memory budget, or a failure of this file alone (EACCES
+	 * or EMFILE on the reopen, no direct-I/O alignment for it): this
+	 * file's streams drop behind; other files keep direct.
+	 */
+	cgf->mode = CG_MODE_DONTNEED;
+	if (direct_fail == CG_DIRECT_FAIL_MEMORY) {
 		DBG_INFO("%s: over cacheguard:direct memory, using dontneed\n",
 			 fsp_str_dbg(fsp));
-		cgf->mode = CG_MODE_DONTNEED;
-	} else {
-		cg_fs_lacks(fsp->fsp_name->st.st_ex_dev,
-				    CG_FS_NO_DIRECT,
-				    "O_DIRECT",
-				    errno);
-		cgf->mode = cg_fs_resolve(cfg->mode,
-					       fsp->fsp_name->st.st_ex_dev);
+		return CG_PATH_NEXT;
 	}
+	DBG_INFO("%s: no O_DIRECT for this file, using dontneed\n",
+		 fsp_str_dbg(fsp));
+	cgf->fallbacks++;
+	cg_status.fallbacks++;
+	cgf->fallback_why = "no O_DIRECT for this file";
 	return CG_PATH_NEXT;
 }
 
@@ -285,6 +428,7 @@ static ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
 	enum cacheguard_path path;
 	struct cg_io io;
 	ssize_t ret = -1;
+	int err;
 
 	if (cgf == NULL) {
 		return SMB_VFS_NEXT_PREAD(handle, fsp, data, n, offset);
@@ -304,8 +448,11 @@ static ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
 	if (path == CG_PATH_NEXT) {
 		ret = SMB_VFS_NEXT_PREAD(handle, fsp, data, n, offset);
 	}
+	/* smbd maps the read's errno to the client's NTSTATUS: keep it */
+	err = errno;
 	cacheguard_served(cgf, path, ret);
 	cg_read_end(&cgf->stream, fd, &io, ret);
+	errno = err;
 	return ret;
 }
 
@@ -395,7 +542,10 @@ static struct tevent_req *cacheguard_pread_send(
 	subreq = cacheguard_pread_issue(state);
 	if (tevent_req_nomem(subreq, req)) {
 		if (state->cgf != NULL) {
-			cg_read_end(&state->cgf->stream, -1, &state->io, -1);
+			cg_read_end(&state->cgf->stream,
+				    fsp_get_io_fd(state->fsp),
+				    &state->io,
+				    -1);
 		}
 		return tevent_req_post(req, ev);
 	}
@@ -435,7 +585,10 @@ static void cacheguard_pread_done(struct tevent_req *subreq)
 		state->vfs_aio_state = (struct vfs_aio_state){0};
 		subreq = cacheguard_pread_issue(state);
 		if (tevent_req_nomem(subreq, req)) {
-			cg_read_end(&state->cgf->stream, -1, &state->io, -1);
+			cg_read_end(&state->cgf->stream,
+				    fsp_get_io_fd(state->fsp),
+				    &state->io,
+				    -1);
 			return;
 		}
 		tevent_req_set_callback(subreq, cacheguard_pread_done, req);
@@ -474,6 +627,7 @@ static ssize_t cacheguard_sendfile(struct vfs_handle_struct *handle,
 	struct cacheguard_file *cgf = cacheguard_file(handle, fromfsp);
 	struct cg_io io;
 	ssize_t ret, data;
+	int err;
 
 	if (cgf == NULL) {
 		return SMB_VFS_NEXT_SENDFILE(handle, tofd, fromfsp, hdr, offset,
@@ -491,6 +645,11 @@ static ssize_t cacheguard_sendfile(struct vfs_handle_struct *handle,
 	cgf->n_sendfile++;
 	io = cg_read_begin(&cgf->stream, fsp_get_io_fd(fromfsp), offset, n);
 	ret = SMB_VFS_NEXT_SENDFILE(handle, tofd, fromfsp, hdr, offset, n);
+	/*
+	 * errno is part of the answer: ENOSYS means nothing was sent,
+	 * EINTR that the header went out and smbd must send the rest.
+	 */
+	err = errno;
 	io.zerocopy = true;
 	/* The count includes the header sent ahead of the file's bytes */
 	data = ret;
@@ -499,6 +658,7 @@ static ssize_t cacheguard_sendfile(struct vfs_handle_struct *handle,
 	}
 	cacheguard_served(cgf, CG_PATH_NEXT, data);
 	cg_read_end(&cgf->stream, fsp_get_io_fd(fromfsp), &io, data);
+	errno = err;
 	return ret;
 }
 
@@ -515,10 +675,13 @@ static ssize_t cacheguard_pwrite(struct vfs_handle_struct *handle,
 				 off_t offset)
 {
 	ssize_t ret;
+	int err;
 
 	cg_direct_note_write(fsp->file_id, offset, n);
 	ret = SMB_VFS_NEXT_PWRITE(handle, fsp, data, n, offset);
+	err = errno;
 	cg_direct_note_write(fsp->file_id, offset, n);
+	errno = err;
 	return ret;
 }
 
@@ -629,11 +792,13 @@ static int cacheguard_close(struct vfs_handle_struct *handle,
 {
 	struct cacheguard_file *cgf = VFS_FETCH_FSP_EXTENSION(handle, fsp);
 
-	if (cgf != NULL) {
+	if (cgf != NULL && !cgf->foreign) {
 		cg_stream_close(&cgf->stream, fsp_get_io_fd(fsp));
 		cacheguard_log_summary(fsp, cgf);
-		VFS_REMOVE_FSP_EXTENSION(handle, fsp);
 		cg_status_write(true);
+	}
+	if (cgf != NULL) {
+		VFS_REMOVE_FSP_EXTENSION(handle, fsp);
 	}
 	return SMB_VFS_NEXT_CLOSE(handle, fsp);
 }
@@ -666,6 +831,8 @@ NTSTATUS vfs_cacheguard_init(TALLOC_CTX *ctx)
 			samba_version_string());
 		return NT_STATUS_REVISION_MISMATCH;
 	}
+	cacheguard_sys = cg_sys_linux;
+	cacheguard_sys.resident = cacheguard_resident;
 	status = smb_register_vfs(SMB_VFS_INTERFACE_VERSION,
 				  "cacheguard",
 				  &vfs_cacheguard_fns);

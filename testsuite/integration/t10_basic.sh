@@ -13,6 +13,8 @@ cg_share plain
 cg_share guard "vfs objects = cacheguard" "cacheguard:mode = dontneed"
 cg_share badmode "vfs objects = cacheguard" "cacheguard:mode = fast"
 cg_share badsize "vfs objects = cacheguard" "cacheguard:window = 8Q"
+cg_share typo "vfs objects = cacheguard" "cacheguard:windw = 4M" \
+	"cacheguard:Min FileSize = 32M"
 cg_smbd_start || { cg_fail "smbd starts" "see above"; exit 1; }
 
 src=$CG_ROOT/src
@@ -47,6 +49,14 @@ cg_expect "the log names mode, the bad value and the valid values" \
 	grep -q "invalid value 'fast' for cacheguard:mode; valid values: auto, dontcache, direct, dontneed, off" "$CG_LOG"
 cg_expect "the log names window and its bad value" \
 	grep -q "invalid value '8Q' for cacheguard:window" "$CG_LOG"
+cg_expect "[typo] connects: an unknown option is not a bad value" \
+	cg_smbclient typo "ls"
+cg_expect "the misspelt option is named at level 0 with the valid names" \
+	grep -q "share \[typo\]: unknown option 'cacheguard:windw' is ignored; cacheguard options are: mode, min file size, stream trigger, window," "$CG_LOG"
+cg_expect "a name Samba matches (case, spaces) is not called unknown" \
+	test "$(grep -c "unknown option" "$CG_LOG")" = 1
+cg_expect "... and takes effect" \
+	grep -q "share \[typo\]: mode=auto min file size=33554432" "$CG_LOG"
 cg_expect "effective options logged at connect through the debug class" \
 	grep -q "share \[guard\]: mode=dontneed min file size=16777216" "$CG_LOG"
 cg_expect "debug level 10 of the cacheguard class reaches the log" \

@@ -20,6 +20,7 @@ cg_share plain
 cg_share guard "${guard[@]}"
 cg_share sendfile "${guard[@]}" "use sendfile = yes" "aio read size = 0"
 cg_share uring "vfs objects = cacheguard io_uring" "cacheguard:mode = dontneed"
+cg_share ro "${guard[@]}" "read only = yes"
 cg_smbd_start || { cg_fail "smbd starts" "see above"; exit 1; }
 
 big=$CG_SHARE/big.bin
@@ -65,7 +66,7 @@ copy plain "$big"
 cg_expect_ge "plain share leaves the 1 GiB file cached" "$resident" \
 	$((1024 * MiB * 95 / 100))
 
-for share in guard sendfile uring; do
+for share in guard sendfile uring ro; do
 	copy "$share" "$big"
 	cg_expect "[$share] copy is byte-identical" test "$same" = yes
 	cg_expect_le "[$share] resident after the copy" "$resident" "$bound"
@@ -84,6 +85,27 @@ cg_smbclient guard "get big.bin /dev/null" >/dev/null 2>&1
 resident=$(cg_resident "$big")
 cg_expect_ge "a hot file stays cached after a guarded copy" "$resident" \
 	$((1024 * MiB * 95 / 100))
+# The client owns no file and can write none: on a read-only share too
+cg_smbclient ro "get big.bin /dev/null" >/dev/null 2>&1
+resident=$(cg_resident "$big")
+cg_expect_ge "[ro] a hot file stays cached after a copy" "$resident" \
+	$((1024 * MiB * 95 / 100))
+
+# A copy given up after 48 MiB drops what it read and the readahead it
+# caused, not the file: the 40% another reader keeps cached further on
+# stays cached
+others_off=$((512 * MiB)) others_len=$((410 * MiB))
+cg_drop_cache "$big"
+"$CG_BUILD/cgcache" load "$big" "$others_off" "$others_len"
+out=$("$CG_BUILD/smb_verify" -p "$CG_PORT" -U "$CG_USER%$CG_PASS" \
+	-m $MiB -l $((48 * MiB)) seq //127.0.0.1/guard/big.bin "$big" 2>&1)
+cg_expect "a copy given up after 48 MiB read the right bytes" \
+	grep -q '^ok ' <<<"$out"
+cg_expect_ge "a given-up copy leaves another reader's 40% cached" \
+	"$(cg_resident "$big" "$others_off" "$others_len")" \
+	$((others_len * 95 / 100))
+cg_expect_le "a given-up copy drops what it read" \
+	"$(cg_resident "$big" 0 "$others_off")" "$bound"
 
 # Below min file size (16M): untouched
 small=$CG_SHARE/small.bin
