@@ -98,6 +98,43 @@ if [[ " $filesystems " == *" btrfs "* ]]; then
 		test $((after - before)) -eq 1
 fi
 
+# More filesystems than the old 32-entry table (btrfs subvolumes each
+# have a device of their own): each is found out once, like the first
+# ones, and no stream pays a failing uncached read per request
+if [[ " $filesystems " == *" btrfs "* ]]; then
+	dir=$CG_ROOT/mnt/btrfs
+	nsub=40
+	head -c $((16 * MiB)) /dev/urandom >"$CG_ROOT/sub.src"
+	cmds=
+	for i in $(seq 1 $nsub); do
+		btrfs -q subvolume create "$dir/sub$i" >/dev/null
+		chmod 0755 "$dir/sub$i"
+		cp "$CG_ROOT/sub.src" "$dir/sub$i/f"
+		cmds="$cmds get sub$i/f $CG_ROOT/back/sub$i;"
+	done
+	sync
+	for i in $(seq 1 $nsub); do
+		cg_drop_cache "$dir/sub$i/f"
+	done
+	before=$(grep -c "has no RWF_DONTCACHE" "$CG_LOG")
+	cg_smbclient btrfs_dontcache "$cmds" >"$CG_ROOT/log/client.out" 2>&1
+	bad=0
+	for i in $(seq 1 $nsub); do
+		cmp -s "$CG_ROOT/sub.src" "$CG_ROOT/back/sub$i" ||
+			bad=$((bad + 1))
+	done
+	cg_expect "$nsub btrfs subvolumes: every copy byte-identical" \
+		test "$bad" = 0
+	cg_expect "each of $nsub devices is found without RWF_DONTCACHE once" \
+		test $(($(grep -c "has no RWF_DONTCACHE" "$CG_LOG") - before)) \
+		-eq "$nsub"
+	# Reads in flight when the first one fails fail too; after that
+	# the file's mode is dontneed, and stays so, on every device
+	cg_expect "every subvolume's file ends in dontneed, the fallback kept" \
+		test "$(grep -cE "sub[0-9]+/f: size .* mode dontneed;" \
+			"$CG_LOG")" -eq "$nsub"
+fi
+
 # The file changes under a stream (writes through SMB and local, unsynced;
 # a truncate): in every mode the reader gets the current bytes
 if [[ " $filesystems " == *" ext4 "* ]]; then
