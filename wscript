@@ -93,6 +93,17 @@ def build(bld):
                          bld.path.find_node('modules/exports.map').abspath()],
               install_path=None)
 
+    # cgtest.so, a test-only module stacked below cacheguard (t15);
+    # like every test program here it is never installed
+    bld.shlib(source='testsuite/modules/vfs_cgtest.c', target='cgtest',
+              use='SAMBA',
+              defines=['vfs_cgtest_init=samba_init_module'],
+              cflags=['-Wno-missing-prototypes',
+                      '-Wno-sign-compare', '-Wno-missing-field-initializers'],
+              linkflags=['-Wl,--version-script=%s' %
+                         bld.path.find_node('modules/exports.map').abspath()],
+              install_path=None)
+
     # Test and benchmark tools: testsuite/tools/NAME.c becomes build/NAME;
     # smb_*.c ones talk SMB through libsmbclient
     for t in bld.path.ant_glob('testsuite/tools/*.c'):
