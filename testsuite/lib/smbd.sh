@@ -75,6 +75,10 @@ cg_smbd_init()
 	if [ -f "$CG_MODULE" ]; then
 		cp "$CG_MODULE" "$CG_ROOT/vfs/cacheguard.so"
 	fi
+	# the test-only module t15 stacks below cacheguard
+	if [ -f "$CG_BUILD/cgtest.so" ]; then
+		cp "$CG_BUILD/cgtest.so" "$CG_ROOT/vfs/cgtest.so"
+	fi
 	mount --bind "$CG_ROOT/vfs" "$CG_VFS_DIR"
 
 	cat >"$CG_CONF" <<EOF
