@@ -51,6 +51,10 @@
  *
  * sendfile and recvfile always fail with ENOSYS (nothing sent), so every
  * read reaches pread or pread_send, where errors are injected.
+ *
+ * Only what get and put need is redirected to the real descriptor:
+ * xattrs (smbd's DOS attributes), ACLs, locks and leases of a foreign fd
+ * file still land on the decoy.
  */
 
 #include "includes.h"
