@@ -17,10 +17,12 @@
  *   -r FILE	create FILE when the pause begins, so a script knows the
  *		stream is open and BYTES have been read
  *
- * At the pause it prints "paused at BYTES" (flushed). Exits 0 and
- * prints "ok N bytes" when every byte matched and the length is right,
- * 1 on a mismatch (offset printed), 2 on a usage or I/O error; a failed
- * SMB read prints "read at OFFSET: <strerror(errno)>" on stderr.
+ * Without any of these it reads straight through. At the pause it
+ * prints "paused at BYTES" (flushed). Exits 0 and prints "ok N bytes"
+ * when every byte matched and the length is right, 1 on a mismatch
+ * (offset printed), 2 on a usage or I/O error; a failed SMB read prints
+ * "read at OFFSET: <strerror(errno)>" on stderr (libsmbclient's errno
+ * for the NT_STATUS: NT_STATUS_IO_DEVICE_ERROR comes out as EINVAL).
  *
  * Copyright (C) 2026 The vfs_cacheguard authors
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -43,6 +45,7 @@
 #define READ_SIZE (1 << 20)
 
 struct pause {
+	bool wanted;		/* any of -b, -w, -t, -r given */
 	uint64_t at;
 	const char *wait_file;
 	double seconds;		/* < 0: no time limit */
@@ -104,6 +107,9 @@ static int read_compare(SMBCCTX *ctx, SMBCFILE *remote, int local,
 		size_t len = READ_SIZE;
 		ssize_t n;
 
+		if (!paused && !p->wanted) {
+			paused = true;	/* nothing to wait for */
+		}
 		if (!paused && off >= p->at) {
 			ret = do_pause(p);
 			if (ret != 0) {
@@ -176,6 +182,7 @@ int main(int argc, char **argv)
 		case 'r': p.ready_file = optarg; break;
 		default: goto usage;
 		}
+		p.wanted = p.wanted || strchr("bwtr", opt) != NULL;
 	}
 	if (argc - optind != 2) {
 		goto usage;
