@@ -60,6 +60,7 @@ foreign=("cgtest:foreign fd = yes" "cgtest:decoy = $decoy")
 for mode in plain $MODES; do
 	stack_share "ff_$mode" "$mode" "${foreign[@]}"
 	stack_share "ffp_$mode" "$mode" "${foreign[@]}" "cgtest:proc fds = yes"
+	stack_share "ffs_$mode" "$mode" "${foreign[@]}" "aio read size = 0"
 	stack_share "eio_$mode" "$mode" "cgtest:eio offset = $EIO_AT"
 	stack_share "eios_$mode" "$mode" "cgtest:eio offset = $EIO_AT" \
 		"aio read size = 0"
@@ -135,9 +136,12 @@ owns_io_levels()
 }
 
 # --- a. the lower module owns I/O: smbd's descriptor is a decoy -----------
-for kind in ff ffp; do
-	what="foreign fd, proc fds no"
-	[ "$kind" = ffp ] && what="foreign fd, proc fds yes"
+for kind in ff ffp ffs; do
+	case $kind in
+	ff) what="foreign fd, proc fds no" ;;
+	ffp) what="foreign fd, proc fds yes" ;;
+	ffs) what="foreign fd, proc fds no, sync reads" ;;
+	esac
 	for mode in plain $MODES; do
 		share=${kind}_$mode
 		get "$share"
@@ -157,7 +161,7 @@ for kind in ff ffp; do
 		fi
 	done
 done
-for kind in ff ffp; do
+for kind in ff ffp ffs; do
 	for mode in $MODES; do
 		share=${kind}_$mode
 		levels=$(owns_io_levels "$share" | tr '\n' ' ')
@@ -168,6 +172,13 @@ for kind in ff ffp; do
 			cg_fail "$name" "levels of such lines: '${levels% }'"
 		fi
 	done
+done
+# cgtest itself: uploads through it land in the real file
+for share in ff_plain ffp_plain; do
+	rm -f "$CG_SHARE/put.bin"
+	cg_smbclient "$share" "put $big put.bin" >"$CG_ROOT/put.out" 2>&1
+	cg_expect "foreign fd, [$share]: put is byte-identical" \
+		cmp "$big" "$CG_SHARE/put.bin"
 done
 cg_expect "the decoy is unchanged" test "$(tr -d '\245' <"$decoy" | wc -c)" \
 	= 0 -a "$(stat -c %s "$decoy")" = $((128 * MiB))
