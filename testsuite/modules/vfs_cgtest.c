@@ -81,6 +81,7 @@ static int cgtest_connect(struct vfs_handle_struct *handle,
 			  const char *user)
 {
 	struct cgtest_config *cfg = NULL;
+	const char *decoy = NULL;
 	int snum = SNUM(handle->conn);
 	int ret;
 
@@ -95,8 +96,8 @@ static int cgtest_connect(struct vfs_handle_struct *handle,
 		return -1;
 	}
 	cfg->foreign_fd = lp_parm_bool(snum, "cgtest", "foreign fd", false);
-	cfg->decoy = talloc_strdup(cfg, lp_parm_const_string(snum, "cgtest",
-							    "decoy", ""));
+	decoy = lp_parm_const_string(snum, "cgtest", "decoy", "");
+	cfg->decoy = talloc_strdup(cfg, decoy);
 	cfg->eio_offset = lp_parm_ulonglong(snum, "cgtest", "eio offset",
 					    CGTEST_NO_OFFSET);
 	cfg->short_reads = lp_parm_bool(snum, "cgtest", "short reads", false);
@@ -275,6 +276,7 @@ static ssize_t cgtest_pread(struct vfs_handle_struct *handle,
 			    size_t n,
 			    off_t offset)
 {
+	size_t len = cgtest_read_size(handle, n);
 	ssize_t ret;
 	int decoy_fd;
 
@@ -285,8 +287,7 @@ static ssize_t cgtest_pread(struct vfs_handle_struct *handle,
 		return -1;
 	}
 	decoy_fd = cgtest_real_begin(handle, fsp);
-	ret = SMB_VFS_NEXT_PREAD(handle, fsp, data,
-				 cgtest_read_size(handle, n), offset);
+	ret = SMB_VFS_NEXT_PREAD(handle, fsp, data, len, offset);
 	cgtest_real_end(fsp, decoy_fd);
 	return ret;
 }
@@ -309,6 +310,7 @@ static struct tevent_req *cgtest_pread_send(struct vfs_handle_struct *handle,
 	struct tevent_req *req = NULL;
 	struct tevent_req *subreq = NULL;
 	struct cgtest_pread_state *state = NULL;
+	size_t len = cgtest_read_size(handle, n);
 	int decoy_fd;
 
 	req = tevent_req_create(mem_ctx, &state, struct cgtest_pread_state);
@@ -322,8 +324,8 @@ static struct tevent_req *cgtest_pread_send(struct vfs_handle_struct *handle,
 		return tevent_req_post(req, ev);
 	}
 	decoy_fd = cgtest_real_begin(handle, fsp);
-	subreq = SMB_VFS_NEXT_PREAD_SEND(state, ev, handle, fsp, data,
-					 cgtest_read_size(handle, n), offset);
+	subreq = SMB_VFS_NEXT_PREAD_SEND(state, ev, handle, fsp, data, len,
+					 offset);
 	cgtest_real_end(fsp, decoy_fd);
 	if (tevent_req_nomem(subreq, req)) {
 		return tevent_req_post(req, ev);
