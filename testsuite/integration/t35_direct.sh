@@ -160,6 +160,44 @@ cg_expect "the second stream, over budget, used dontneed" \
 cg_expect "the second file read again, alone, gets direct" \
 	grep -q "mode direct" <<<"$(summary p2.bin)"
 
+# --- one file cannot be reopened: only that file loses direct ------------
+# The O_DIRECT reopen checks permissions again, as the client's user: a
+# file made unreadable after the client opened it fails with EACCES.
+# That is the file's trouble, not its filesystem's.
+if [ "$CG_USER" != root ]; then
+	a=$CG_SHARE/denied.bin
+	b=$CG_SHARE/after.bin
+	head -c $((64 * MiB)) /dev/urandom >"$a"
+	head -c $((64 * MiB)) /dev/urandom >"$b"
+	cp "$a" "$CG_ROOT/denied.copy"
+	cp "$b" "$CG_ROOT/after.copy"
+	cold "$a"
+	cold "$b"
+	rm -f "$CG_ROOT/paused" "$CG_ROOT/go"
+	"$CG_BUILD/smb_readpause" -p "$CG_PORT" -U "$CG_USER%$CG_PASS" \
+		-b $MiB -r "$CG_ROOT/paused" -w "$CG_ROOT/go" -t 30 \
+		//127.0.0.1/direct/denied.bin "$CG_ROOT/denied.copy" \
+		//127.0.0.1/direct/after.bin "$CG_ROOT/after.copy" \
+		>"$CG_ROOT/pause.out" 2>&1 &
+	reader=$!
+	for _ in $(seq 1 300); do
+		[ -e "$CG_ROOT/paused" ] && break
+		sleep 0.1
+	done
+	chmod 000 "$a"
+	touch "$CG_ROOT/go"
+	wait "$reader"
+	cg_expect "a file unreadable mid-stream still reads right" \
+		test "$(grep -c '^ok ' "$CG_ROOT/pause.out")" = 2
+	cg_expect "... it is served with drop-behind, for this file only" \
+		grep -qE "mode dontneed; .*no O_DIRECT for this file" \
+		<<<"$(summary denied.bin)"
+	cg_expect "the next file, in the same smbd, is served direct" \
+		grep -qE "mode direct; .* direct [1-9]" <<<"$(summary after.bin)"
+else
+	cg_skip "a file that cannot be reopened" "root reopens any file"
+fi
+
 # --- no O_DIRECT at all: fallback with one warning -------------------------
 cg_smbd_stop
 shim=$CG_ROOT/shim_nodirect.so

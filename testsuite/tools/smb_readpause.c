@@ -7,6 +7,10 @@
  *
  *   smb_readpause [-p PORT] [-U USER%PASS] [-b BYTES] [-w FILE]
  *                 [-t SECONDS] [-r FILE] //HOST/SHARE/PATH LOCALFILE
+ *                 [//HOST/SHARE/PATH2 LOCALFILE2 ...]
+ *
+ * Further pairs are read after the first, whole and without a pause, in
+ * the same session (so the same smbd process serves them all).
  *
  *   -b BYTES	pause once BYTES bytes have been read (default 0: at the
  *		start, after the open); the read before the pause is cut
@@ -184,32 +188,41 @@ int main(int argc, char **argv)
 		}
 		p.wanted = p.wanted || strchr("bwtr", opt) != NULL;
 	}
-	if (argc - optind != 2) {
+	if (argc - optind < 2 || (argc - optind) % 2 != 0) {
 		goto usage;
-	}
-	local = open(argv[optind + 1], O_RDONLY);
-	if (local < 0 || fstat(local, &st) != 0) {
-		fprintf(stderr, "%s: %s\n", argv[optind + 1], strerror(errno));
-		return 2;
 	}
 	ctx = smbt_connect(port);
 	if (ctx == NULL) {
 		return 2;
 	}
-	snprintf(url, sizeof(url), "smb:%s", argv[optind]);
-	remote = smbc_getFunctionOpen(ctx)(ctx, url, O_RDONLY, 0);
-	if (remote == NULL) {
-		fprintf(stderr, "open %s: %s\n", url, strerror(errno));
-		return 2;
+	for (; optind < argc; optind += 2) {
+		local = open(argv[optind + 1], O_RDONLY);
+		if (local < 0 || fstat(local, &st) != 0) {
+			fprintf(stderr, "%s: %s\n", argv[optind + 1],
+				strerror(errno));
+			return 2;
+		}
+		snprintf(url, sizeof(url), "smb:%s", argv[optind]);
+		remote = smbc_getFunctionOpen(ctx)(ctx, url, O_RDONLY, 0);
+		if (remote == NULL) {
+			fprintf(stderr, "open %s: %s\n", url, strerror(errno));
+			return 2;
+		}
+		ret = read_compare(ctx, remote, local, (uint64_t)st.st_size,
+				   &p);
+		smbc_getFunctionClose(ctx)(ctx, remote);
+		close(local);
+		if (ret != 0) {
+			break;
+		}
+		p.wanted = false;	/* the pause is the first file's */
 	}
-	ret = read_compare(ctx, remote, local, (uint64_t)st.st_size, &p);
-	smbc_getFunctionClose(ctx)(ctx, remote);
 	smbc_free_context(ctx, 1);
 	return ret;
 usage:
 	fprintf(stderr,
 		"usage: smb_readpause [-p PORT] [-U USER%%PASS] [-b BYTES] "
 		"[-w FILE] [-t SECONDS] [-r FILE] //HOST/SHARE/PATH "
-		"LOCALFILE\n");
+		"LOCALFILE [//HOST/SHARE/PATH2 LOCALFILE2 ...]\n");
 	return 2;
 }
