@@ -66,6 +66,11 @@ for mode in plain $MODES; do
 		"aio read size = 0"
 	stack_share "short_$mode" "$mode" "cgtest:short reads = yes"
 done
+# sendfile's EINTR: the header went out, smbd sends the rest itself
+for mode in plain dontneed; do
+	stack_share "sfeintr_$mode" "$mode" "use sendfile = yes" \
+		"aio read size = 0" "cgtest:sendfile eintr offset = $EIO_AT"
+done
 cg_smbd_start || { cg_fail "smbd starts" "see above"; exit 1; }
 
 big=$CG_SHARE/big.bin
@@ -296,4 +301,21 @@ done
 cg_expect "no 'a lower module owns I/O' line for shares with real fds" \
 	test "$others" = 0
 cg_expect "no smbd panicked" test "$(grep -c PANIC "$CG_LOG")" = 0
+# sendfile failing with EINTR after the header, in the first read of a
+# new second (when cacheguard rewrites its status file): smbd must still
+# see EINTR and send the data with fake_sendfile; any other errno makes
+# it drop the client ("sendfile failed ... Terminating")
+for mode in plain dontneed; do
+	share=sfeintr_$mode
+	sync
+	cg_drop_cache "$big"
+	out=$("$CG_BUILD/smb_readpause" -p "$CG_PORT" -U "$CG_USER%$CG_PASS" \
+		-b "$pause_at" -t 1.2 "//127.0.0.1/$share/big.bin" "$big" 2>&1)
+	cg_expect "sendfile EINTR after the header, [$share]: right bytes" \
+		grep -q '^ok ' <<<"$out"
+done
+cg_expect "[sfeintr_dontneed] reads went through SMB_VFS_SENDFILE" \
+	grep -qE "big.bin: .*mode dontneed;.* sendfile [1-9]" "$CG_LOG"
+cg_expect "smbd took the EINTR as 'header sent', not as a failure" \
+	test -z "$(grep "sendfile failed" "$CG_LOG")"
 exit 0

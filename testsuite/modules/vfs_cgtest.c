@@ -49,8 +49,14 @@
  *			half of it, so it comes back short before end of
  *			file
  *
- * sendfile and recvfile always fail with ENOSYS (nothing sent), so every
- * read reaches pread or pread_send, where errors are injected.
+ *   sendfile eintr offset = N
+ *			a sendfile whose range covers byte N sends only the
+ *			header and fails with EINTR: smbd's contract for
+ *			"the header went out, send the data yourself"
+ *			(smb2_sendfile_send_data, fake_sendfile)
+ *
+ * Otherwise sendfile and recvfile fail with ENOSYS (nothing sent), so
+ * every read reaches pread or pread_send, where errors are injected.
  *
  * Only what get and put need is redirected to the real descriptor:
  * xattrs (smbd's DOS attributes), ACLs, locks and leases of a foreign fd
@@ -67,6 +73,7 @@ struct cgtest_config {
 	bool foreign_fd;
 	const char *decoy;		/* talloc'd on the config */
 	uint64_t eio_offset;		/* CGTEST_NO_OFFSET: no error */
+	uint64_t eintr_offset;		/* sendfile; CGTEST_NO_OFFSET: none */
 	bool short_reads;
 };
 
@@ -100,6 +107,10 @@ static int cgtest_connect(struct vfs_handle_struct *handle,
 	cfg->decoy = talloc_strdup(cfg, decoy);
 	cfg->eio_offset = lp_parm_ulonglong(snum, "cgtest", "eio offset",
 					    CGTEST_NO_OFFSET);
+	cfg->eintr_offset = lp_parm_ulonglong(snum,
+					      "cgtest",
+					      "sendfile eintr offset",
+					      CGTEST_NO_OFFSET);
 	cfg->short_reads = lp_parm_bool(snum, "cgtest", "short reads", false);
 	if (cfg->foreign_fd && (cfg->decoy == NULL || cfg->decoy[0] == '\0')) {
 		DBG_ERR("share [%s]: cgtest:foreign fd needs cgtest:decoy\n",
@@ -247,6 +258,12 @@ static int cgtest_close(struct vfs_handle_struct *handle,
 }
 
 /* Does the read [offset, offset + n) cover the byte that fails? */
+static bool cgtest_covers(uint64_t at, size_t n, off_t offset)
+{
+	return at != CGTEST_NO_OFFSET && (uint64_t)offset <= at &&
+	       at - (uint64_t)offset < n;
+}
+
 static bool cgtest_eio(struct vfs_handle_struct *handle,
 		       size_t n,
 		       off_t offset)
@@ -255,9 +272,7 @@ static bool cgtest_eio(struct vfs_handle_struct *handle,
 
 	SMB_VFS_HANDLE_GET_DATA(handle, cfg, struct cgtest_config,
 				return false);
-	return cfg->eio_offset != CGTEST_NO_OFFSET &&
-	       (uint64_t)offset <= cfg->eio_offset &&
-	       cfg->eio_offset - (uint64_t)offset < n;
+	return cgtest_covers(cfg->eio_offset, n, offset);
 }
 
 /* How much of a read of n bytes to ask the next module for */
@@ -483,7 +498,10 @@ static int cgtest_fntimes(struct vfs_handle_struct *handle,
 	return ret;
 }
 
-/* Nothing sent: smbd reads through pread or pread_send instead */
+/*
+ * Nothing sent: smbd reads through pread or pread_send instead. Or, at
+ * the eintr offset, the header alone and EINTR: smbd sends the data.
+ */
 static ssize_t cgtest_sendfile(struct vfs_handle_struct *handle,
 			       int tofd,
 			       files_struct *fromfsp,
@@ -491,7 +509,24 @@ static ssize_t cgtest_sendfile(struct vfs_handle_struct *handle,
 			       off_t offset,
 			       size_t n)
 {
-	errno = ENOSYS;
+	struct cgtest_config *cfg = NULL;
+	size_t sent = 0;
+
+	SMB_VFS_HANDLE_GET_DATA(handle, cfg, struct cgtest_config,
+				return -1);
+	if (!cgtest_covers(cfg->eintr_offset, n, offset)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	while (hdr != NULL && sent < hdr->length) {
+		ssize_t ret = write(tofd, hdr->data + sent, hdr->length - sent);
+
+		if (ret == -1 && errno != EINTR && errno != EAGAIN) {
+			return -1;
+		}
+		sent += ret > 0 ? (size_t)ret : 0;
+	}
+	errno = EINTR;
 	return -1;
 }
 
