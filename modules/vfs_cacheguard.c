@@ -231,6 +231,23 @@ bad_option:
 
 
 /*
+ * The mode the file's streams are served in from now on; the engine's
+ * hints follow it: none for uncached modes, the page cache's for
+ * dontneed.
+ */
+static void cacheguard_set_mode(struct files_struct *fsp,
+				struct cacheguard_file *cgf,
+				enum cg_mode mode)
+{
+	cgf->mode = mode;
+	cg_stream_set_via(&cgf->stream,
+			  fsp_get_io_fd(fsp),
+			  mode == CG_MODE_DONTCACHE ? CG_VIA_DONTCACHE
+			  : mode == CG_MODE_DIRECT  ? CG_VIA_DIRECT
+						    : CG_VIA_CACHE);
+}
+
+/*
  * Whether fsp's I/O descriptor is a kernel descriptor of the file itself.
  * A lower module may own I/O (vfs_ceph numbers its descriptors from 10,
  * vfs_glusterfs hands out a constant): preadv2, fadvise, cachestat or a
@@ -308,7 +325,7 @@ static struct cacheguard_file *cacheguard_file(struct vfs_handle_struct *handle,
 	if (cfg->mode == CG_MODE_AUTO) {
 		cg_fs_probe(fsp);
 	}
-	cgf->mode = cg_fs_resolve(cfg->mode, dev);
+	cacheguard_set_mode(fsp, cgf, cg_fs_resolve(cfg->mode, dev));
 	DBG_DEBUG("%s: tracking, size %ju, mode %s\n",
 		  fsp_str_dbg(fsp),
 		  (uintmax_t)size,
@@ -352,8 +369,10 @@ static enum cacheguard_path cacheguard_choose(struct vfs_handle_struct *handle,
 			    CG_FS_NO_DIRECT,
 			    "O_DIRECT",
 			    EINVAL);
-		cgf->mode = cg_fs_resolve(cfg->mode,
-					  fsp->fsp_name->st.st_ex_dev);
+		cacheguard_set_mode(fsp,
+				    cgf,
+				    cg_fs_resolve(cfg->mode,
+						  fsp->fsp_name->st.st_ex_dev));
 		return CG_PATH_NEXT;
 	}
 	/*
@@ -361,7 +380,7 @@ static enum cacheguard_path cacheguard_choose(struct vfs_handle_struct *handle,
 	 * or EMFILE on the reopen, no direct-I/O alignment for it): this
 	 * file's streams drop behind; other files keep direct.
 	 */
-	cgf->mode = CG_MODE_DONTNEED;
+	cacheguard_set_mode(fsp, cgf, CG_MODE_DONTNEED);
 	if (direct_fail == CG_DIRECT_FAIL_MEMORY) {
 		DBG_INFO("%s: over cacheguard:direct memory, using dontneed\n",
 			 fsp_str_dbg(fsp));
@@ -390,7 +409,9 @@ static void cacheguard_fell_back(struct files_struct *fsp,
 	if (path == CG_PATH_UNCACHED && (err == EOPNOTSUPP || err == EINVAL)) {
 		cg_fs_lacks(dev, CG_FS_NO_DONTCACHE, "RWF_DONTCACHE",
 				    err);
-		cgf->mode = cg_fs_resolve(cgf->stream.cfg->mode, dev);
+		cacheguard_set_mode(fsp,
+				    cgf,
+				    cg_fs_resolve(cgf->stream.cfg->mode, dev));
 		cgf->fallback_why = "no RWF_DONTCACHE";
 		return;
 	}
@@ -399,7 +420,7 @@ static void cacheguard_fell_back(struct files_struct *fsp,
 			    "to dontneed\n",
 			    fsp_str_dbg(fsp),
 			    strerror(err));
-		cgf->mode = CG_MODE_DONTNEED;
+		cacheguard_set_mode(fsp, cgf, CG_MODE_DONTNEED);
 	}
 }
 
@@ -451,6 +472,7 @@ static ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
 	/* smbd maps the read's errno to the client's NTSTATUS: keep it */
 	err = errno;
 	cacheguard_served(cgf, path, ret);
+	io.uncached = path != CG_PATH_NEXT;
 	cg_read_end(&cgf->stream, fd, &io, ret);
 	errno = err;
 	return ret;
@@ -596,6 +618,7 @@ static void cacheguard_pread_done(struct tevent_req *subreq)
 	}
 	if (state->cgf != NULL) {
 		cacheguard_served(state->cgf, state->path, state->ret);
+		state->io.uncached = state->path != CG_PATH_NEXT;
 		cg_read_end(&state->cgf->stream,
 			    fsp_get_io_fd(state->fsp),
 			    &state->io,

@@ -132,6 +132,20 @@ struct cg_range {
 	uint64_t end;
 };
 
+/*
+ * How a file's stream reads are served, which decides the hints: only
+ * through the page cache do FADV_SEQUENTIAL and WILLNEED make sense.
+ * Uncached streams drop only windows their cached reads touched, and,
+ * dontcache, everything when the file was cold at stream start: its
+ * uncached reads can leave pages behind (a folio still busy when the
+ * read completes), and there are no one else's pages to spare.
+ */
+enum cg_via {
+	CG_VIA_CACHE = 0,	/* dontneed, and fallbacks to it */
+	CG_VIA_DONTCACHE,	/* preadv2(RWF_DONTCACHE) */
+	CG_VIA_DIRECT,		/* O_DIRECT */
+};
+
 /* Abandoned streams remembered for the close; more are dropped at once */
 #define CG_MAX_TAILS 4
 /* Reads tracked one by one; more go into two batches (cg_stream.c) */
@@ -158,6 +172,12 @@ struct cg_stream {
 	 * a stream's own readahead may have cached past its front.
 	 */
 	uint64_t kernel_ra;
+	enum cg_via via;	/* cg_stream_set_via() */
+	/*
+	 * Nothing of the file ahead of the stream was cached when it
+	 * became active: no one else's pages to spare.
+	 */
+	bool cold;
 	enum cg_stream_state state;
 	struct cg_stats *totals;	/* process-wide sums, or NULL */
 
@@ -174,6 +194,15 @@ struct cg_stream {
 	unsigned ndone;
 	uint64_t dropped_to;	/* windows below this are dropped */
 	uint64_t willneed_to;	/* WILLNEED issued up to here */
+	/*
+	 * Stream reads that went through the page cache: the lowest not
+	 * yet dropped behind, the highest end, the lowest ever. Only
+	 * their windows are dropped, so an uncached stream evicts nothing
+	 * that others keep cached.
+	 */
+	uint64_t cached_lo;
+	uint64_t cached_hi;
+	uint64_t cached_min;
 	uint64_t lag;		/* keep drops this far behind (zero-copy) */
 	/* Ranges of abandoned streams, each dropped at close on its own */
 	struct cg_range tails[CG_MAX_TAILS];
@@ -196,6 +225,11 @@ struct cg_io {
 	int slot;		/* index in inflight[], or < 0 */
 	bool in_stream;		/* counted towards the stream */
 	bool zerocopy;		/* set by the caller: served by sendfile */
+	/*
+	 * Set by the caller: the read did not go through the page cache
+	 * (RWF_DONTCACHE, O_DIRECT), so it left nothing there to drop.
+	 */
+	bool uncached;
 };
 
 void cg_stream_init(struct cg_stream *s,
@@ -204,6 +238,12 @@ void cg_stream_init(struct cg_stream *s,
 		    uint64_t file_size);
 
 struct cg_io cg_read_begin(struct cg_stream *s, int fd, uint64_t off, size_t n);
+
+/*
+ * The path of the file's stream reads changed; an active stream that
+ * starts using the page cache gets its hints now.
+ */
+void cg_stream_set_via(struct cg_stream *s, int fd, enum cg_via via);
 
 /* nread is what the read returned: bytes, or -1 on error */
 void cg_read_end(struct cg_stream *s, int fd, struct cg_io *io, ssize_t nread);

@@ -34,6 +34,11 @@ for fs in ext4 xfs btrfs tmpfs; do
 done
 cg_share_at ext4_dontcache_cold "$CG_ROOT/mnt/ext4" \
 	"vfs objects = cacheguard" "cacheguard:mode = dontcache"
+for mode in dontcache direct; do
+	cg_share_at "ext4_${mode}_ra" "$CG_ROOT/mnt/ext4" \
+		"vfs objects = cacheguard" "cacheguard:mode = $mode" \
+		"cacheguard:readahead = 32M"
+done
 cg_smbd_start || { cg_fail "smbd starts" "see above"; exit 1; }
 
 mkdir -p "$CG_ROOT/back"
@@ -155,14 +160,47 @@ if [[ " $filesystems " == *" ext4 "* ]]; then
 	done
 fi
 
-# A cold 1 GiB copy in dontcache mode leaves at most 16M cached
+# cold_copy SHARE: a cold copy of $big; sets peak (sampled) and after
+cold_copy()
+{
+	local sampler
+
+	sync
+	cg_drop_cache "$big"
+	: >"$CG_ROOT/samples"
+	(
+		for _ in $(seq 1 3000); do
+			cg_resident "$big" >>"$CG_ROOT/samples"
+			sleep 0.05
+		done
+	) &
+	sampler=$!
+	cg_smbclient "$1" "get big.bin /dev/null" >/dev/null 2>&1
+	kill "$sampler" 2>/dev/null
+	wait "$sampler" 2>/dev/null
+	peak=$(sort -n "$CG_ROOT/samples" | tail -n 1)
+	after=$(cg_resident "$big")
+}
+
+# Hints follow the path: a cold 1 GiB copy in dontcache mode keeps at
+# most the device's readahead and the reads in flight cached (16M here),
+# and leaves nothing; direct mode uses no page cache at all, also with
+# cacheguard:readahead set (no WILLNEED for a stream that reads around
+# the cache)
 big=$CG_ROOT/mnt/ext4/big.bin
 head -c $((1024 * MiB)) /dev/urandom >"$big"
-sync
-cg_drop_cache "$big"
-cg_smbclient ext4_dontcache_cold "get big.bin /dev/null" >/dev/null 2>&1
-cg_expect_le "dontcache: resident after a cold 1 GiB copy" \
-	"$(cg_resident "$big")" $((16 * MiB))
+cold_copy ext4_dontcache_cold
+cg_expect_le "dontcache: peak resident during a cold 1 GiB copy" \
+	"${peak:-0}" $((16 * MiB))
+cg_expect_le "dontcache: resident after a cold 1 GiB copy" "$after" \
+	$((16 * MiB))
 cg_expect "dontcache served the stream uncached" \
 	grep -qE "big.bin: .* dontcache [1-9][0-9]{8}" "$CG_LOG"
+cold_copy ext4_dontcache_ra
+cg_expect_le "dontcache, readahead 32M: peak resident" "${peak:-0}" \
+	$((16 * MiB))
+cold_copy ext4_direct_ra
+cg_expect_le "direct, readahead 32M: peak resident (no page cache)" \
+	"${peak:-0}" $((1 * MiB))
+cg_expect_le "direct, readahead 32M: resident after" "$after" $((1 * MiB))
 exit 0

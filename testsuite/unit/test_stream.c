@@ -372,6 +372,16 @@ static void rd_one(struct harness *h, uint64_t off, size_t n)
 	rd_end(h, i, got);
 }
 
+/* rd_one for a read served outside the page cache (dontcache, direct) */
+static void rd_one_uncached(struct harness *h, uint64_t off, size_t n)
+{
+	unsigned i = rd_begin(h, off, n);
+	ssize_t got = file_read_len(h, off, n);
+
+	h->reads[i].io.uncached = true;
+	rd_end(h, i, got);
+}
+
 static void h_close(struct harness *h)
 {
 	assert_int_equal(h->nbusy, 0);
@@ -1184,6 +1194,116 @@ static void test_close_drops_own_ranges(void **state)
 }
 
 /*
+ * Hints follow the path: an uncached stream (dontcache, direct) gets no
+ * FADV_SEQUENTIAL and no WILLNEED, even with cacheguard:readahead set;
+ * only windows some read went through the cache for are dropped (the
+ * detection reads, a fallback read), and its close drops what those
+ * reads caused, nothing of the rest. A fallback to the cache turns the
+ * hints on.
+ */
+static void test_uncached_hints(void **state)
+{
+	struct harness *h = *state;
+	const uint64_t trigger = h->cfg.stream_trigger;
+	const uint64_t w = h->cfg.window;
+	uint64_t off;
+	size_t i;
+
+	h->cfg.readahead = 32 * MiB;
+	h_start(h, GiB);
+	cg_stream_set_via(&h->s, TEST_FD, CG_VIA_DIRECT);
+	/* Detection: buffered, through the next module */
+	for (off = 0; off < trigger; off += MiB) {
+		rd_one(h, off, MiB);
+	}
+	assert_int_equal(h->s.state, CG_ACTIVE);
+	/* The stream proper: uncached, except one fallback at 300 MiB */
+	for (off = trigger; off < 400 * MiB; off += MiB) {
+		if (off == 300 * MiB) {
+			rd_one(h, off, MiB);
+		} else {
+			rd_one_uncached(h, off, MiB);
+		}
+	}
+	assert_int_equal(count_advice(h, POSIX_FADV_SEQUENTIAL), 0);
+	assert_int_equal(count_advice(h, POSIX_FADV_WILLNEED), 0);
+	for (i = 0; i < h->ncalls; i++) {
+		const struct call *c = &h->calls[i];
+		bool first = c->off == 0 && c->len <= MAX(w, trigger + w);
+		bool fallback = c->off <= 300 * MiB &&
+				c->off + c->len >= 301 * MiB &&
+				c->len <= 2 * w;
+
+		assert_int_equal(c->advice, POSIX_FADV_DONTNEED);
+		if (!first && !fallback) {
+			fail_msg("DONTNEED [%ju, +%ju) covers no cached read",
+				 (uintmax_t)c->off, (uintmax_t)c->len);
+		}
+	}
+	assert_true(h->ncalls >= 2);
+	h_close(h);
+	/* The close: the cached reads' footprint, not the stream's 400 MiB */
+	assert_int_equal(h->calls[h->ncalls - 1].off, 0);
+	assert_int_equal(h->calls[h->ncalls - 1].len,
+			 301 * MiB + 2 * RA_SLACK);
+
+	/* A fallback to the cache mid-stream: hints from then on */
+	h_reset(h);
+	h->cfg.readahead = 32 * MiB;
+	h_start(h, GiB);
+	cg_stream_set_via(&h->s, TEST_FD, CG_VIA_DIRECT);
+	for (off = 0; off < 64 * MiB; off += MiB) {
+		rd_one_uncached(h, off, MiB);
+	}
+	assert_int_equal(count_advice(h, POSIX_FADV_SEQUENTIAL), 0);
+	cg_stream_set_via(&h->s, TEST_FD, CG_VIA_CACHE);
+	assert_int_equal(count_advice(h, POSIX_FADV_SEQUENTIAL), 1);
+	assert_int_equal(count_advice(h, POSIX_FADV_WILLNEED), 1);
+	for (; off < 128 * MiB; off += MiB) {
+		rd_one(h, off, MiB);
+	}
+	assert_true(check_window_drops(h, 64 * MiB) >= 32 * MiB);
+	h_close(h);
+}
+
+/*
+ * dontcache: a file cold at stream start has every window dropped behind
+ * (RWF_DONTCACHE can leave pages behind, and no one else has any); one
+ * that others keep partly cached (under the hot threshold) only where
+ * our own reads went through the cache, so their pages stay.
+ */
+static void test_dontcache_cold_or_shared(void **state)
+{
+	struct harness *h = *state;
+	const unsigned pct[] = {0, 20};
+	uint64_t off;
+	size_t k;
+
+	for (k = 0; k < N_ELEM(pct); k++) {
+		h_reset(h);
+		h->cfg.hot_threshold = 0;	/* measured all the same */
+		h->resident_pct = pct[k];
+		h_start(h, GiB);
+		cg_stream_set_via(&h->s, TEST_FD, CG_VIA_DONTCACHE);
+		rd_one(h, 0, 4 * MiB);
+		for (off = 4 * MiB; off < 256 * MiB; off += MiB) {
+			rd_one_uncached(h, off, MiB);
+		}
+		assert_int_equal(h->s.state, CG_ACTIVE);
+		assert_true(h->nresident > 0);
+		assert_int_equal(count_advice(h, POSIX_FADV_SEQUENTIAL), 0);
+		if (pct[k] == 0) {
+			assert_true(check_window_drops(h, 0) >= 200 * MiB);
+		} else {
+			/* the window of the first, buffered read only */
+			assert_int_equal(count_advice(h, POSIX_FADV_DONTNEED),
+					 1);
+		}
+		h_close(h);
+	}
+}
+
+/*
  * More than CG_MAX_INFLIGHT reads in flight: the extra ones spill into a
  * batch that remembers its lowest offset, and no drop passes it.
  */
@@ -1952,6 +2072,8 @@ int main(void)
 		T(test_strays_restart),
 		T(test_close),
 		T(test_close_drops_own_ranges),
+		T(test_uncached_hints),
+		T(test_dontcache_cold_or_shared),
 		T(test_inflight_overflow),
 		T(test_failed_read),
 		T(test_short_read_at_eof),
