@@ -88,14 +88,12 @@ size_t cg_direct_memory_in_use(void);
  * What each filesystem supports (cacheguard_fs.c), per smbd process and
  * st_dev: probed once for mode auto, or learnt from the first failure.
  */
-#define CG_FS_PROBED 0x1
-#define CG_FS_NO_DONTCACHE 0x2
-#define CG_FS_NO_DIRECT 0x4
+#define CG_FS_PROBED 0x1	/* with the engine's CG_FS_NO_* flags */
 
 /* auto: probe the filesystem of fsp once, log the choice at level 2 */
 void cg_fs_probe(struct files_struct *fsp);
-/* The mode a file's streams get, given what its filesystem supports */
-enum cg_mode cg_fs_resolve(enum cg_mode want, dev_t dev);
+/* The engine's CG_FS_NO_* flags of dev: what it is known to lack */
+unsigned cg_fs_lacks_of(dev_t dev);
 /* Remember that dev lacks flag's feature; logged once per process */
 void cg_fs_lacks(dev_t dev, unsigned flag, const char *what, int err);
 /* The kernel's readahead for dev in bytes, 0 when sysfs does not say */
@@ -103,8 +101,8 @@ uint64_t cg_fs_readahead(dev_t dev);
 
 /*
  * Per-process counters (cacheguard_status.c): the engine adds into
- * totals, the glue the rest. bytes_path[] is indexed by how a read was
- * served: buffered (the next module), dontcache, direct.
+ * totals, the glue the rest. bytes_path[] is indexed by enum cg_path:
+ * buffered (the next module), dontcache, direct.
  */
 struct cg_status {
 	struct cg_stats totals;

@@ -153,29 +153,14 @@ void cg_fs_probe(struct files_struct *fsp)
 		   ("device %u:%u: mode auto serves streams with %s\n",
 		    (unsigned)major(dev),
 		    (unsigned)minor(dev),
-		    (fs->flags & CG_FS_NO_DONTCACHE) == 0 ? "dontcache"
-		    : (fs->flags & CG_FS_NO_DIRECT) == 0  ? "direct"
-							  : "dontneed"));
+		    cg_mode_name(cg_mode_resolve(CG_MODE_AUTO, fs->flags))));
 }
 
-/* The mode a file's streams get, given what its filesystem supports */
-enum cg_mode cg_fs_resolve(enum cg_mode want, dev_t dev)
+/* What dev lacks; everything when the table has no room for it */
+unsigned cg_fs_lacks_of(dev_t dev)
 {
 	struct cacheguard_fs *fs = cacheguard_fs(dev);
-	unsigned flags = fs != NULL ? fs->flags
-				    : CG_FS_NO_DONTCACHE | CG_FS_NO_DIRECT;
 
-	if (want == CG_MODE_AUTO) {
-		if ((flags & CG_FS_NO_DONTCACHE) == 0) {
-			return CG_MODE_DONTCACHE;
-		}
-		want = CG_MODE_DIRECT;
-	}
-	if (want == CG_MODE_DONTCACHE && (flags & CG_FS_NO_DONTCACHE)) {
-		return CG_MODE_DONTNEED;
-	}
-	if (want == CG_MODE_DIRECT && (flags & CG_FS_NO_DIRECT)) {
-		return CG_MODE_DONTNEED;
-	}
-	return want;
+	return fs != NULL ? fs->flags & (CG_FS_NO_DONTCACHE | CG_FS_NO_DIRECT)
+			  : CG_FS_NO_DONTCACHE | CG_FS_NO_DIRECT;
 }

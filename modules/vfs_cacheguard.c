@@ -69,14 +69,6 @@ int vfs_cacheguard_debug_level = DBGC_VFS;
 #undef DBGC_CLASS
 #define DBGC_CLASS vfs_cacheguard_debug_level
 
-/* How one read is served */
-enum cacheguard_path {
-	CG_PATH_NEXT = 0,	/* the next module: buffered, or io_uring... */
-	CG_PATH_UNCACHED,
-	CG_PATH_DIRECT,
-	CG_PATH_COUNT,
-};
-
 /* What the module keeps per share, from the tree connect on */
 struct cacheguard_share {
 	struct cg_config cfg;
@@ -91,15 +83,11 @@ struct cacheguard_file {
 	 * lower module owns I/O): the module leaves the file alone.
 	 */
 	bool foreign;
-	struct cg_stream stream;
-	enum cg_mode mode;		/* resolved: dontneed/dontcache/direct */
+	struct cg_file file;		/* the engine's: stream, mode, paths */
 	struct cg_direct *direct;	/* direct mode, once a stream runs */
-	uint64_t bytes[CG_PATH_COUNT];	/* bytes served per path */
-	uint64_t fallbacks;		/* fast-path reads retried buffered */
 	uint64_t n_pread_send;		/* reads per smbd read path */
 	uint64_t n_pread;
 	uint64_t n_sendfile;
-	const char *fallback_why;	/* the last reason, for the summary */
 };
 
 /*
@@ -231,23 +219,6 @@ bad_option:
 
 
 /*
- * The mode the file's streams are served in from now on; the engine's
- * hints follow it: none for uncached modes, the page cache's for
- * dontneed.
- */
-static void cacheguard_set_mode(struct files_struct *fsp,
-				struct cacheguard_file *cgf,
-				enum cg_mode mode)
-{
-	cgf->mode = mode;
-	cg_stream_set_via(&cgf->stream,
-			  fsp_get_io_fd(fsp),
-			  mode == CG_MODE_DONTCACHE ? CG_VIA_DONTCACHE
-			  : mode == CG_MODE_DIRECT  ? CG_VIA_DIRECT
-						    : CG_VIA_CACHE);
-}
-
-/*
  * Whether fsp's I/O descriptor is a kernel descriptor of the file itself.
  * A lower module may own I/O (vfs_ceph numbers its descriptors from 10,
  * vfs_glusterfs hands out a constant): preadv2, fadvise, cachestat or a
@@ -318,122 +289,112 @@ static struct cacheguard_file *cacheguard_file(struct vfs_handle_struct *handle,
 		cacheguard_foreign(share, fsp);
 		return NULL;
 	}
-	cg_stream_init(&cgf->stream, cfg, &cacheguard_sys, size);
-	cgf->stream.totals = &cg_status.totals;
-	cgf->stream.kernel_ra = cg_fs_readahead(dev);
-	cg_status.files++;
 	if (cfg->mode == CG_MODE_AUTO) {
 		cg_fs_probe(fsp);
 	}
-	cacheguard_set_mode(fsp, cgf, cg_fs_resolve(cfg->mode, dev));
+	cg_file_init(&cgf->file,
+		     cfg,
+		     &cacheguard_sys,
+		     size,
+		     cg_fs_lacks_of(dev),
+		     fsp_get_io_fd(fsp));
+	cgf->file.stream.totals = &cg_status.totals;
+	cgf->file.stream.kernel_ra = cg_fs_readahead(dev);
+	cg_status.files++;
 	DBG_DEBUG("%s: tracking, size %ju, mode %s\n",
 		  fsp_str_dbg(fsp),
 		  (uintmax_t)size,
-		  cg_mode_name(cgf->mode));
+		  cg_mode_name(cgf->file.mode));
 	return cgf;
 }
 
-/* Pick the path for one read; opens the direct descriptor on first use */
-static enum cacheguard_path cacheguard_choose(struct vfs_handle_struct *handle,
-					      struct files_struct *fsp,
-					      struct cacheguard_file *cgf,
-					      const struct cg_io *io,
-					      size_t n)
+/* A fast path will not be used: count it, and remember what fs lacks */
+static void cacheguard_fs_learnt(struct files_struct *fsp,
+				 unsigned lacks,
+				 const char *what,
+				 int err)
 {
-	const struct cg_config *cfg = NULL;
-	enum cg_direct_fail direct_fail = CG_DIRECT_FAIL_FILE;
+	if (lacks != 0) {
+		cg_fs_lacks(fsp->fsp_name->st.st_ex_dev, lacks, what, err);
+	}
+}
 
-	if (cgf == NULL || !io->in_stream || cgf->stream.state != CG_ACTIVE) {
-		return CG_PATH_NEXT;
+/* The path for one read, the engine's choice; sets up direct reads */
+static enum cg_path cacheguard_choose(struct vfs_handle_struct *handle,
+				      struct files_struct *fsp,
+				      struct cacheguard_file *cgf,
+				      const struct cg_io *io,
+				      size_t n)
+{
+	enum cg_direct_fail fail = CG_DIRECT_FAIL_FILE;
+	uint64_t fallbacks = cgf->file.fallbacks;
+	enum cg_path path;
+	unsigned lacks;
+
+	path = cg_file_choose(&cgf->file, io, n);
+	if (path != CG_PATH_DIRECT || cgf->direct != NULL) {
+		return path;
 	}
-	cfg = cgf->stream.cfg;
-	if (cgf->mode == CG_MODE_DONTCACHE) {
-		return CG_PATH_UNCACHED;
-	}
-	if (cgf->mode != CG_MODE_DIRECT || n < cfg->direct_min_io) {
-		return CG_PATH_NEXT;
-	}
-	if (cgf->direct == NULL) {
-		/*
-		 * On fsp, not cgf: an fsp extension's data area is not a
-		 * talloc context. fsp is freed right after the close.
-		 */
-		cgf->direct = cg_direct_open(fsp, handle, fsp, cfg,
-					     &direct_fail);
-	}
+	/*
+	 * On fsp, not cgf: an fsp extension's data area is not a talloc
+	 * context. fsp is freed right after the close.
+	 */
+	cgf->direct = cg_direct_open(fsp, handle, fsp, cgf->file.stream.cfg,
+				     &fail);
 	if (cgf->direct != NULL) {
 		return CG_PATH_DIRECT;
 	}
-	if (direct_fail == CG_DIRECT_FAIL_FS) {
-		cg_fs_lacks(fsp->fsp_name->st.st_ex_dev,
-			    CG_FS_NO_DIRECT,
-			    "O_DIRECT",
-			    EINVAL);
-		cacheguard_set_mode(fsp,
-				    cgf,
-				    cg_fs_resolve(cfg->mode,
-						  fsp->fsp_name->st.st_ex_dev));
-		return CG_PATH_NEXT;
-	}
-	/*
-	 * Over the memory budget, or a failure of this file alone (EACCES
-	 * or EMFILE on the reopen, no direct-I/O alignment for it): this
-	 * file's streams drop behind; other files keep direct.
-	 */
-	cacheguard_set_mode(fsp, cgf, CG_MODE_DONTNEED);
-	if (direct_fail == CG_DIRECT_FAIL_MEMORY) {
-		DBG_INFO("%s: over cacheguard:direct memory, using dontneed\n",
-			 fsp_str_dbg(fsp));
-		return CG_PATH_NEXT;
-	}
-	DBG_INFO("%s: no O_DIRECT for this file, using dontneed\n",
-		 fsp_str_dbg(fsp));
-	cgf->fallbacks++;
-	cg_status.fallbacks++;
-	cgf->fallback_why = "no O_DIRECT for this file";
+	lacks = cg_file_direct_unavailable(&cgf->file,
+					   fsp_get_io_fd(fsp),
+					   fail,
+					   cg_fs_lacks_of(
+						   fsp->fsp_name->st.st_ex_dev));
+	cacheguard_fs_learnt(fsp, lacks, "O_DIRECT", EINVAL);
+	cg_status.fallbacks += cgf->file.fallbacks - fallbacks;
+	DBG_INFO("%s: no direct reads (%s), mode %s\n",
+		 fsp_str_dbg(fsp),
+		 fail == CG_DIRECT_FAIL_MEMORY ? "over cacheguard:direct memory"
+		 : fail == CG_DIRECT_FAIL_FS   ? "the filesystem has no O_DIRECT"
+					       : "this file cannot be reopened",
+		 cg_mode_name(cgf->file.mode));
 	return CG_PATH_NEXT;
 }
 
-/* A fast path failed with err: remember why, so later reads avoid it */
+/* A fast path failed with err: the engine says what it means */
 static void cacheguard_fell_back(struct files_struct *fsp,
 				 struct cacheguard_file *cgf,
-				 enum cacheguard_path path,
+				 enum cg_path path,
 				 int err)
 {
-	dev_t dev = fsp->fsp_name->st.st_ex_dev;
+	enum cg_mode was = cgf->file.mode;
+	unsigned lacks;
 
-	cgf->fallbacks++;
+	lacks = cg_file_read_failed(&cgf->file,
+				    fsp_get_io_fd(fsp),
+				    path,
+				    err,
+				    cg_fs_lacks_of(fsp->fsp_name->st.st_ex_dev));
+	cacheguard_fs_learnt(fsp, lacks, "RWF_DONTCACHE", err);
 	cg_status.fallbacks++;
-	cgf->fallback_why = path == CG_PATH_DIRECT ? "direct read failed"
-						   : "uncached read failed";
-	if (path == CG_PATH_UNCACHED && (err == EOPNOTSUPP || err == EINVAL)) {
-		cg_fs_lacks(dev, CG_FS_NO_DONTCACHE, "RWF_DONTCACHE",
-				    err);
-		cacheguard_set_mode(fsp,
-				    cgf,
-				    cg_fs_resolve(cgf->stream.cfg->mode, dev));
-		cgf->fallback_why = "no RWF_DONTCACHE";
-		return;
-	}
-	if (path == CG_PATH_DIRECT && cgf->mode == CG_MODE_DIRECT) {
+	if (path == CG_PATH_DIRECT && was == CG_MODE_DIRECT) {
 		DBG_WARNING("%s: direct read failed (%s); the file falls back "
-			    "to dontneed\n",
+			    "to %s\n",
 			    fsp_str_dbg(fsp),
-			    strerror(err));
-		cacheguard_set_mode(fsp, cgf, CG_MODE_DONTNEED);
+			    strerror(err),
+			    cg_mode_name(cgf->file.mode));
 	}
 }
 
 /* Count a read's bytes by path; while a stream runs, refresh the status */
 static void cacheguard_served(struct cacheguard_file *cgf,
-			      enum cacheguard_path path,
+			      enum cg_path path,
 			      ssize_t nread)
 {
+	cg_file_served(&cgf->file, path, nread);
 	if (nread > 0) {
-		cgf->bytes[path] += (uint64_t)nread;
 		cg_status.bytes_path[path] += (uint64_t)nread;
 	}
-	if (cgf->stream.state == CG_ACTIVE) {
+	if (cgf->file.stream.state == CG_ACTIVE) {
 		cg_status_write(false);
 	}
 }
@@ -446,7 +407,7 @@ static ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
 {
 	struct cacheguard_file *cgf = cacheguard_file(handle, fsp);
 	int fd = fsp_get_io_fd(fsp);
-	enum cacheguard_path path;
+	enum cg_path path;
 	struct cg_io io;
 	ssize_t ret = -1;
 	int err;
@@ -455,7 +416,7 @@ static ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
 		return SMB_VFS_NEXT_PREAD(handle, fsp, data, n, offset);
 	}
 	cgf->n_pread++;
-	io = cg_read_begin(&cgf->stream, fd, offset, n);
+	io = cg_read_begin(&cgf->file.stream, fd, offset, n);
 	path = cacheguard_choose(handle, fsp, cgf, &io, n);
 	if (path == CG_PATH_UNCACHED) {
 		ret = cg_uncached_pread(fd, data, n, offset);
@@ -473,7 +434,7 @@ static ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
 	err = errno;
 	cacheguard_served(cgf, path, ret);
 	io.uncached = path != CG_PATH_NEXT;
-	cg_read_end(&cgf->stream, fd, &io, ret);
+	cg_read_end(&cgf->file.stream, fd, &io, ret);
 	errno = err;
 	return ret;
 }
@@ -484,7 +445,7 @@ struct cacheguard_pread_state {
 	struct files_struct *fsp;
 	struct cacheguard_file *cgf;
 	struct cg_io io;
-	enum cacheguard_path path;
+	enum cg_path path;
 	void *data;
 	size_t n;
 	off_t offset;
@@ -553,7 +514,7 @@ static struct tevent_req *cacheguard_pread_send(
 	};
 	if (state->cgf != NULL) {
 		state->cgf->n_pread_send++;
-		state->io = cg_read_begin(&state->cgf->stream,
+		state->io = cg_read_begin(&state->cgf->file.stream,
 					  fsp_get_io_fd(fsp),
 					  offset,
 					  n);
@@ -564,7 +525,7 @@ static struct tevent_req *cacheguard_pread_send(
 	subreq = cacheguard_pread_issue(state);
 	if (tevent_req_nomem(subreq, req)) {
 		if (state->cgf != NULL) {
-			cg_read_end(&state->cgf->stream,
+			cg_read_end(&state->cgf->file.stream,
 				    fsp_get_io_fd(state->fsp),
 				    &state->io,
 				    -1);
@@ -607,7 +568,7 @@ static void cacheguard_pread_done(struct tevent_req *subreq)
 		state->vfs_aio_state = (struct vfs_aio_state){0};
 		subreq = cacheguard_pread_issue(state);
 		if (tevent_req_nomem(subreq, req)) {
-			cg_read_end(&state->cgf->stream,
+			cg_read_end(&state->cgf->file.stream,
 				    fsp_get_io_fd(state->fsp),
 				    &state->io,
 				    -1);
@@ -619,7 +580,7 @@ static void cacheguard_pread_done(struct tevent_req *subreq)
 	if (state->cgf != NULL) {
 		cacheguard_served(state->cgf, state->path, state->ret);
 		state->io.uncached = state->path != CG_PATH_NEXT;
-		cg_read_end(&state->cgf->stream,
+		cg_read_end(&state->cgf->file.stream,
 			    fsp_get_io_fd(state->fsp),
 			    &state->io,
 			    state->ret);
@@ -656,7 +617,7 @@ static ssize_t cacheguard_sendfile(struct vfs_handle_struct *handle,
 		return SMB_VFS_NEXT_SENDFILE(handle, tofd, fromfsp, hdr, offset,
 					     n);
 	}
-	if (cgf->mode != CG_MODE_DONTNEED && cgf->stream.state == CG_ACTIVE) {
+	if (cgf->file.mode != CG_MODE_DONTNEED && cgf->file.stream.state == CG_ACTIVE) {
 		/*
 		 * sendfile(2) reads through the page cache. ENOSYS with
 		 * nothing sent makes smbd read through SMB_VFS_PREAD
@@ -666,7 +627,7 @@ static ssize_t cacheguard_sendfile(struct vfs_handle_struct *handle,
 		return -1;
 	}
 	cgf->n_sendfile++;
-	io = cg_read_begin(&cgf->stream, fsp_get_io_fd(fromfsp), offset, n);
+	io = cg_read_begin(&cgf->file.stream, fsp_get_io_fd(fromfsp), offset, n);
 	ret = SMB_VFS_NEXT_SENDFILE(handle, tofd, fromfsp, hdr, offset, n);
 	/*
 	 * errno is part of the answer: ENOSYS means nothing was sent,
@@ -680,7 +641,7 @@ static ssize_t cacheguard_sendfile(struct vfs_handle_struct *handle,
 		data = MAX(ret - (ssize_t)hdr->length, 0);
 	}
 	cacheguard_served(cgf, CG_PATH_NEXT, data);
-	cg_read_end(&cgf->stream, fsp_get_io_fd(fromfsp), &io, data);
+	cg_read_end(&cgf->file.stream, fsp_get_io_fd(fromfsp), &io, data);
 	errno = err;
 	return ret;
 }
@@ -781,9 +742,9 @@ static ssize_t cacheguard_pwrite_recv(struct tevent_req *req,
 static void cacheguard_log_summary(struct files_struct *fsp,
 				   const struct cacheguard_file *cgf)
 {
-	const struct cg_stats *st = &cgf->stream.stats;
+	const struct cg_stats *st = &cgf->file.stream.stats;
 
-	if (st->streams == 0 && st->hot == 0 && cgf->fallbacks == 0) {
+	if (st->streams == 0 && st->hot == 0 && cgf->file.fallbacks == 0) {
 		return;
 	}
 	DBG_PREFIX(2,
@@ -792,12 +753,12 @@ static void cacheguard_log_summary(struct files_struct *fsp,
 		    "streams %ju hot %ju; reads via pread_send %ju pread %ju "
 		    "sendfile %ju; fallbacks %ju%s%s\n",
 		    fsp_str_dbg(fsp),
-		    (uintmax_t)cgf->stream.file_size,
+		    (uintmax_t)cgf->file.stream.file_size,
 		    (uintmax_t)st->bytes_read,
-		    cg_mode_name(cgf->mode),
-		    (uintmax_t)cgf->bytes[CG_PATH_NEXT],
-		    (uintmax_t)cgf->bytes[CG_PATH_UNCACHED],
-		    (uintmax_t)cgf->bytes[CG_PATH_DIRECT],
+		    cg_mode_name(cgf->file.mode),
+		    (uintmax_t)cgf->file.bytes[CG_PATH_NEXT],
+		    (uintmax_t)cgf->file.bytes[CG_PATH_UNCACHED],
+		    (uintmax_t)cgf->file.bytes[CG_PATH_DIRECT],
 		    (uintmax_t)st->bytes_dropped,
 		    (uintmax_t)st->drops,
 		    (uintmax_t)st->streams,
@@ -805,9 +766,9 @@ static void cacheguard_log_summary(struct files_struct *fsp,
 		    (uintmax_t)cgf->n_pread_send,
 		    (uintmax_t)cgf->n_pread,
 		    (uintmax_t)cgf->n_sendfile,
-		    (uintmax_t)cgf->fallbacks,
-		    cgf->fallback_why != NULL ? ": " : "",
-		    cgf->fallback_why != NULL ? cgf->fallback_why : ""));
+		    (uintmax_t)cgf->file.fallbacks,
+		    cgf->file.fallback_why != NULL ? ": " : "",
+		    cgf->file.fallback_why != NULL ? cgf->file.fallback_why : ""));
 }
 
 static int cacheguard_close(struct vfs_handle_struct *handle,
@@ -816,7 +777,7 @@ static int cacheguard_close(struct vfs_handle_struct *handle,
 	struct cacheguard_file *cgf = VFS_FETCH_FSP_EXTENSION(handle, fsp);
 
 	if (cgf != NULL && !cgf->foreign) {
-		cg_stream_close(&cgf->stream, fsp_get_io_fd(fsp));
+		cg_stream_close(&cgf->file.stream, fsp_get_io_fd(fsp));
 		cacheguard_log_summary(fsp, cgf);
 		cg_status_write(true);
 	}

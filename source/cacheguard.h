@@ -252,6 +252,85 @@ void cg_read_end(struct cg_stream *s, int fd, struct cg_io *io, ssize_t nread);
 void cg_stream_close(struct cg_stream *s, int fd);
 
 /*
+ * Files (cg_file.c)
+ * =================
+ *
+ * One struct cg_file per tracked open file: its stream, the mode its
+ * streams are served in, and every decision about a read's path and
+ * what a failure means, so that the glue only does what it is told.
+ * The filesystem's capabilities are the glue's to remember (per smbd
+ * process and device); the file is told them and answers with what the
+ * filesystem turned out to lack.
+ */
+
+/* How one read is served */
+enum cg_path {
+	CG_PATH_NEXT = 0,	/* the next module: through the page cache */
+	CG_PATH_UNCACHED,	/* preadv2(RWF_DONTCACHE) */
+	CG_PATH_DIRECT,		/* O_DIRECT, with the private prefetch */
+	CG_PATH_COUNT,
+};
+
+/* What a failure to set up direct reads for one file means */
+enum cg_direct_fail {
+	CG_DIRECT_FAIL_FILE = 0,	/* this file only: others keep direct */
+	CG_DIRECT_FAIL_FS,		/* the filesystem refuses O_DIRECT */
+	CG_DIRECT_FAIL_MEMORY,		/* over cacheguard:direct memory */
+};
+
+/* What a filesystem lacks, learnt from a probe or a failure */
+#define CG_FS_NO_DONTCACHE 0x2
+#define CG_FS_NO_DIRECT 0x4
+
+struct cg_file {
+	struct cg_stream stream;
+	enum cg_mode mode;		/* resolved: dontneed/dontcache/direct */
+	uint64_t bytes[CG_PATH_COUNT];	/* bytes served per path */
+	uint64_t fallbacks;		/* fast-path reads retried buffered */
+	const char *fallback_why;	/* the last reason, for the summary */
+};
+
+/* The mode a file gets: the wanted one, or what its filesystem allows */
+enum cg_mode cg_mode_resolve(enum cg_mode want, unsigned fs_lacks);
+
+/* Track a file of size bytes whose filesystem lacks fs_lacks */
+void cg_file_init(struct cg_file *f,
+		  const struct cg_config *cfg,
+		  const struct cg_sys *sys,
+		  uint64_t size,
+		  unsigned fs_lacks,
+		  int fd);
+
+/* The path for a read that cg_read_begin() returned io for */
+enum cg_path cg_file_choose(const struct cg_file *f,
+			    const struct cg_io *io,
+			    size_t n);
+
+/*
+ * Direct reads could not be set up for the file (fail says why): the
+ * file continues in another mode. Returns the CG_FS_* flag its
+ * filesystem now lacks, or 0.
+ */
+unsigned cg_file_direct_unavailable(struct cg_file *f,
+				    int fd,
+				    enum cg_direct_fail fail,
+				    unsigned fs_lacks);
+
+/*
+ * A read on path failed with err; the caller reads the range again
+ * through the next module. Returns the CG_FS_* flag the filesystem now
+ * lacks, or 0.
+ */
+unsigned cg_file_read_failed(struct cg_file *f,
+			     int fd,
+			     enum cg_path path,
+			     int err,
+			     unsigned fs_lacks);
+
+/* Count what a read on path returned */
+void cg_file_served(struct cg_file *f, enum cg_path path, ssize_t nread);
+
+/*
  * Direct reads (cg_direct.c)
  * ==========================
  *
@@ -292,13 +371,6 @@ size_t cg_dio_alignment(bool have_dioalign,
 			uint32_t dio_mem_align,
 			uint32_t dio_offset_align,
 			uint32_t logical_block_size);
-
-/* What a failure to set up direct reads for one file means */
-enum cg_direct_fail {
-	CG_DIRECT_FAIL_FILE = 0,	/* this file only: others keep direct */
-	CG_DIRECT_FAIL_FS,		/* the filesystem refuses O_DIRECT */
-	CG_DIRECT_FAIL_MEMORY,		/* over cacheguard:direct memory */
-};
 
 /* open(O_DIRECT) of a file failed with err: the file, or its filesystem? */
 enum cg_direct_fail cg_direct_open_failure(int err);

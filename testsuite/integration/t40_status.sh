@@ -23,11 +23,12 @@ cg_drop_cache "$CG_SHARE/big.bin"
 	smbclient //127.0.0.1/guard -p "$CG_PORT" -U "$CG_USER%$CG_PASS" \
 	>/dev/null 2>&1 &
 client=$!
-for _ in $(seq 1 30); do
+# Until the copy is done (the client then idles for 4 s): the file is
+# rewritten at least once a second while the stream runs
+for _ in $(seq 1 60); do
 	sleep 0.5
 	live=$("$status" -s "$CG_CONF" 2>&1 | awk '$2 == "live"')
-	[ -n "$live" ] && [ "$(echo "$live" | awk '{print $4}')" -ge 1 ] &&
-		break
+	[ "$(echo "$live" | awk '{print int($6)}')" = 256 ] && break
 done
 echo "$live"
 cg_expect "a live smbd shows one stream" \

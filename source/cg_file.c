@@ -1,0 +1,161 @@
+/*
+ * vfs_cacheguard engine: one tracked file: its mode, paths and fallbacks
+ *
+ * Copyright (C) 2026 The vfs_cacheguard authors
+ *
+ * This program is free software; you can redistribute it and/or modify
+ * it under the terms of the GNU General Public License as published by
+ * the Free Software Foundation; either version 3 of the License, or
+ * (at your option) any later version.
+ *
+ * This program is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ * GNU General Public License for more details.
+ *
+ * You should have received a copy of the GNU General Public License
+ * along with this program.  If not, see <http://www.gnu.org/licenses/>.
+ */
+
+/*
+ * The order of fallbacks
+ * ----------------------
+ *
+ * auto is dontcache where the filesystem has RWF_DONTCACHE, else direct
+ * where it has O_DIRECT, else dontneed; an explicit mode the filesystem
+ * lacks becomes dontneed. A failure changes the mode by what it means:
+ *
+ *   uncached read, EOPNOTSUPP/EINVAL   the filesystem has no
+ *                                      RWF_DONTCACHE: remembered for it,
+ *                                      the file resolves again
+ *   uncached read, anything else       this read only (EIO, ENOMEM...)
+ *   direct read, anything              the file drops behind from now
+ *   direct setup: filesystem refuses   remembered for it, resolve again
+ *   direct setup: this file, memory    the file drops behind
+ *
+ * Every failed read is read again through the next module, so the
+ * client gets what a plain share would give.
+ */
+
+#include <errno.h>
+
+#include "cacheguard.h"
+
+enum cg_mode cg_mode_resolve(enum cg_mode want, unsigned fs_lacks)
+{
+	if (want == CG_MODE_AUTO) {
+		if ((fs_lacks & CG_FS_NO_DONTCACHE) == 0) {
+			return CG_MODE_DONTCACHE;
+		}
+		want = CG_MODE_DIRECT;
+	}
+	if (want == CG_MODE_DONTCACHE && (fs_lacks & CG_FS_NO_DONTCACHE)) {
+		return CG_MODE_DONTNEED;
+	}
+	if (want == CG_MODE_DIRECT && (fs_lacks & CG_FS_NO_DIRECT)) {
+		return CG_MODE_DONTNEED;
+	}
+	return want;
+}
+
+/* The file's streams are served in mode from now on; hints follow */
+static void cg_file_set_mode(struct cg_file *f, int fd, enum cg_mode mode)
+{
+	enum cg_via via = CG_VIA_CACHE;
+
+	if (mode == CG_MODE_DONTCACHE) {
+		via = CG_VIA_DONTCACHE;
+	} else if (mode == CG_MODE_DIRECT) {
+		via = CG_VIA_DIRECT;
+	}
+	f->mode = mode;
+	cg_stream_set_via(&f->stream, fd, via);
+}
+
+void cg_file_init(struct cg_file *f,
+		  const struct cg_config *cfg,
+		  const struct cg_sys *sys,
+		  uint64_t size,
+		  unsigned fs_lacks,
+		  int fd)
+{
+	*f = (struct cg_file){.mode = CG_MODE_DONTNEED};
+	cg_stream_init(&f->stream, cfg, sys, size);
+	cg_file_set_mode(f, fd, cg_mode_resolve(cfg->mode, fs_lacks));
+}
+
+enum cg_path cg_file_choose(const struct cg_file *f,
+			    const struct cg_io *io,
+			    size_t n)
+{
+	if (!io->in_stream || f->stream.state != CG_ACTIVE) {
+		return CG_PATH_NEXT;
+	}
+	if (f->mode == CG_MODE_DONTCACHE) {
+		return CG_PATH_UNCACHED;
+	}
+	if (f->mode == CG_MODE_DIRECT && n >= f->stream.cfg->direct_min_io) {
+		return CG_PATH_DIRECT;
+	}
+	return CG_PATH_NEXT;
+}
+
+static void cg_file_fell_back(struct cg_file *f, const char *why)
+{
+	f->fallbacks++;
+	f->fallback_why = why;
+}
+
+unsigned cg_file_direct_unavailable(struct cg_file *f,
+				    int fd,
+				    enum cg_direct_fail fail,
+				    unsigned fs_lacks)
+{
+	switch (fail) {
+	case CG_DIRECT_FAIL_FS:
+		cg_file_set_mode(f, fd,
+				 cg_mode_resolve(f->stream.cfg->mode,
+						 fs_lacks | CG_FS_NO_DIRECT));
+		return CG_FS_NO_DIRECT;
+	case CG_DIRECT_FAIL_MEMORY:
+		/* Not a failure: the budget is spent, as configured */
+		cg_file_set_mode(f, fd, CG_MODE_DONTNEED);
+		return 0;
+	case CG_DIRECT_FAIL_FILE:
+	default:
+		cg_file_set_mode(f, fd, CG_MODE_DONTNEED);
+		cg_file_fell_back(f, "no O_DIRECT for this file");
+		return 0;
+	}
+}
+
+unsigned cg_file_read_failed(struct cg_file *f,
+			     int fd,
+			     enum cg_path path,
+			     int err,
+			     unsigned fs_lacks)
+{
+	if (path == CG_PATH_UNCACHED) {
+		if (err != EOPNOTSUPP && err != EINVAL) {
+			cg_file_fell_back(f, "uncached read failed");
+			return 0;
+		}
+		cg_file_set_mode(f, fd,
+				 cg_mode_resolve(f->stream.cfg->mode,
+						 fs_lacks | CG_FS_NO_DONTCACHE));
+		cg_file_fell_back(f, "no RWF_DONTCACHE");
+		return CG_FS_NO_DONTCACHE;
+	}
+	if (path == CG_PATH_DIRECT) {
+		cg_file_set_mode(f, fd, CG_MODE_DONTNEED);
+		cg_file_fell_back(f, "direct read failed");
+	}
+	return 0;
+}
+
+void cg_file_served(struct cg_file *f, enum cg_path path, ssize_t nread)
+{
+	if (nread > 0 && path < CG_PATH_COUNT) {
+		f->bytes[path] += (uint64_t)nread;
+	}
+}

@@ -1,0 +1,277 @@
+/*
+ * Unit tests of cg_file: mode resolution, paths and fallbacks
+ *
+ * Copyright (C) 2026 The vfs_cacheguard authors
+ *
+ * This program is free software; you can redistribute it and/or modify
+ * it under the terms of the GNU General Public License as published by
+ * the Free Software Foundation; either version 3 of the License, or
+ * (at your option) any later version.
+ *
+ * This program is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ * GNU General Public License for more details.
+ *
+ * You should have received a copy of the GNU General Public License
+ * along with this program.  If not, see <http://www.gnu.org/licenses/>.
+ */
+
+/*
+ * Every decision about a file's reads, made by the engine: the mode a
+ * file resolves to from what its filesystem lacks, the path of each
+ * read, and what each kind of failure on each path does to the file and
+ * to what is remembered of its filesystem. The hints follow the mode.
+ */
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "cacheguard.h"
+#include "cg_sys.h"
+
+#define MiB (1ULL << 20)
+#define N_ELEM(a) (sizeof(a) / sizeof((a)[0]))
+#define NONE 0
+#define NO_DC CG_FS_NO_DONTCACHE
+#define NO_DIO CG_FS_NO_DIRECT
+
+static unsigned n_sequential;
+static unsigned n_willneed;
+
+static int fake_fadvise(int fd, uint64_t off, uint64_t len, int advice)
+{
+	n_sequential += advice == POSIX_FADV_SEQUENTIAL;
+	n_willneed += advice == POSIX_FADV_WILLNEED;
+	return 0;
+}
+
+static int fake_resident(int fd, uint64_t off, uint64_t len, uint64_t *bytes)
+{
+	*bytes = 0;	/* every file is cold */
+	return 0;
+}
+
+static const struct cg_sys fake_sys = {
+	.fadvise = fake_fadvise,
+	.resident = fake_resident,
+};
+
+static void test_resolve(void **state)
+{
+	static const struct {
+		enum cg_mode want;
+		unsigned lacks;
+		enum cg_mode got;
+	} cases[] = {
+		{CG_MODE_AUTO, NONE, CG_MODE_DONTCACHE},
+		{CG_MODE_AUTO, NO_DC, CG_MODE_DIRECT},
+		{CG_MODE_AUTO, NO_DIO, CG_MODE_DONTCACHE},
+		{CG_MODE_AUTO, NO_DC | NO_DIO, CG_MODE_DONTNEED},
+		{CG_MODE_DONTCACHE, NONE, CG_MODE_DONTCACHE},
+		{CG_MODE_DONTCACHE, NO_DC, CG_MODE_DONTNEED},
+		{CG_MODE_DIRECT, NO_DC, CG_MODE_DIRECT},
+		{CG_MODE_DIRECT, NO_DIO, CG_MODE_DONTNEED},
+		{CG_MODE_DONTNEED, NO_DC | NO_DIO, CG_MODE_DONTNEED},
+	};
+	size_t i;
+
+	for (i = 0; i < N_ELEM(cases); i++) {
+		assert_int_equal(cg_mode_resolve(cases[i].want, cases[i].lacks),
+				 cases[i].got);
+	}
+}
+
+static enum cg_path choose(struct cg_file *f, uint64_t off, size_t n)
+{
+	struct cg_io io = cg_read_begin(&f->stream, 3, off, n);
+	enum cg_path path = cg_file_choose(f, &io, n);
+
+	io.uncached = path != CG_PATH_NEXT;
+	cg_read_end(&f->stream, 3, &io, (ssize_t)n);
+	return path;
+}
+
+/*
+ * A file of 1 GiB in mode want on a filesystem lacking lacks, read until
+ * its stream is active: the reads before that go to the next module
+ */
+static void start(struct cg_file *f,
+		  struct cg_config *cfg,
+		  enum cg_mode want,
+		  unsigned lacks)
+{
+	uint64_t off;
+
+	cg_config_init(cfg);
+	cfg->mode = want;
+	cg_file_init(f, cfg, &fake_sys, 1024 * MiB, lacks, 3);
+	for (off = 0; off < cfg->stream_trigger - MiB; off += MiB) {
+		assert_int_equal(choose(f, off, MiB), CG_PATH_NEXT);
+	}
+	choose(f, off, MiB);
+	assert_int_equal(f->stream.state, CG_ACTIVE);
+}
+
+static void test_choose(void **state)
+{
+	struct cg_config cfg;
+	struct cg_file f;
+
+	start(&f, &cfg, CG_MODE_DONTNEED, NONE);
+	assert_int_equal(choose(&f, 8 * MiB, MiB), CG_PATH_NEXT);
+	start(&f, &cfg, CG_MODE_AUTO, NONE);
+	assert_int_equal(choose(&f, 8 * MiB, MiB), CG_PATH_UNCACHED);
+	/* a far read is no stream read: the next module */
+	assert_int_equal(choose(&f, 700 * MiB, MiB), CG_PATH_NEXT);
+	start(&f, &cfg, CG_MODE_DIRECT, NONE);
+	assert_int_equal(choose(&f, 8 * MiB, MiB), CG_PATH_DIRECT);
+	/* below direct min io (64K): buffered */
+	assert_int_equal(choose(&f, 9 * MiB, 4096), CG_PATH_NEXT);
+}
+
+/* Every kind of failure on every path: the mode after, what is learnt */
+static void test_failures(void **state)
+{
+	static const struct {
+		const char *what;
+		enum cg_mode want;
+		unsigned lacks;
+		enum cg_path path;
+		int err;
+		enum cg_mode mode;	/* after */
+		unsigned learnt;
+		const char *why;
+	} cases[] = {
+		{"auto, no RWF_DONTCACHE", CG_MODE_AUTO, NONE,
+		 CG_PATH_UNCACHED, EOPNOTSUPP, CG_MODE_DIRECT, NO_DC,
+		 "no RWF_DONTCACHE"},
+		{"auto, RWF_DONTCACHE refused", CG_MODE_AUTO, NONE,
+		 CG_PATH_UNCACHED, EINVAL, CG_MODE_DIRECT, NO_DC,
+		 "no RWF_DONTCACHE"},
+		{"auto, no RWF_DONTCACHE, no O_DIRECT", CG_MODE_AUTO, NO_DIO,
+		 CG_PATH_UNCACHED, EOPNOTSUPP, CG_MODE_DONTNEED, NO_DC,
+		 "no RWF_DONTCACHE"},
+		{"dontcache, no RWF_DONTCACHE", CG_MODE_DONTCACHE, NONE,
+		 CG_PATH_UNCACHED, EOPNOTSUPP, CG_MODE_DONTNEED, NO_DC,
+		 "no RWF_DONTCACHE"},
+		{"dontcache, EIO: this read", CG_MODE_DONTCACHE, NONE,
+		 CG_PATH_UNCACHED, EIO, CG_MODE_DONTCACHE, NONE,
+		 "uncached read failed"},
+		{"dontcache, ENOMEM: this read", CG_MODE_DONTCACHE, NONE,
+		 CG_PATH_UNCACHED, ENOMEM, CG_MODE_DONTCACHE, NONE,
+		 "uncached read failed"},
+		{"dontcache, EACCES: this read", CG_MODE_DONTCACHE, NONE,
+		 CG_PATH_UNCACHED, EACCES, CG_MODE_DONTCACHE, NONE,
+		 "uncached read failed"},
+		{"direct, EIO: the file", CG_MODE_DIRECT, NONE, CG_PATH_DIRECT,
+		 EIO, CG_MODE_DONTNEED, NONE, "direct read failed"},
+		{"direct, EINVAL: the file", CG_MODE_DIRECT, NONE,
+		 CG_PATH_DIRECT, EINVAL, CG_MODE_DONTNEED, NONE,
+		 "direct read failed"},
+		{"direct, ENOMEM: the file", CG_MODE_DIRECT, NONE,
+		 CG_PATH_DIRECT, ENOMEM, CG_MODE_DONTNEED, NONE,
+		 "direct read failed"},
+	};
+	size_t i;
+
+	for (i = 0; i < N_ELEM(cases); i++) {
+		struct cg_config cfg;
+		struct cg_file f;
+		unsigned learnt;
+
+		start(&f, &cfg, cases[i].want, cases[i].lacks);
+		learnt = cg_file_read_failed(&f, 3, cases[i].path,
+					     cases[i].err, cases[i].lacks);
+		if (f.mode != cases[i].mode || learnt != cases[i].learnt ||
+		    f.fallbacks != 1 ||
+		    strcmp(f.fallback_why, cases[i].why) != 0) {
+			fail_msg("%s: mode %s, learnt %u, fallbacks %ju (%s)",
+				 cases[i].what, cg_mode_name(f.mode), learnt,
+				 (uintmax_t)f.fallbacks, f.fallback_why);
+		}
+	}
+}
+
+/* Direct reads that cannot be set up: the filesystem, the file, memory */
+static void test_direct_unavailable(void **state)
+{
+	static const struct {
+		enum cg_mode want;
+		unsigned lacks;
+		enum cg_direct_fail fail;
+		enum cg_mode mode;
+		unsigned learnt;
+		uint64_t fallbacks;
+	} cases[] = {
+		{CG_MODE_DIRECT, NONE, CG_DIRECT_FAIL_FS, CG_MODE_DONTNEED,
+		 NO_DIO, 0},
+		{CG_MODE_AUTO, NO_DC, CG_DIRECT_FAIL_FS, CG_MODE_DONTNEED,
+		 NO_DIO, 0},
+		{CG_MODE_DIRECT, NONE, CG_DIRECT_FAIL_FILE, CG_MODE_DONTNEED,
+		 NONE, 1},
+		{CG_MODE_DIRECT, NONE, CG_DIRECT_FAIL_MEMORY, CG_MODE_DONTNEED,
+		 NONE, 0},
+	};
+	size_t i;
+
+	for (i = 0; i < N_ELEM(cases); i++) {
+		struct cg_config cfg;
+		struct cg_file f;
+		unsigned learnt;
+
+		start(&f, &cfg, cases[i].want, cases[i].lacks);
+		learnt = cg_file_direct_unavailable(&f, 3, cases[i].fail,
+						    cases[i].lacks);
+		assert_int_equal(f.mode, cases[i].mode);
+		assert_int_equal(learnt, cases[i].learnt);
+		assert_int_equal(f.fallbacks, cases[i].fallbacks);
+		assert_int_equal(choose(&f, 8 * MiB, MiB), CG_PATH_NEXT);
+	}
+}
+
+/*
+ * Hints follow the mode: a direct stream gets none, even with readahead
+ * set; once it falls back to the page cache it gets them at once.
+ */
+static void test_hints_follow_mode(void **state)
+{
+	struct cg_config cfg;
+	struct cg_file f;
+
+	n_sequential = n_willneed = 0;
+	cg_config_init(&cfg);
+	cfg.mode = CG_MODE_DIRECT;
+	cfg.readahead = 32 * MiB;
+	cg_file_init(&f, &cfg, &fake_sys, 1024 * MiB, NONE, 3);
+	choose(&f, 0, 8 * MiB);
+	assert_int_equal(f.stream.state, CG_ACTIVE);
+	assert_int_equal(choose(&f, 8 * MiB, MiB), CG_PATH_DIRECT);
+	assert_int_equal(n_sequential + n_willneed, 0);
+	cg_file_read_failed(&f, 3, CG_PATH_DIRECT, EIO, NONE);
+	assert_int_equal(n_sequential, 1);
+	assert_int_equal(n_willneed, 1);
+	cg_file_served(&f, CG_PATH_NEXT, 100);
+	cg_file_served(&f, CG_PATH_DIRECT, -1);
+	assert_int_equal(f.bytes[CG_PATH_NEXT], 100);
+	assert_int_equal(f.bytes[CG_PATH_DIRECT], 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_resolve),
+		cmocka_unit_test(test_choose),
+		cmocka_unit_test(test_failures),
+		cmocka_unit_test(test_direct_unavailable),
+		cmocka_unit_test(test_hints_follow_mode),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
