@@ -219,10 +219,18 @@ struct cg_stream {
 	struct cg_stats stats;
 };
 
+/* How a read in flight is tracked: one by one, or in an overflow batch */
+enum cg_track {
+	CG_TRACK_NONE = 0,
+	CG_TRACK_SLOT,	/* inflight[idx] holds its offset */
+	CG_TRACK_BATCH,	/* counted in batch[idx] */
+};
+
 /* What cg_read_begin() tells the caller to carry into cg_read_end() */
 struct cg_io {
 	uint64_t off;
-	int slot;		/* index in inflight[], or < 0 */
+	enum cg_track track;	/* how the stream tracks it in flight */
+	unsigned idx;		/* slot in inflight[], or batch number */
 	bool in_stream;		/* counted towards the stream */
 	bool zerocopy;		/* set by the caller: served by sendfile */
 	/*

@@ -72,8 +72,6 @@
 
 #define CG_PAGE 4096ULL
 #define CG_FREE UINT64_MAX
-#define CG_SLOT_NONE (-1)
-#define CG_SLOT_BATCH0 (-2)	/* -2 - b: in overflow batch b */
 #define CG_STRAY_LIMIT 8
 /* The kernel's readahead when the device's is not known */
 #define CG_RA_SLACK (4ULL << 20)
@@ -333,7 +331,8 @@ static void cg_track(struct cg_stream *s, struct cg_io *io)
 		}
 		s->batch[b].count++;
 		s->batch[b].low = CG_MIN(s->batch[b].low, io->off);
-		io->slot = CG_SLOT_BATCH0 - (int)b;
+		io->track = CG_TRACK_BATCH;
+		io->idx = b;
 		return;
 	}
 	for (i = 0; s->inflight[i] != CG_FREE; i++) {
@@ -341,12 +340,13 @@ static void cg_track(struct cg_stream *s, struct cg_io *io)
 	}
 	s->inflight[i] = io->off;
 	s->ninflight++;
-	io->slot = (int)i;
+	io->track = CG_TRACK_SLOT;
+	io->idx = i;
 }
 
 struct cg_io cg_read_begin(struct cg_stream *s, int fd, uint64_t off, size_t n)
 {
-	struct cg_io io = {.off = off, .slot = CG_SLOT_NONE};
+	struct cg_io io = {.off = off, .track = CG_TRACK_NONE};
 	uint64_t tol = s->cfg->window;
 	bool near;
 
@@ -492,13 +492,13 @@ void cg_read_end(struct cg_stream *s, int fd, struct cg_io *io, ssize_t nread)
 {
 	bool data = nread > 0 && io->in_stream;
 
-	if (io->slot >= 0) {
-		s->inflight[io->slot] = CG_FREE;
+	if (io->track == CG_TRACK_SLOT) {
+		s->inflight[io->idx] = CG_FREE;
 		s->ninflight--;
-	} else if (io->slot <= CG_SLOT_BATCH0) {
-		s->batch[CG_SLOT_BATCH0 - io->slot].count--;
+	} else if (io->track == CG_TRACK_BATCH) {
+		s->batch[io->idx].count--;
 	}
-	io->slot = CG_SLOT_NONE;
+	io->track = CG_TRACK_NONE;
 	if (io->zerocopy) {
 		s->lag = CG_ZEROCOPY_LAG;
 	}

@@ -323,7 +323,7 @@ static unsigned rd_begin(struct harness *h, uint64_t off, size_t n)
 
 	r->io = cg_read_begin(&h->s, TEST_FD, off, n);
 
-	r->tracked = r->io.slot >= 0;
+	r->tracked = r->io.track == CG_TRACK_SLOT;
 	if (r->tracked) {
 		h->ntracked++;
 	} else if (n > 0 && h->s.state != CG_HOT) {
@@ -1438,7 +1438,7 @@ static void test_zero_length_reads(void **state)
 	h_start(h, GiB);
 	for (i = 0; i < 1000; i++) {
 		idx = rd_begin(h, (uint64_t)i * MiB % GiB, 0);
-		assert_true(h->reads[idx].io.slot < 0);
+		assert_true(h->reads[idx].io.track != CG_TRACK_SLOT);
 		rd_end(h, idx, 0);
 	}
 	assert_int_equal(h->s.state, CG_DETECTING);
