@@ -100,18 +100,12 @@ void cg_fs_lacks(dev_t dev, unsigned flag, const char *what, int err);
 uint64_t cg_fs_readahead(dev_t dev);
 
 /*
- * Per-process counters (cacheguard_status.c): the engine adds into
- * totals, the glue the rest. bytes_path[] is indexed by enum cg_path:
- * buffered (the next module), dontcache, direct.
+ * Per-process counters (cacheguard_status.c): each tracked file's are
+ * the engine's (struct cg_file); the status file shows those of the
+ * files closed so far plus those of the files open now.
  */
-struct cg_status {
-	struct cg_stats totals;
-	uint64_t files;		/* files tracked (at least min file size) */
-	uint64_t bytes_path[3];
-	uint64_t fallbacks;
-};
-
-extern struct cg_status cg_status;
+void cg_status_file_open(struct cg_file *f);
+void cg_status_file_close(struct cg_file *f);
 
 /* Rewrite this process's status file; at most once a second unless force */
 void cg_status_write(bool force);

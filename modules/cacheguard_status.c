@@ -43,7 +43,39 @@
 #undef DBGC_CLASS
 #define DBGC_CLASS vfs_cacheguard_debug_level
 
-struct cg_status cg_status;
+/* The files open now, and the sum of those closed */
+struct cg_status_file {
+	struct cg_status_file *prev, *next;
+	struct cg_file *f;
+};
+
+static struct cg_status_file *cg_status_open;
+static struct cg_totals cg_status_closed;
+
+void cg_status_file_open(struct cg_file *f)
+{
+	struct cg_status_file *e = talloc_zero(NULL, struct cg_status_file);
+
+	if (e == NULL) {
+		return;	/* not shown until closed */
+	}
+	e->f = f;
+	DLIST_ADD(cg_status_open, e);
+}
+
+void cg_status_file_close(struct cg_file *f)
+{
+	struct cg_status_file *e = NULL;
+
+	for (e = cg_status_open; e != NULL; e = e->next) {
+		if (e->f == f) {
+			DLIST_REMOVE(cg_status_open, e);
+			TALLOC_FREE(e);
+			break;
+		}
+	}
+	cg_totals_add(&cg_status_closed, f);
+}
 
 static time_t cg_status_written;
 static bool cg_status_swept;
@@ -146,9 +178,15 @@ static void cg_status_sweep(int dirfd)
 
 static int cg_status_print(int fd, time_t now)
 {
-	const struct cg_stats *t = &cg_status.totals;
+	struct cg_totals sum = cg_status_closed;
+	const struct cg_status_file *e = NULL;
+	const struct cg_stats *t = &sum.stats;
 	char buf[1024];
 	int n;
+
+	for (e = cg_status_open; e != NULL; e = e->next) {
+		cg_totals_add(&sum, e->f);
+	}
 
 	n = snprintf(buf, sizeof(buf),
 		     "pid %d\nstart %llu\nupdated %jd\nfiles %" PRIu64
@@ -161,17 +199,17 @@ static int cg_status_print(int fd, time_t now)
 		     (int)getpid(),
 		     cg_status_start_time(getpid()),
 		     (intmax_t)now,
-		     cg_status.files,
+		     sum.files,
 		     t->streams,
 		     t->hot,
 		     t->bytes_read,
 		     t->bytes_stream,
-		     cg_status.bytes_path[0],
-		     cg_status.bytes_path[1],
-		     cg_status.bytes_path[2],
+		     sum.bytes[CG_PATH_NEXT],
+		     sum.bytes[CG_PATH_UNCACHED],
+		     sum.bytes[CG_PATH_DIRECT],
 		     t->bytes_dropped,
 		     t->drops,
-		     cg_status.fallbacks,
+		     sum.fallbacks,
 		     cg_direct_memory_in_use());
 	if (n < 0 || (size_t)n >= sizeof(buf)) {
 		return EOVERFLOW;

@@ -255,6 +255,16 @@ static void cacheguard_foreign(struct cacheguard_share *share,
 		    share->name);
 }
 
+/* The extension goes (close, or the fsp freed): its counters are kept */
+static void cacheguard_file_destroy(void *p)
+{
+	struct cacheguard_file *cgf = p;
+
+	if (!cgf->foreign) {
+		cg_status_file_close(&cgf->file);
+	}
+}
+
 /*
  * The state of fsp, created on the first read of a file that is at least
  * min file size long. NULL for everything the module leaves alone.
@@ -280,7 +290,10 @@ static struct cacheguard_file *cacheguard_file(struct vfs_handle_struct *handle,
 	    size < cfg->min_file_size) {
 		return NULL;
 	}
-	cgf = VFS_ADD_FSP_EXTENSION(handle, fsp, struct cacheguard_file, NULL);
+	cgf = VFS_ADD_FSP_EXTENSION(handle,
+				    fsp,
+				    struct cacheguard_file,
+				    cacheguard_file_destroy);
 	if (cgf == NULL) {
 		return NULL;	/* no memory: serve the file untouched */
 	}
@@ -298,9 +311,8 @@ static struct cacheguard_file *cacheguard_file(struct vfs_handle_struct *handle,
 		     size,
 		     cg_fs_lacks_of(dev),
 		     fsp_get_io_fd(fsp));
-	cgf->file.stream.totals = &cg_status.totals;
 	cgf->file.stream.kernel_ra = cg_fs_readahead(dev);
-	cg_status.files++;
+	cg_status_file_open(&cgf->file);
 	DBG_DEBUG("%s: tracking, size %ju, mode %s\n",
 		  fsp_str_dbg(fsp),
 		  (uintmax_t)size,
@@ -327,7 +339,6 @@ static enum cg_path cacheguard_choose(struct vfs_handle_struct *handle,
 				      size_t n)
 {
 	enum cg_direct_fail fail = CG_DIRECT_FAIL_FILE;
-	uint64_t fallbacks = cgf->file.fallbacks;
 	enum cg_path path;
 	unsigned lacks;
 
@@ -350,7 +361,6 @@ static enum cg_path cacheguard_choose(struct vfs_handle_struct *handle,
 					   cg_fs_lacks_of(
 						   fsp->fsp_name->st.st_ex_dev));
 	cacheguard_fs_learnt(fsp, lacks, "O_DIRECT", EINVAL);
-	cg_status.fallbacks += cgf->file.fallbacks - fallbacks;
 	DBG_INFO("%s: no direct reads (%s), mode %s\n",
 		 fsp_str_dbg(fsp),
 		 fail == CG_DIRECT_FAIL_MEMORY ? "over cacheguard:direct memory"
@@ -375,7 +385,6 @@ static void cacheguard_fell_back(struct files_struct *fsp,
 				    err,
 				    cg_fs_lacks_of(fsp->fsp_name->st.st_ex_dev));
 	cacheguard_fs_learnt(fsp, lacks, "RWF_DONTCACHE", err);
-	cg_status.fallbacks++;
 	if (path == CG_PATH_DIRECT && was == CG_MODE_DIRECT) {
 		DBG_WARNING("%s: direct read failed (%s); the file falls back "
 			    "to %s\n",
@@ -391,9 +400,6 @@ static void cacheguard_served(struct cacheguard_file *cgf,
 			      ssize_t nread)
 {
 	cg_file_served(&cgf->file, path, nread);
-	if (nread > 0) {
-		cg_status.bytes_path[path] += (uint64_t)nread;
-	}
 	if (cgf->file.stream.state == CG_ACTIVE) {
 		cg_status_write(false);
 	}
@@ -779,9 +785,9 @@ static int cacheguard_close(struct vfs_handle_struct *handle,
 	if (cgf != NULL && !cgf->foreign) {
 		cg_stream_close(&cgf->file.stream, fsp_get_io_fd(fsp));
 		cacheguard_log_summary(fsp, cgf);
+		VFS_REMOVE_FSP_EXTENSION(handle, fsp);
 		cg_status_write(true);
-	}
-	if (cgf != NULL) {
+	} else if (cgf != NULL) {
 		VFS_REMOVE_FSP_EXTENSION(handle, fsp);
 	}
 	return SMB_VFS_NEXT_CLOSE(handle, fsp);

@@ -179,7 +179,6 @@ struct cg_stream {
 	 */
 	bool cold;
 	enum cg_stream_state state;
-	struct cg_stats *totals;	/* process-wide sums, or NULL */
 
 	/* Detection: the stream runs from start up to front */
 	uint64_t start;
@@ -337,6 +336,19 @@ unsigned cg_file_read_failed(struct cg_file *f,
 
 /* Count what a read on path returned */
 void cg_file_served(struct cg_file *f, enum cg_path path, ssize_t nread);
+
+/*
+ * Counters are kept once, per file; a process's status sums them:
+ * the files closed so far, plus the files open now.
+ */
+struct cg_totals {
+	uint64_t files;
+	struct cg_stats stats;
+	uint64_t bytes[CG_PATH_COUNT];
+	uint64_t fallbacks;
+};
+
+void cg_totals_add(struct cg_totals *t, const struct cg_file *f);
 
 /*
  * Direct reads (cg_direct.c)

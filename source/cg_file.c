@@ -159,3 +159,21 @@ void cg_file_served(struct cg_file *f, enum cg_path path, ssize_t nread)
 		f->bytes[path] += (uint64_t)nread;
 	}
 }
+
+void cg_totals_add(struct cg_totals *t, const struct cg_file *f)
+{
+	const struct cg_stats *st = &f->stream.stats;
+	unsigned i;
+
+	t->files++;
+	t->stats.bytes_read += st->bytes_read;
+	t->stats.bytes_stream += st->bytes_stream;
+	t->stats.bytes_dropped += st->bytes_dropped;
+	t->stats.drops += st->drops;
+	t->stats.streams += st->streams;
+	t->stats.hot += st->hot;
+	for (i = 0; i < CG_PATH_COUNT; i++) {
+		t->bytes[i] += f->bytes[i];
+	}
+	t->fallbacks += f->fallbacks;
+}

@@ -86,14 +86,7 @@
 #define CG_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define CG_MAX(a, b) ((a) > (b) ? (a) : (b))
 
-/* Count in the stream's stats and in the process totals, if any */
-#define CG_COUNT(s, field, n)                                  \
-	do {                                                   \
-		(s)->stats.field += (n);                       \
-		if ((s)->totals != NULL) {                     \
-			(s)->totals->field += (n);             \
-		}                                              \
-	} while (0)
+#define CG_COUNT(s, field, n) ((s)->stats.field += (n))
 
 static uint64_t cg_page_down(uint64_t v)
 {

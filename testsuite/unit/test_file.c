@@ -263,6 +263,29 @@ static void test_hints_follow_mode(void **state)
 	assert_int_equal(f.bytes[CG_PATH_DIRECT], 0);
 }
 
+/* A process's totals are the sums of its files' counters, kept once */
+static void test_totals(void **state)
+{
+	struct cg_totals t = {0};
+	struct cg_config cfg;
+	struct cg_file a, b;
+
+	start(&a, &cfg, CG_MODE_DIRECT, NONE);
+	cg_file_served(&a, CG_PATH_DIRECT, 1000);
+	cg_file_read_failed(&a, 3, CG_PATH_DIRECT, EIO, NONE);
+	start(&b, &cfg, CG_MODE_DONTNEED, NONE);
+	cg_file_served(&b, CG_PATH_NEXT, 7);
+	cg_totals_add(&t, &a);
+	cg_totals_add(&t, &b);
+	assert_int_equal(t.files, 2);
+	assert_int_equal(t.bytes[CG_PATH_DIRECT], 1000);
+	assert_int_equal(t.bytes[CG_PATH_NEXT], 7);
+	assert_int_equal(t.fallbacks, 1);
+	assert_int_equal(t.stats.streams, 2);
+	assert_int_equal(t.stats.bytes_read,
+			 a.stream.stats.bytes_read + b.stream.stats.bytes_read);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -271,6 +294,7 @@ int main(void)
 		cmocka_unit_test(test_failures),
 		cmocka_unit_test(test_direct_unavailable),
 		cmocka_unit_test(test_hints_follow_mode),
+		cmocka_unit_test(test_totals),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
