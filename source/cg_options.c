@@ -27,6 +27,8 @@
 #include "cacheguard.h"
 
 #define CG_FIELD(f) offsetof(struct cg_config, f)
+/* The most of a bad value an error message quotes */
+#define CG_QUOTE_MAX 32
 
 /*
  * The defaults live here, as text, so that the man page test and the
@@ -244,11 +246,17 @@ int cg_config_set(struct cg_config *cfg,
 		break;
 	}
 	if (ret != 0) {
+		/*
+		 * The value is quoted only so far: a long one would push the
+		 * option's name and the valid values out of a log line.
+		 */
 		snprintf(err,
 			 errlen,
-			 "invalid value '%s' for cacheguard:%s; "
+			 "invalid value '%.*s%s' for cacheguard:%s; "
 			 "valid values: %s",
+			 CG_QUOTE_MAX,
 			 value,
+			 strlen(value) > CG_QUOTE_MAX ? "..." : "",
 			 o->name,
 			 cg_valid_values(o->type));
 		return EINVAL;

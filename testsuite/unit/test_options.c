@@ -621,6 +621,34 @@ static void test_describe(void **state)
 }
 
 /*
+ * However long a bad value, the message (logged from a 256-byte buffer)
+ * still names the option and the valid values: the value is cut short
+ */
+static void test_long_bad_value(void **state)
+{
+	const struct cg_option *o = NULL;
+	struct cg_config cfg;
+	char value[4096];
+	char err[256];
+	char want[128];
+
+	memset(value, 'x', sizeof(value) - 1);
+	value[sizeof(value) - 1] = '\0';
+	for (o = cg_options; o->name != NULL; o++) {
+		cg_config_init(&cfg);
+		assert_int_equal(cg_config_set(&cfg, o->name, value, err,
+					       sizeof(err)),
+				 EINVAL);
+		snprintf(want, sizeof(want), "...' for cacheguard:%s; valid "
+			 "values: ", o->name);
+		if (strstr(err, want) == NULL) {
+			fail_msg("'%s' lacks '%s'", err, want);
+		}
+		assert_true(strlen(err) < sizeof(err) - 1);
+	}
+}
+
+/*
  * A misspelt name is reported at connect; names compare as Samba's
  * strwicmp compares them, so the spellings smbd accepts are known.
  */
@@ -680,6 +708,7 @@ int main(void)
 		cmocka_unit_test(test_config_check),
 		cmocka_unit_test(test_describe),
 		cmocka_unit_test(test_option_known),
+		cmocka_unit_test(test_long_bad_value),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
