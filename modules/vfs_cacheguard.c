@@ -785,6 +785,11 @@ static int cacheguard_close(struct vfs_handle_struct *handle,
 	if (cgf != NULL && !cgf->foreign) {
 		cg_stream_close(&cgf->file.stream, fsp_get_io_fd(fsp));
 		cacheguard_log_summary(fsp, cgf);
+		/*
+		 * Its buffer goes back to the budget now (once no read job
+		 * holds it), so the status written next does not count it
+		 */
+		TALLOC_FREE(cgf->direct);
 		VFS_REMOVE_FSP_EXTENSION(handle, fsp);
 		cg_status_write(true);
 	} else if (cgf != NULL) {
