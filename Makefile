@@ -25,7 +25,7 @@ DEB_DEPS = samba smbclient samba-testsuite libcmocka-dev dpkg-dev \
 	build-essential pkg-config python3 util-linux fio libsmbclient-dev \
 	xsltproc docbook-xsl docbook-xml gnuplot-nox xfsprogs btrfs-progs \
 	debhelper fakeroot man-db rpm nocache \
-	iproute2 procps passwd
+	iproute2 procps passwd e2fsprogs
 
 .PHONY: all deps build test unit demo bench bench-smoke bench-readpath deb \
 	test-package test-trixie deb-trixie test-kernels \
@@ -72,8 +72,10 @@ test-package: deb
 # /var/cache/vfs-cacheguard/root-trixie (tools/release-root), in which
 # "make test" installs what it needs, prepares the 4.22 tree and runs the
 # whole suite against Debian 13's own smbd, smbclient and smbtorture
+# (the suite in a network namespace of its own: see tools/in-root)
 test-trixie:
-	@tools/in-root trixie make test
+	@tools/in-root trixie make build
+	@tools/in-root --private-net trixie make test
 
 deb-trixie:
 	@tools/in-root trixie make deb
