@@ -77,6 +77,12 @@ test-trixie:
 	@tools/in-root trixie make build
 	@tools/in-root --private-net trixie make test
 
+# Debian 12's 6.1 and Debian 13's 6.12 kernels under QEMU (TCG), each
+# with a root of its release and the module built there
+# (testsuite/kernel/run; about 20 minutes)
+test-kernels:
+	@testsuite/kernel/run
+
 deb-trixie:
 	@tools/in-root trixie make deb
 	@mkdir -p packaging/out
