@@ -7,6 +7,10 @@
 #   make		install missing packages (as root), prepare the tree,
 #			build cacheguard.so, the unit tests and the test tools
 #   make test		unit tests, then integration tests against a real smbd
+#   make test-trixie	the same in a cached Debian 13 root (Samba 4.22)
+#   make deb-trixie	the Debian 13 package, built in that root
+#   make test-kernels	a small suite under Debian 12's and 13's own
+#			kernels (6.1, 6.12) in QEMU guests
 #   make demo		copy a 1 GiB file through a plain and a guarded share
 #   make install	cacheguard.so into smbd's modules dir (DESTDIR honoured)
 
@@ -20,10 +24,11 @@ WAF = tools/waf
 DEB_DEPS = samba smbclient samba-testsuite libcmocka-dev dpkg-dev \
 	build-essential pkg-config python3 util-linux fio libsmbclient-dev \
 	xsltproc docbook-xsl docbook-xml gnuplot-nox xfsprogs btrfs-progs \
-	debhelper fakeroot man-db rpm nocache
+	debhelper fakeroot man-db rpm nocache \
+	iproute2 procps passwd e2fsprogs
 
 .PHONY: all deps build test unit demo bench bench-smoke bench-readpath deb \
-	test-package \
+	test-package test-trixie deb-trixie test-kernels \
 	install uninstall clean distclean
 
 all: build
@@ -62,6 +67,26 @@ deb: build
 
 test-package: deb
 	@testsuite/package-test
+
+# Debian 13 (trixie, Samba 4.22): a minbase root cached in
+# /var/cache/vfs-cacheguard/root-trixie (tools/release-root), in which
+# "make test" installs what it needs, prepares the 4.22 tree and runs the
+# whole suite against Debian 13's own smbd, smbclient and smbtorture
+# (the suite in a network namespace of its own: see tools/in-root)
+test-trixie:
+	@tools/in-root trixie make build
+	@tools/in-root --private-net trixie make test
+
+# Debian 12's 6.1 and Debian 13's 6.12 kernels under QEMU (TCG), each
+# with a root of its release and the module built there
+# (testsuite/kernel/run; about 20 minutes)
+test-kernels:
+	@testsuite/kernel/run
+
+deb-trixie:
+	@tools/in-root trixie make deb
+	@mkdir -p packaging/out
+	@cp -v "$$(tools/release-root trixie | tail -n 1)/usr/src/vfs-cacheguard/packaging/out/"*~deb13*.deb packaging/out/
 
 MANDIR ?= /usr/share/man
 SBINDIR ?= /usr/sbin

@@ -51,6 +51,43 @@ def samba_module_flags(tree):
     return flags
 
 
+# What differs between the Samba versions the module builds for, told by
+# compiling against the prepared tree (not by its version number); each
+# result is a define that modules/cacheguard_compat.h keys on.
+SYS_PROC_FD_PATH_BUF = '''
+#include "includes.h"
+int main(void)
+{
+	struct sys_proc_fd_path_buf buf;
+	return sys_proc_fd_path(0, &buf) == NULL;
+}
+'''
+SYS_PROC_FD_PATH_CHAR = '''
+#include "includes.h"
+int main(void)
+{
+	char buf[64];
+	return sys_proc_fd_path(0, buf, sizeof(buf)) == NULL;
+}
+'''
+
+
+def check_samba_interfaces(conf):
+    """Defines for modules/cacheguard_compat.h; fatal if neither form"""
+    # Compile only: the module links against nothing, smbd provides the
+    # symbols at load time
+    if conf.check(fragment=SYS_PROC_FD_PATH_BUF, features='c',
+                  use='SAMBA', define_name='HAVE_SYS_PROC_FD_PATH_BUF',
+                  msg='Checking for sys_proc_fd_path(fd, struct '
+                      'sys_proc_fd_path_buf *) (Samba 4.20+)',
+                  mandatory=False):
+        return
+    conf.check(fragment=SYS_PROC_FD_PATH_CHAR, features='c', use='SAMBA',
+               msg='Checking for sys_proc_fd_path(fd, buf, bufsize) '
+                   '(Samba 4.17)',
+               errmsg='neither form: see modules/cacheguard_compat.h')
+
+
 def configure(conf):
     conf.load('compiler_c')
     tree = os.environ.get('CACHEGUARD_SAMBA_TREE')
@@ -69,6 +106,7 @@ def configure(conf):
     conf.env.SAMBA_TREE = tree
     conf.env.SAMBA_DEB_VERSION = stamp
     conf.env.CFLAGS_SAMBA = samba_module_flags(tree)
+    check_samba_interfaces(conf)
     conf.env.cshlib_PATTERN = '%s.so'
     conf.check_cfg(package='cmocka', args='--cflags --libs',
                    uselib_store='CMOCKA')

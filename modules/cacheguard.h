@@ -21,6 +21,7 @@
 #define CACHEGUARD_GLUE_H
 
 #include "../source/cacheguard.h"
+#include "cacheguard_compat.h"
 
 /* The module's debug class; DBGC_VFS until the init function ran */
 extern int vfs_cacheguard_debug_level;

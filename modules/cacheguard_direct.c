@@ -253,7 +253,7 @@ static struct cg_direct_io *cg_direct_io_open(int fd, size_t mem, size_t align)
 	io->refs = 1;
 	talloc_set_destructor(io, cg_direct_io_destructor);
 
-	path = sys_proc_fd_path(fd, buf, sizeof(buf));
+	path = cg_proc_fd_path(fd, buf, sizeof(buf));
 	if (path == NULL) {
 		err = ENOSYS;	/* no /proc: no way to reopen the fd */
 		goto fail;

@@ -140,7 +140,7 @@ void cg_fs_probe(struct files_struct *fsp)
 	if (preadv2(fd, &iov, 1, 0, CG_RWF_DONTCACHE) == -1 &&
 	    (errno == EOPNOTSUPP || errno == EINVAL)) {
 		fs->flags |= CG_FS_NO_DONTCACHE;
-		path = sys_proc_fd_path(fd, buf, sizeof(buf));
+		path = cg_proc_fd_path(fd, buf, sizeof(buf));
 		dfd = path != NULL ? open(path, O_RDONLY | O_DIRECT | O_CLOEXEC)
 				   : -1;
 		if (dfd == -1) {

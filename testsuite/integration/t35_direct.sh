@@ -3,10 +3,11 @@
 # direct mode through real smbd on ext4, cold cache: a 1 GiB copy stays
 # out of the page cache and is served by O_DIRECT reads; reads of every
 # size and alignment, on both smbd read paths, return the right bytes;
-# writes (through SMB and local, unsynced) and a truncate during a stream
-# are seen at once; clients vanishing mid-stream crash nothing; smbd
-# without O_DIRECT falls back with one warning; the per-process memory
-# budget sends a second stream to dontneed.
+# writes (through SMB, from a second SMB client, and local, unsynced) and
+# a truncate during a stream are seen at once; clients vanishing
+# mid-stream crash nothing; smbd without O_DIRECT falls back with one
+# warning; the per-process memory budget sends a second stream to
+# dontneed.
 set -u
 . "$(dirname "$0")/../lib/check.sh"
 cg_need_root "direct mode"
@@ -109,7 +110,7 @@ cg_expect "synchronous reads went through SMB_VFS_PREAD direct" \
 
 # --- coherence: the file changes under the reader -------------------------
 c=$CG_SHARE/c.bin
-for mode in smbwrite localwrite truncate; do
+for mode in smbwrite clientwrite localwrite truncate; do
 	head -c $((256 * MiB)) /dev/urandom >"$c"
 	# the SMB writer writes a file of its own user; the reader too
 	chown "$CG_USER" "$c"

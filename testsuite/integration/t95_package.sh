@@ -40,7 +40,7 @@ fi
 
 # The .deb of this version, rebuilt when a source is newer than it or it
 # was built for another samba
-deb=$top/packaging/out/samba-vfs-cacheguard_$version-1_$(dpkg --print-architecture).deb
+deb=$("$top/packaging/build-deb" --name)
 samba=$(dpkg-query -W -f='${Version}' samba)
 why=
 if [ ! -f "$deb" ]; then

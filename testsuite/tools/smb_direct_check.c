@@ -11,6 +11,8 @@
  *			ahead of the reader through a second handle on the
  *			same connection (what the reader's prefetch holds)
  *   MODE localwrite	the same with pwrite() on LOCALFILE, no fsync
+ *   MODE clientwrite	the same through a second SMB client: a connection
+ *			of its own, so another smbd process writes
  *   MODE truncate	a third of the way in, truncate LOCALFILE 3 MiB
  *			ahead of the reader; read on past the old end; then
  *			append new bytes there and read them too
@@ -50,15 +52,16 @@ struct reader {
 };
 
 static SMBCCTX *ctx;
+static SMBCCTX *wctx;	/* the SMB writer's: ctx, or a second client's */
 static size_t block = MiB;
 static unsigned char *rbuf, *lbuf, *wbuf;
-static SMBCFILE *remote_open(const char *url, int flags)
+static SMBCFILE *remote_open(SMBCCTX *c, const char *url, int flags)
 {
 	char full[4096];
 	SMBCFILE *f = NULL;
 
 	snprintf(full, sizeof(full), "smb:%s", url);
-	f = smbc_getFunctionOpen(ctx)(ctx, full, flags, 0);
+	f = smbc_getFunctionOpen(c)(c, full, flags, 0);
 	if (f == NULL) {
 		fprintf(stderr, "open %s: %s\n", full, strerror(errno));
 	}
@@ -125,11 +128,11 @@ static int write_ahead(struct reader *r, SMBCFILE *w, uint64_t off)
 	fill_random(wbuf, WRITE_LEN);
 	if (w == NULL) {
 		ret = pwrite(r->local, wbuf, WRITE_LEN, (off_t)off);
-	} else if (smbc_getFunctionLseek(ctx)(ctx, w, (off_t)off,
-					      SEEK_SET) < 0) {
+	} else if (smbc_getFunctionLseek(wctx)(wctx, w, (off_t)off,
+					       SEEK_SET) < 0) {
 		ret = -1;
 	} else {
-		ret = smbc_getFunctionWrite(ctx)(ctx, w, wbuf, WRITE_LEN);
+		ret = smbc_getFunctionWrite(wctx)(wctx, w, wbuf, WRITE_LEN);
 	}
 	if (ret != WRITE_LEN) {
 		fprintf(stderr, "write at %" PRIu64 ": %s\n", off,
@@ -226,7 +229,7 @@ static int reader_open(struct reader *r, const char *url, const char *path,
 		return 2;
 	}
 	*size = (uint64_t)st.st_size;
-	r->remote = remote_open(url, O_RDONLY);
+	r->remote = remote_open(ctx, url, O_RDONLY);
 	return r->remote == NULL ? 2 : 0;
 }
 
@@ -267,7 +270,14 @@ int main(int argc, char **argv)
 	}
 
 	if (strcmp(mode, "smbwrite") == 0) {
-		w = remote_open(argv[optind + 1], O_RDWR);
+		wctx = ctx;
+		w = remote_open(wctx, argv[optind + 1], O_RDWR);
+		ret = w == NULL ? 2 : run_writes(&a, w, size);
+	} else if (strcmp(mode, "clientwrite") == 0) {
+		/* a context of its own: its own connection and smbd */
+		wctx = smbt_connect(port);
+		w = wctx == NULL ? NULL
+				 : remote_open(wctx, argv[optind + 1], O_RDWR);
 		ret = w == NULL ? 2 : run_writes(&a, w, size);
 	} else if (strcmp(mode, "localwrite") == 0) {
 		ret = run_writes(&a, NULL, size);
@@ -291,12 +301,15 @@ int main(int argc, char **argv)
 	if (ret == 0) {
 		printf("ok %" PRIu64 " reads\n", a.reads);
 	}
+	if (wctx != NULL && wctx != ctx) {
+		smbc_free_context(wctx, 1);
+	}
 	smbc_free_context(ctx, 1);
 	return ret;
 usage:
 	fprintf(stderr,
 		"usage: smb_direct_check [-p PORT] [-U USER%%PASS] [-b BLOCK] "
-		"[-s SEED] smbwrite|localwrite|truncate|pair "
+		"[-s SEED] smbwrite|clientwrite|localwrite|truncate|pair "
 		"//HOST/SHARE/PATH LOCALFILE [URL2 LOCAL2]\n");
 	return 2;
 }

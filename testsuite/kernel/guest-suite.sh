@@ -1,0 +1,174 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# The small suite "make test-kernels" runs inside a QEMU guest booted with
+# one of Debian's own kernels (testsuite/kernel/run boots it; guest-init
+# starts this). Debian's kernels are where real users run the module and
+# where the defaults differ from a current kernel:
+#   - no RWF_DONTCACHE before 6.15 (xfs) / 6.17 (ext4): dontcache falls
+#     back, and auto resolves to direct;
+#   - no cachestat(2) before 6.5: residency comes from mincore(2), for the
+#     hot-file check of the module and for the test's own oracle;
+#   - per-tick file timestamps before 6.13, which direct mode's coherence
+#     check must not depend on.
+# So: every mode on ext4 and xfs with byte-identical copies, the random
+# read verifier and the footprint of a cold copy; a hot file kept; what
+# auto resolves to and that it is logged; direct mode coherent under a
+# local writer and an SMB writer. Files are modest (TCG is slow).
+#
+# Prints PASS:/FAIL:/SKIPPED: lines like every integration script.
+set -u
+. "$(dirname "$0")/../lib/check.sh"
+cg_need_root "the kernel suite"
+. "$(dirname "$0")/../lib/smbd.sh"
+cg_enter_namespace "$0" "$@"
+
+MiB=1048576
+modes="dontneed dontcache direct auto"
+tune=("cacheguard:min file size = 1M" "cacheguard:stream trigger = 512K")
+kver=$(uname -r)
+echo "guest kernel: $kver"
+if [ -n "${CG_EXPECT_KERNEL:-}" ]; then
+	cg_expect "the guest runs Debian's kernel $CG_EXPECT_KERNEL" \
+		test "$kver" = "$CG_EXPECT_KERNEL"
+fi
+
+# kernel_at_least MAJOR.MINOR: is the running kernel that new?
+kernel_at_least()
+{
+	local want_major=${1%.*} want_minor=${1#*.} major minor rest
+
+	IFS=. read -r major minor rest <<<"$kver"
+	minor=${minor%%[!0-9]*}
+	[ "$major" -gt "$want_major" ] ||
+		{ [ "$major" -eq "$want_major" ] && [ "$minor" -ge "$want_minor" ]; }
+}
+
+# What auto should resolve to on FS with this kernel: RWF_DONTCACHE
+# reads work on xfs from 6.15 and on ext4 from 6.17; else direct.
+auto_expected()
+{
+	case $1 in
+	xfs) kernel_at_least 6.15 && { echo dontcache; return; } ;;
+	ext4) kernel_at_least 6.17 && { echo dontcache; return; } ;;
+	esac
+	echo direct
+}
+
+# summary NAME: the last close summary line of file NAME in the log
+summary()
+{
+	grep -E " $1: size [0-9]+ read " "$CG_LOG" | tail -n 1
+}
+
+cold()
+{
+	sync
+	cg_drop_cache "$1"
+}
+
+cg_smbd_init
+filesystems=
+for fs in ext4 xfs; do
+	if cg_mount_fs "$fs" "$CG_ROOT/mnt/$fs"; then
+		filesystems="$filesystems $fs"
+		for mode in $modes; do
+			cg_share_at "${fs}_$mode" "$CG_ROOT/mnt/$fs" \
+				"vfs objects = cacheguard" \
+				"cacheguard:mode = $mode" "${tune[@]}"
+		done
+	else
+		cg_fail "$fs" "cannot make or mount one: $(tail -n 2 \
+			"$CG_ROOT/log/mkfs-$fs.out" 2>/dev/null)"
+	fi
+done
+cg_smbd_start || { cg_fail "smbd starts" "see above"; exit 1; }
+if kernel_at_least 6.5; then
+	echo "cachestat(2): yes (6.5+)"
+else
+	echo "cachestat(2): no (before 6.5): residency from mincore(2)"
+fi
+
+for fs in $filesystems; do
+	echo "[$fs] every mode, $(date +%T)"
+	dir=$CG_ROOT/mnt/$fs
+	f=$dir/f.bin
+	v=$dir/v.bin
+	head -c $((96 * MiB + 4097)) /dev/urandom >"$f"
+	head -c $((64 * MiB + 12345)) /dev/urandom >"$v"
+	sum=$(md5sum <"$f" | cut -d' ' -f1)
+	auto_line=
+	for mode in $modes; do
+		share=${fs}_$mode
+		rm -f "$CG_ROOT/back.bin"
+		cold "$f"
+		cg_smbclient "$share" "get f.bin $CG_ROOT/back.bin" \
+			>"$CG_ROOT/log/client.out" 2>&1
+		# before anything reads the file locally again
+		resident=$(cg_resident "$f")
+		cg_expect "[$share] cold copy of 96 MiB is byte-identical" \
+			test "$(md5sum <"$CG_ROOT/back.bin" |
+				cut -d' ' -f1)" = "$sum"
+		cg_expect_le "[$share] resident after the cold copy" \
+			"$resident" $((16 * MiB))
+		line=$(summary f.bin)
+		echo "[$share] ${line#*f.bin: }"
+		[ "$mode" = auto ] && auto_line=$line
+		cold "$v"
+		out=$("$CG_BUILD/smb_verify" -p "$CG_PORT" \
+			-U "$CG_USER%$CG_PASS" -n 200 -s 7 -m $MiB \
+			mixed "//127.0.0.1/$share/v.bin" "$v" 2>&1)
+		cg_expect "[$share] random and sequential reads ($out)" \
+			test "${out#ok }" != "$out"
+	done
+	rm -f "$CG_ROOT/back.bin"
+
+	# auto: what it resolved to on this filesystem, and the log line
+	dev=$(mountpoint -d "$dir")
+	want=$(auto_expected "$fs")
+	line=$(grep -E "device $dev: mode auto serves streams with " \
+		"$CG_LOG" | tail -n 1)
+	got=$(sed -n 's/.*mode auto serves streams with \([a-z]*\).*/\1/p' \
+		<<<"$line")
+	echo "auto on $fs ($dev) with $kver: ${got:-not logged}"
+	cg_expect "auto on $fs is logged at level 2 (mode auto serves streams with ...)" \
+		test -n "$got"
+	cg_expect "auto on $fs resolves to $want on $kver (got ${got:-none})" \
+		test "$got" = "$want"
+	cg_expect "the auto copy on $fs ran in mode $want" \
+		grep -q "mode $want;" <<<"$auto_line"
+	if [ "$want" != dontcache ]; then
+		cg_expect "dontcache on $fs falls back with a log line" \
+			grep -q "has no RWF_DONTCACHE" "$CG_LOG"
+	fi
+
+	# hot: a file already cached by someone else stays cached
+	echo "[$fs] hot file, coherence, $(date +%T)"
+	cold "$f"
+	"$CG_BUILD/cgcache" load "$f"
+	for mode in dontneed auto; do
+		cg_smbclient "${fs}_$mode" "get f.bin /dev/null" \
+			>/dev/null 2>&1
+		cg_expect_ge "[${fs}_$mode] a hot file stays cached after a copy" \
+			"$(cg_resident "$f")" $((96 * MiB * 95 / 100))
+	done
+
+	# direct mode coherence: the file changes while a direct stream
+	# prefetches it; every read must give the current bytes
+	c=$dir/c.bin
+	for what in localwrite smbwrite clientwrite truncate; do
+		head -c $((128 * MiB)) /dev/urandom >"$c"
+		cold "$c"
+		out=$("$CG_BUILD/smb_direct_check" -p "$CG_PORT" \
+			-U "$CG_USER%$CG_PASS" -s 5 "$what" \
+			"//127.0.0.1/${fs}_direct/c.bin" "$c" 2>&1)
+		cg_expect "[${fs}_direct] $what under a direct stream: the current bytes ($(tail -n 1 <<<"$out"))" \
+			grep -q '^ok ' <<<"$out"
+		cg_expect "[${fs}_direct] $what: the stream was direct" \
+			grep -qE "direct [1-9]" <<<"$(summary c.bin)"
+	done
+	rm -f "$f" "$v" "$c"
+done
+echo "[done] $(date +%T)"
+cg_expect "no smbd panicked" test "$(grep -c PANIC "$CG_LOG")" = 0
+exit 0
