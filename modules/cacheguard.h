@@ -80,6 +80,12 @@ struct tevent_req *cg_direct_pread_send(TALLOC_CTX *mem_ctx,
 ssize_t cg_direct_pread_recv(struct tevent_req *req,
 			     struct vfs_aio_state *vfs_aio_state);
 ssize_t cg_direct_pread(struct cg_direct *d, void *data, size_t n, off_t offset);
+/*
+ * A second descriptor of fd's file opened with O_DIRECT, through
+ * /proc/self/fd: as the current user, so permissions are checked again.
+ * -1 and errno on failure.
+ */
+int cg_direct_reopen(int fd);
 /* A write to [offset, offset + n) of file id went through this smbd */
 void cg_direct_note_write(struct file_id id, off_t offset, size_t n);
 /* Bytes of prefetch buffer this process holds now */

@@ -235,12 +235,22 @@ static void cg_direct_io_unref(struct cg_direct_io *io)
 	}
 }
 
+int cg_direct_reopen(int fd)
+{
+	char buf[PATH_MAX];
+	const char *path = cg_proc_fd_path(fd, buf, sizeof(buf));
+
+	if (path == NULL) {
+		errno = ENOSYS;	/* no /proc: no way to reopen the fd */
+		return -1;
+	}
+	return open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+}
+
 /* The O_DIRECT descriptor for fd and a buffer of mem bytes; errno on NULL */
 static struct cg_direct_io *cg_direct_io_open(int fd, size_t mem, size_t align)
 {
 	struct cg_direct_io *io = NULL;
-	char buf[PATH_MAX];
-	const char *path = NULL;
 	void *p = NULL;
 	int err;
 
@@ -253,12 +263,7 @@ static struct cg_direct_io *cg_direct_io_open(int fd, size_t mem, size_t align)
 	io->refs = 1;
 	talloc_set_destructor(io, cg_direct_io_destructor);
 
-	path = cg_proc_fd_path(fd, buf, sizeof(buf));
-	if (path == NULL) {
-		err = ENOSYS;	/* no /proc: no way to reopen the fd */
-		goto fail;
-	}
-	io->fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	io->fd = cg_direct_reopen(fd);
 	if (io->fd == -1) {
 		err = errno;
 		goto fail;

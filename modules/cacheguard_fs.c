@@ -129,8 +129,6 @@ void cg_fs_probe(struct files_struct *fsp)
 	int fd = fsp_get_io_fd(fsp);
 	char byte = 0;
 	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	char buf[PATH_MAX];
-	const char *path = NULL;
 	int dfd;
 
 	if (fs == NULL || (fs->flags & CG_FS_PROBED)) {
@@ -140,13 +138,11 @@ void cg_fs_probe(struct files_struct *fsp)
 	if (preadv2(fd, &iov, 1, 0, CG_RWF_DONTCACHE) == -1 &&
 	    (errno == EOPNOTSUPP || errno == EINVAL)) {
 		fs->flags |= CG_FS_NO_DONTCACHE;
-		path = cg_proc_fd_path(fd, buf, sizeof(buf));
-		dfd = path != NULL ? open(path, O_RDONLY | O_DIRECT | O_CLOEXEC)
-				   : -1;
-		if (dfd == -1) {
-			fs->flags |= CG_FS_NO_DIRECT;
-		} else {
+		dfd = cg_direct_reopen(fd);
+		if (dfd != -1) {
 			close(dfd);
+		} else if (cg_direct_open_failure(errno) == CG_DIRECT_FAIL_FS) {
+			fs->flags |= CG_FS_NO_DIRECT;
 		}
 	}
 	DBG_PREFIX(2,
