@@ -78,7 +78,7 @@
 
 #include <sys/mman.h>
 
-#include "cacheguard.h"
+#include "cacheguard_glue.h"
 
 #undef DBGC_CLASS
 #define DBGC_CLASS vfs_cacheguard_debug_level

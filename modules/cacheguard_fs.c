@@ -22,7 +22,7 @@
 
 #include <sys/uio.h>
 
-#include "cacheguard.h"
+#include "cacheguard_glue.h"
 #include "../source/cg_sys.h"
 
 #undef DBGC_CLASS

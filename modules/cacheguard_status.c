@@ -38,7 +38,7 @@
 #include "includes.h"
 #include "smbd/smbd.h"
 
-#include "cacheguard.h"
+#include "cacheguard_glue.h"
 
 #undef DBGC_CLASS
 #define DBGC_CLASS vfs_cacheguard_debug_level

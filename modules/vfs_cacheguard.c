@@ -61,7 +61,7 @@
 #include "lib/util/tevent_unix.h"
 #include "version.h"
 
-#include "cacheguard.h"
+#include "cacheguard_glue.h"
 #include "../source/cg_sys.h"
 
 int vfs_cacheguard_debug_level = DBGC_VFS;

@@ -1,5 +1,6 @@
 /*
- * vfs_cacheguard: what the glue files share
+ * vfs_cacheguard: what the glue files share (the engine's header is
+ * ../source/cacheguard.h)
  *
  * Copyright (C) 2026 The vfs_cacheguard authors
  *
