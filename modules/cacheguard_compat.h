@@ -27,7 +27,7 @@
  * and defines HAVE_... when it builds (see "configure" there). A Samba
  * that backports a change is then handled without touching this file.
  *
- * Needs includes.h first. Included by cacheguard.h.
+ * Needs includes.h first. Included by cacheguard_glue.h.
  */
 
 #ifndef CACHEGUARD_COMPAT_H
