@@ -269,8 +269,8 @@ static void cacheguard_file_destroy(void *p)
  * The state of fsp, created on the first read of a file that is at least
  * min file size long. NULL for everything the module leaves alone.
  */
-static struct cacheguard_file *cacheguard_file(struct vfs_handle_struct *handle,
-					       struct files_struct *fsp)
+static struct cacheguard_file *cacheguard_track(struct vfs_handle_struct *handle,
+						struct files_struct *fsp)
 {
 	struct cacheguard_file *cgf = NULL;
 	struct cacheguard_share *share = NULL;
@@ -411,7 +411,7 @@ static ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
 				size_t n,
 				off_t offset)
 {
-	struct cacheguard_file *cgf = cacheguard_file(handle, fsp);
+	struct cacheguard_file *cgf = cacheguard_track(handle, fsp);
 	int fd = fsp_get_io_fd(fsp);
 	enum cg_path path;
 	struct cg_io io;
@@ -512,7 +512,7 @@ static struct tevent_req *cacheguard_pread_send(
 		.handle = handle,
 		.ev = ev,
 		.fsp = fsp,
-		.cgf = cacheguard_file(handle, fsp),
+		.cgf = cacheguard_track(handle, fsp),
 		.data = data,
 		.n = n,
 		.offset = offset,
@@ -614,7 +614,7 @@ static ssize_t cacheguard_sendfile(struct vfs_handle_struct *handle,
 				   off_t offset,
 				   size_t n)
 {
-	struct cacheguard_file *cgf = cacheguard_file(handle, fromfsp);
+	struct cacheguard_file *cgf = cacheguard_track(handle, fromfsp);
 	struct cg_io io;
 	ssize_t ret, data;
 	int err;

@@ -60,5 +60,5 @@ cg_expect "... and takes effect" \
 cg_expect "effective options logged at connect through the debug class" \
 	grep -q "share \[guard\]: mode=dontneed min file size=16777216" "$CG_LOG"
 cg_expect "debug level 10 of the cacheguard class reaches the log" \
-	grep -q "cacheguard_file.*tracking, size" "$CG_LOG"
+	grep -q "cacheguard_track.*tracking, size" "$CG_LOG"
 exit 0
