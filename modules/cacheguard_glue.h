@@ -80,7 +80,10 @@ struct tevent_req *cg_direct_pread_send(TALLOC_CTX *mem_ctx,
 					off_t offset);
 ssize_t cg_direct_pread_recv(struct tevent_req *req,
 			     struct vfs_aio_state *vfs_aio_state);
-ssize_t cg_direct_pread(struct cg_direct *d, void *data, size_t n, off_t offset);
+ssize_t cg_direct_pread(struct cg_direct *d,
+			void *data,
+			size_t n,
+			off_t offset);
 /*
  * A second descriptor of fd's file opened with O_DIRECT, through
  * /proc/self/fd: as the current user, so permissions are checked again.

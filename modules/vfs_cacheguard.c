@@ -269,8 +269,9 @@ static void cacheguard_file_destroy(void *p)
  * The state of fsp, created on the first read of a file that is at least
  * min file size long. NULL for everything the module leaves alone.
  */
-static struct cacheguard_file *cacheguard_track(struct vfs_handle_struct *handle,
-						struct files_struct *fsp)
+static struct cacheguard_file *cacheguard_track(
+	struct vfs_handle_struct *handle,
+	struct files_struct *fsp)
 {
 	struct cacheguard_file *cgf = NULL;
 	struct cacheguard_share *share = NULL;
@@ -355,16 +356,16 @@ static enum cg_path cacheguard_choose(struct vfs_handle_struct *handle,
 	if (cgf->direct != NULL) {
 		return CG_PATH_DIRECT;
 	}
+	lacks = cg_fs_lacks_of(fsp->fsp_name->st.st_ex_dev);
 	lacks = cg_file_direct_unavailable(&cgf->file,
 					   fsp_get_io_fd(fsp),
 					   fail,
-					   cg_fs_lacks_of(
-						   fsp->fsp_name->st.st_ex_dev));
+					   lacks);
 	cacheguard_fs_learnt(fsp, lacks, "O_DIRECT", EINVAL);
 	DBG_INFO("%s: no direct reads (%s), mode %s\n",
 		 fsp_str_dbg(fsp),
-		 fail == CG_DIRECT_FAIL_MEMORY ? "over cacheguard:direct memory"
-		 : fail == CG_DIRECT_FAIL_FS   ? "the filesystem has no O_DIRECT"
+		 fail == CG_DIRECT_FAIL_MEMORY ? "over direct memory"
+		 : fail == CG_DIRECT_FAIL_FS   ? "no O_DIRECT on the filesystem"
 					       : "this file cannot be reopened",
 		 cg_mode_name(cgf->file.mode));
 	return CG_PATH_NEXT;
@@ -379,11 +380,12 @@ static void cacheguard_fell_back(struct files_struct *fsp,
 	enum cg_mode was = cgf->file.mode;
 	unsigned lacks;
 
+	lacks = cg_fs_lacks_of(fsp->fsp_name->st.st_ex_dev);
 	lacks = cg_file_read_failed(&cgf->file,
 				    fsp_get_io_fd(fsp),
 				    path,
 				    err,
-				    cg_fs_lacks_of(fsp->fsp_name->st.st_ex_dev));
+				    lacks);
 	cacheguard_fs_learnt(fsp, lacks, "RWF_DONTCACHE", err);
 	if (path == CG_PATH_DIRECT && was == CG_MODE_DIRECT) {
 		DBG_WARNING("%s: direct read failed (%s); the file falls back "
@@ -623,7 +625,8 @@ static ssize_t cacheguard_sendfile(struct vfs_handle_struct *handle,
 		return SMB_VFS_NEXT_SENDFILE(handle, tofd, fromfsp, hdr, offset,
 					     n);
 	}
-	if (cgf->file.mode != CG_MODE_DONTNEED && cgf->file.stream.state == CG_ACTIVE) {
+	if (cgf->file.mode != CG_MODE_DONTNEED &&
+	    cgf->file.stream.state == CG_ACTIVE) {
 		/*
 		 * sendfile(2) reads through the page cache. ENOSYS with
 		 * nothing sent makes smbd read through SMB_VFS_PREAD
@@ -633,7 +636,10 @@ static ssize_t cacheguard_sendfile(struct vfs_handle_struct *handle,
 		return -1;
 	}
 	cgf->n_sendfile++;
-	io = cg_read_begin(&cgf->file.stream, fsp_get_io_fd(fromfsp), offset, n);
+	io = cg_read_begin(&cgf->file.stream,
+			   fsp_get_io_fd(fromfsp),
+			   offset,
+			   n);
 	ret = SMB_VFS_NEXT_SENDFILE(handle, tofd, fromfsp, hdr, offset, n);
 	/*
 	 * errno is part of the answer: ENOSYS means nothing was sent,
@@ -749,6 +755,7 @@ static void cacheguard_log_summary(struct files_struct *fsp,
 				   const struct cacheguard_file *cgf)
 {
 	const struct cg_stats *st = &cgf->file.stream.stats;
+	const char *why = cgf->file.fallback_why;
 
 	if (st->streams == 0 && st->hot == 0 && cgf->file.fallbacks == 0) {
 		return;
@@ -773,8 +780,8 @@ static void cacheguard_log_summary(struct files_struct *fsp,
 		    (uintmax_t)cgf->n_pread,
 		    (uintmax_t)cgf->n_sendfile,
 		    (uintmax_t)cgf->file.fallbacks,
-		    cgf->file.fallback_why != NULL ? ": " : "",
-		    cgf->file.fallback_why != NULL ? cgf->file.fallback_why : ""));
+		    why != NULL ? ": " : "",
+		    why != NULL ? why : ""));
 }
 
 static int cacheguard_close(struct vfs_handle_struct *handle,

@@ -291,7 +291,7 @@ enum cg_direct_fail {
 
 struct cg_file {
 	struct cg_stream stream;
-	enum cg_mode mode;		/* resolved: dontneed/dontcache/direct */
+	enum cg_mode mode;		/* resolved: not auto, not off */
 	uint64_t bytes[CG_PATH_COUNT];	/* bytes served per path */
 	uint64_t fallbacks;		/* fast-path reads retried buffered */
 	const char *fallback_why;	/* the last reason, for the summary */

@@ -140,9 +140,11 @@ unsigned cg_file_read_failed(struct cg_file *f,
 			cg_file_fell_back(f, "uncached read failed");
 			return 0;
 		}
-		cg_file_set_mode(f, fd,
+		fs_lacks |= CG_FS_NO_DONTCACHE;
+		cg_file_set_mode(f,
+				 fd,
 				 cg_mode_resolve(f->stream.cfg->mode,
-						 fs_lacks | CG_FS_NO_DONTCACHE));
+						 fs_lacks));
 		cg_file_fell_back(f, "no RWF_DONTCACHE");
 		return CG_FS_NO_DONTCACHE;
 	}

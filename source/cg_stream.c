@@ -109,7 +109,8 @@ static uint64_t cg_ra_window(const struct cg_stream *s)
 /* Whether every window behind the stream is dropped, or only cached */
 static bool cg_drops_all(const struct cg_stream *s)
 {
-	return s->via == CG_VIA_CACHE || (s->via == CG_VIA_DONTCACHE && s->cold);
+	return s->via == CG_VIA_CACHE ||
+	       (s->via == CG_VIA_DONTCACHE && s->cold);
 }
 
 static uint64_t cg_stream_reach(const struct cg_stream *s)

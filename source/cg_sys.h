@@ -41,7 +41,11 @@ struct cg_sys {
 	 */
 	int (*resident)(int fd, uint64_t off, uint64_t len, uint64_t *bytes);
 	/* preadv2() into one buffer: bytes, or -1 and errno, as it does */
-	ssize_t (*preadv2)(int fd, void *buf, size_t n, uint64_t off, int flags);
+	ssize_t (*preadv2)(int fd,
+			   void *buf,
+			   size_t n,
+			   uint64_t off,
+			   int flags);
 };
 
 extern const struct cg_sys cg_sys_linux;

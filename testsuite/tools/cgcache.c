@@ -87,7 +87,8 @@ int main(int argc, char **argv)
 	int fd, ret;
 
 	if (argc != 3 && argc != 5) {
-		fprintf(stderr, "usage: cgcache stat|drop|load FILE [OFF LEN]\n");
+		fprintf(stderr,
+			"usage: cgcache stat|drop|load FILE [OFF LEN]\n");
 		return 2;
 	}
 	fd = open(argv[2], O_RDONLY | O_CLOEXEC);
