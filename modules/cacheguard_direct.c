@@ -175,47 +175,23 @@ size_t cg_direct_memory_in_use(void)
 #define CG_STATX_DIO_OFFSET(stx) ((stx)->stx_dio_offset_align)
 #endif
 
-/* The device's logical block size from sysfs, 0 when unknown */
-static uint32_t cg_direct_block_size(dev_t dev)
-{
-	static const char *const fmt[] = {
-		"/sys/dev/block/%u:%u/queue/logical_block_size",
-		"/sys/dev/block/%u:%u/../queue/logical_block_size",
-	};
-	unsigned lbs = 0;
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(fmt) && lbs == 0; i++) {
-		char path[96];
-		FILE *f = NULL;
-
-		snprintf(path, sizeof(path), fmt[i], major(dev), minor(dev));
-		f = fopen(path, "r");
-		if (f == NULL) {
-			continue;
-		}
-		if (fscanf(f, "%u", &lbs) != 1) {
-			lbs = 0;
-		}
-		fclose(f);
-	}
-	return lbs;
-}
-
 /* Alignment for O_DIRECT on fd; 0 when the kernel says there is none */
 static size_t cg_direct_alignment(int fd, dev_t dev)
 {
 	struct statx stx = {0};
 	bool have = false;
+	unsigned lbs = 0;
 
 	if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) == 0 &&
 	    (stx.stx_mask & STATX_DIOALIGN) != 0) {
 		have = true;
+	} else {
+		lbs = cg_fs_queue_value(dev, "logical_block_size");
 	}
 	return cg_dio_alignment(have,
 				have ? CG_STATX_DIO_MEM(&stx) : 0,
 				have ? CG_STATX_DIO_OFFSET(&stx) : 0,
-				have ? 0 : cg_direct_block_size(dev));
+				lbs);
 }
 
 static int cg_direct_io_destructor(struct cg_direct_io *io)

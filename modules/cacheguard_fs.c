@@ -44,31 +44,36 @@ struct cacheguard_fs {
 static struct cacheguard_fs *cacheguard_fs_table;
 static size_t cacheguard_fs_count;
 
-/* The kernel's readahead for dev from sysfs; 0 when it has none there */
-static uint64_t cacheguard_fs_readahead(dev_t dev)
+/*
+ * A number from dev's block queue in sysfs ("read_ahead_kb",
+ * "logical_block_size"), for a disk or a partition; 0 when sysfs has
+ * none (tmpfs, btrfs and other devices without a queue of their own).
+ */
+unsigned cg_fs_queue_value(dev_t dev, const char *name)
 {
 	static const char *const fmt[] = {
-		"/sys/dev/block/%u:%u/queue/read_ahead_kb",
-		"/sys/dev/block/%u:%u/../queue/read_ahead_kb",
+		"/sys/dev/block/%u:%u/queue/%s",
+		"/sys/dev/block/%u:%u/../queue/%s",
 	};
-	unsigned kb = 0;
+	unsigned v = 0;
 	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(fmt) && kb == 0; i++) {
-		char path[96];
+	for (i = 0; i < ARRAY_SIZE(fmt) && v == 0; i++) {
+		char path[128];
 		FILE *f = NULL;
 
-		snprintf(path, sizeof(path), fmt[i], major(dev), minor(dev));
+		snprintf(path, sizeof(path), fmt[i], major(dev), minor(dev),
+			 name);
 		f = fopen(path, "r");
 		if (f == NULL) {
 			continue;
 		}
-		if (fscanf(f, "%u", &kb) != 1) {
-			kb = 0;
+		if (fscanf(f, "%u", &v) != 1) {
+			v = 0;
 		}
 		fclose(f);
 	}
-	return (uint64_t)kb * 1024;
+	return v;
 }
 
 /* The entry of dev, made on first use; NULL only without memory */
@@ -90,7 +95,7 @@ static struct cacheguard_fs *cacheguard_fs(dev_t dev)
 	cacheguard_fs_table = t;
 	t[cacheguard_fs_count] = (struct cacheguard_fs){
 		.dev = dev,
-		.readahead = cacheguard_fs_readahead(dev),
+		.readahead = 1024ULL * cg_fs_queue_value(dev, "read_ahead_kb"),
 	};
 	return &t[cacheguard_fs_count++];
 }

@@ -81,62 +81,56 @@ static time_t cg_status_written;
 static bool cg_status_swept;
 static int cg_status_last_err;	/* logged once until it changes */
 
+/* The start of a small file, NUL-terminated; false if there is none */
+static bool cg_status_read(int dirfd, const char *name, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd;
+
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd == -1) {
+		return false;
+	}
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0) {
+		return false;
+	}
+	buf[n] = '\0';
+	return true;
+}
+
 /* Field 22 of /proc/PID/stat, in clock ticks since boot; 0 if unknown */
 static unsigned long long cg_status_start_time(pid_t pid)
 {
 	char path[64];
 	char buf[1024];
-	unsigned long long start = 0;
 	const char *p = NULL;
-	ssize_t n;
-	int fd, field;
+	int field;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd == -1) {
+	if (!cg_status_read(AT_FDCWD, path, buf, sizeof(buf))) {
 		return 0;
 	}
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0) {
-		return 0;
-	}
-	buf[n] = '\0';
 	/* The command name may hold spaces: count from its closing paren */
 	p = strrchr(buf, ')');
 	for (field = 2; p != NULL && field < 22; field++) {
 		p = strchr(p + 1, ' ');
 	}
-	if (p != NULL) {
-		start = strtoull(p + 1, NULL, 10);
-	}
-	return start;
+	return p != NULL ? strtoull(p + 1, NULL, 10) : 0;
 }
 
 /* The "start" line of a status file, 0 when it has none */
 static unsigned long long cg_status_file_start(int dirfd, const char *name)
 {
 	char buf[1024];
-	unsigned long long start = 0;
 	const char *p = NULL;
-	ssize_t n;
-	int fd;
 
-	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd == -1) {
+	if (!cg_status_read(dirfd, name, buf, sizeof(buf))) {
 		return 0;
 	}
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0) {
-		return 0;
-	}
-	buf[n] = '\0';
 	p = strstr(buf, "\nstart ");
-	if (p != NULL) {
-		start = strtoull(p + 7, NULL, 10);
-	}
-	return start;
+	return p != NULL ? strtoull(p + 7, NULL, 10) : 0;
 }
 
 /* Remove the files of processes that exited; runs as root */
