@@ -35,26 +35,18 @@ echo "bound: window $window + readahead $readahead + 32 MiB = $bound"
 # copy SHARE FILE: cold copy to a local file; sets resident, peak, same
 copy()
 {
-	local share=$1 file=$2 sampler out=$CG_ROOT/copy.out
+	local share=$1 file=$2 out=$CG_ROOT/copy.out
 	local back=$CG_ROOT/back.bin sum
 
 	sum=$(md5sum <"$file" | cut -d' ' -f1)
 	sync
 	cg_drop_cache "$file"
-	: >"$CG_ROOT/samples"
-	(
-		for _ in $(seq 1 3000); do	# 5 minutes at most
-			cg_resident "$file" >>"$CG_ROOT/samples"
-			sleep 0.1
-		done
-	) &
-	sampler=$!
+	cg_sample_start "$file"
 	rm -f "$back"
 	cg_smbclient "$share" "get $(basename "$file") $back" >"$out" 2>&1
-	kill "$sampler" 2>/dev/null
-	wait "$sampler" 2>/dev/null
+	cg_sample_stop
 	resident=$(cg_resident "$file")
-	peak=$(sort -n "$CG_ROOT/samples" | tail -n 1)
+	peak=$CG_PEAK
 	same=no
 	if [ "$(md5sum <"$back" | cut -d' ' -f1)" = "$sum" ]; then
 		same=yes

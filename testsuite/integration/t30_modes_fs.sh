@@ -163,22 +163,12 @@ fi
 # cold_copy SHARE: a cold copy of $big; sets peak (sampled) and after
 cold_copy()
 {
-	local sampler
-
 	sync
 	cg_drop_cache "$big"
-	: >"$CG_ROOT/samples"
-	(
-		for _ in $(seq 1 3000); do
-			cg_resident "$big" >>"$CG_ROOT/samples"
-			sleep 0.05
-		done
-	) &
-	sampler=$!
+	cg_sample_start "$big"
 	cg_smbclient "$1" "get big.bin /dev/null" >/dev/null 2>&1
-	kill "$sampler" 2>/dev/null
-	wait "$sampler" 2>/dev/null
-	peak=$(sort -n "$CG_ROOT/samples" | tail -n 1)
+	cg_sample_stop
+	peak=$CG_PEAK
 	after=$(cg_resident "$big")
 }
 

@@ -64,19 +64,11 @@ big=$CG_SHARE/big.bin
 head -c $((1024 * MiB)) /dev/urandom >"$big"
 sum=$(md5sum <"$big" | cut -d' ' -f1)
 cold "$big"
-: >"$CG_ROOT/samples"
-(
-	for _ in $(seq 1 3000); do
-		cg_resident "$big" >>"$CG_ROOT/samples"
-		sleep 0.1
-	done
-) &
-sampler=$!
+cg_sample_start "$big"
 cg_smbclient direct "get big.bin $CG_ROOT/back.bin" >"$CG_ROOT/copy.out" 2>&1
-kill "$sampler" 2>/dev/null
-wait "$sampler" 2>/dev/null
+cg_sample_stop
 resident=$(cg_resident "$big")
-peak=$(sort -n "$CG_ROOT/samples" | tail -n 1)
+peak=$CG_PEAK
 cg_expect "1 GiB copy in direct mode is byte-identical" \
 	test "$(md5sum <"$CG_ROOT/back.bin" | cut -d' ' -f1)" = "$sum"
 rm -f "$CG_ROOT/back.bin"

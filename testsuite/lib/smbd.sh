@@ -217,6 +217,31 @@ cg_resident()
 	"$CG_BUILD/cgcache" stat "$@"
 }
 
+# cg_sample_start FILE: sample FILE's residency in the background, every
+# 100 ms for at most 5 minutes, until cg_sample_stop; that sets CG_PEAK,
+# the largest sample in bytes (0 without one)
+cg_sample_start()
+{
+	local file=$1
+
+	: >"$CG_ROOT/samples"
+	(
+		for _ in $(seq 1 3000); do
+			cg_resident "$file" >>"$CG_ROOT/samples"
+			sleep 0.1
+		done
+	) &
+	CG_SAMPLER=$!
+}
+
+cg_sample_stop()
+{
+	kill "$CG_SAMPLER" 2>/dev/null
+	wait "$CG_SAMPLER" 2>/dev/null
+	CG_PEAK=$(sort -n "$CG_ROOT/samples" | tail -n 1)
+	CG_PEAK=${CG_PEAK:-0}
+}
+
 cg_drop_cache()
 {
 	"$CG_BUILD/cgcache" drop "$1"
