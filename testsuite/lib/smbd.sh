@@ -130,20 +130,23 @@ cg_share_at()
 	} >>"$CG_CONF"
 }
 
-# cg_mount_fs TYPE DIR: a fresh filesystem of TYPE (ext4, xfs, btrfs on a
-# sparse loop image, or tmpfs) mounted at DIR; unmounted by the cleanup.
+# cg_mount_fs TYPE DIR [SIZE]: a fresh filesystem of TYPE (ext4, xfs,
+# btrfs on a sparse loop image, or tmpfs) of SIZE (truncate's syntax,
+# default 2G) mounted at DIR; unmounted by the cleanup. ext4 keeps no
+# blocks reserved for root, so a filled one is full for every user.
 # Fails when the kernel or mkfs tool is missing.
 cg_mount_fs()
 {
-	local type=$1 dir=$2 img=$CG_ROOT/$1.img
+	local type=$1 dir=$2 size=${3:-2G} img
 
+	img=$CG_ROOT/$(basename "$dir").$type.img
 	mkdir -p "$dir"
 	if [ "$type" = tmpfs ]; then
-		mount -t tmpfs -o size=2g tmpfs "$dir" || return 1
+		mount -t tmpfs -o "size=$size" tmpfs "$dir" || return 1
 	else
-		truncate -s 2G "$img"
+		truncate -s "$size" "$img"
 		case $type in
-		ext4) mkfs.ext4 -q -F "$img" ;;
+		ext4) mkfs.ext4 -q -F -m 0 "$img" ;;
 		xfs) mkfs.xfs -q -f "$img" ;;
 		btrfs) mkfs.btrfs -q -f "$img" ;;
 		esac >"$CG_ROOT/log/mkfs-$type.out" 2>&1 || return 1
@@ -260,4 +263,38 @@ cg_device_readahead()
 		fi
 	done
 	echo 0
+}
+
+# cg_loop_dev DIR: the block device name (loop3) of a filesystem that
+# cg_mount_fs made at DIR
+cg_loop_dev()
+{
+	basename "$(findmnt -n -o SOURCE --target "$1")"
+}
+
+# cg_dev_read DEV: bytes read from block device DEV so far (sysfs stat)
+cg_dev_read()
+{
+	echo $(($(awk '{print $3}' "/sys/block/$1/stat") * 512))
+}
+
+# The pids of the smbd processes of this test server (the parent and
+# one per client connection), one per line
+cg_smbd_pids()
+{
+	local p comm
+
+	for p in $(pgrep -f -- "$CG_CONF"); do
+		comm=$(cat "/proc/$p/comm" 2>/dev/null) || continue
+		case $comm in smbd*) echo "$p" ;; esac
+	done
+}
+
+# cg_rss_anon PID: its anonymous resident memory in bytes (0 if gone)
+cg_rss_anon()
+{
+	local kb
+
+	kb=$(awk '$1 == "RssAnon:" {print $2}' "/proc/$1/status" 2>/dev/null)
+	echo $((${kb:-0} * 1024))
 }
