@@ -13,6 +13,9 @@
 #     residency and what the device read for it. Streams of one file in
 #     several smbd processes must not keep dropping each other's pages:
 #     the device may read the file about once, not once per reader.
+#  c. one connected client copies a file 12 times, pausing after
+#     each, through plain (3 times) and direct: right bytes, and its idle
+#     smbd process holds no more than plain's plus the direct budget.
 set -u
 . "$(dirname "$0")/../lib/check.sh"
 cg_need_root "many clients"
@@ -24,9 +27,16 @@ NFILES=${CG_LOAD_FILES:-32}
 FSIZE=$((64 * MiB))
 SHARED=$((256 * MiB))
 READERS=4
+LONGSIZE=$((192 * MiB))
 window=$((8 * MiB))
 direct_memory=$((64 * MiB))
 modes="dontneed dontcache direct auto"
+
+# checksum: of stdin; cksum's CRC is 5 times as fast as md5 here
+checksum()
+{
+	cksum | cut -d' ' -f1,2
+}
 
 cg_smbd_init
 fs=$CG_ROOT/mnt/load
@@ -52,11 +62,13 @@ for i in $(seq -w 1 "$NFILES"); do
 		head -c 4096 /dev/urandom
 		tail -c +4097 "$CG_ROOT/base.bin"
 	} >"$fs/f$i.bin"
-	md5sum <"$fs/f$i.bin" | cut -d' ' -f1 >"$CG_ROOT/want.$i"
+	checksum <"$fs/f$i.bin" >"$CG_ROOT/want.$i"
 	files="$files $fs/f$i.bin"
 done
 head -c "$SHARED" /dev/urandom >"$fs/shared.bin"
-shared_sum=$(md5sum <"$fs/shared.bin" | cut -d' ' -f1)
+shared_sum=$(checksum <"$fs/shared.bin")
+head -c "$LONGSIZE" /dev/urandom >"$fs/long.bin"
+long_sum=$(checksum <"$fs/long.bin")
 sync
 
 readahead=$((2 * $(cg_device_readahead "$fs/f01.bin")))
@@ -112,7 +124,7 @@ for share in plain $modes; do
 	for i in $(seq -w 1 "$NFILES"); do
 		rm -f "$CG_ROOT/got.$i"
 		(cg_smbclient "$share" "get f$i.bin -" 2>/dev/null |
-			md5sum | cut -d' ' -f1 >"$CG_ROOT/got.$i") &
+			checksum >"$CG_ROOT/got.$i") &
 		clients="$clients $!"
 	done
 	# shellcheck disable=SC2086
@@ -163,7 +175,7 @@ for share in plain $modes; do
 	clients=
 	for i in $(seq 1 $READERS); do
 		(cg_smbclient "$share" "get shared.bin -" 2>/dev/null |
-			md5sum | cut -d' ' -f1 >"$CG_ROOT/shared.$i") &
+			checksum >"$CG_ROOT/shared.$i") &
 		clients="$clients $!"
 	done
 	# shellcheck disable=SC2086
@@ -198,6 +210,79 @@ for share in plain $modes; do
 			$((SHARED * 3 / 2))
 	fi
 done
+# --- c. one client, one copy after another --------------------------------
+# A session that stays connected copies a 192 MiB file, cold, 12 times
+# (3 on plain), idle for a second after each. One stream at a time, so
+# its smbd process holds one prefetch buffer at most: its RssAnon, at
+# its peak during the copies, may exceed its start (after the connect)
+# by the direct budget and 16M of slack at most. The idle figures after
+# each copy are printed.
+# long_session SHARE N: sets start, idle (the largest idle RssAnon after
+# a copy) and peak (sampled during the copies), of its smbd process
+long_session()
+{
+	local fifo=$CG_ROOT/long.fifo got=$CG_ROOT/long.got before p pid=
+	local fd i
+
+	rm -f "$fifo"
+	mkfifo "$fifo"
+	before=" $(cg_smbd_pids | tr '\n' ' ') "
+	smbclient "//127.0.0.1/$1" -p "$CG_PORT" -U "$CG_USER%$CG_PASS" \
+		<"$fifo" >"$CG_ROOT/long.out" 2>&1 &
+	exec {fd}>"$fifo"
+	echo ls >&"$fd"
+	for _ in $(seq 1 100); do
+		for p in $(cg_smbd_pids); do
+			[[ "$before" == *" $p "* ]] || pid=$p
+		done
+		[ -n "$pid" ] && break
+		sleep 0.1
+	done
+	idle=0 long_bad=0
+	start=$(cg_rss_anon "$pid")
+	: >"$CG_ROOT/samples"
+	sample "$CG_ROOT/samples" &
+	sampler=$!
+	for i in $(seq 1 "$2"); do
+		cg_drop_cache "$fs/long.bin"
+		rm -f "$got"
+		echo "get long.bin $got" >&"$fd"
+		for _ in $(seq 1 600); do
+			[ "$(stat -c %s "$got" 2>/dev/null)" = "$LONGSIZE" ] &&
+				break
+			sleep 0.1
+		done
+		sleep 1
+		[ "$(checksum <"$got")" = "$long_sum" ] ||
+			long_bad=$((long_bad + 1))
+		p=$(cg_rss_anon "$pid")
+		echo "[$1] smbd $pid idle after copy $i: RssAnon $(mib "$p") MiB"
+		[ "$p" -gt "$idle" ] && idle=$p
+	done
+	kill "$sampler" 2>/dev/null
+	wait "$sampler" 2>/dev/null
+	peak=$(peak 3 "$CG_ROOT/samples")
+	echo quit >&"$fd"
+	exec {fd}>&-
+	rm -f "$got"
+}
+for share in plain direct; do
+	n=12
+	[ "$share" = plain ] && n=3
+	long_session "$share" "$n"
+	line=$(printf '%-9s %2d copies in one session: smbd RssAnon' \
+		"$share" "$n")
+	line="$line $(mib "$start") MiB at the start, $(mib "$peak") MiB at"
+	line="$line the peak, idle after a copy at most $(mib "$idle") MiB"
+	report="$report$line"$'\n'
+	cg_expect "[$share] $n copies in one session: right bytes" \
+		test "$long_bad" = 0
+	name="[$share] $n copies in one session: smbd RssAnon peak within"
+	cg_expect_le "$name its start + direct memory + 16M" "$peak" \
+		$((start + direct_memory + 16 * MiB))
+done
+
 echo "--- figures"
 printf '%s' "$report"
+echo "time: ${SECONDS}s"
 exit 0
