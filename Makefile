@@ -24,7 +24,7 @@ WAF = tools/waf
 DEB_DEPS = samba smbclient samba-testsuite libcmocka-dev dpkg-dev \
 	build-essential pkg-config python3 util-linux fio libsmbclient-dev \
 	xsltproc docbook-xsl docbook-xml gnuplot-nox xfsprogs btrfs-progs \
-	debhelper fakeroot man-db rpm nocache \
+	debhelper fakeroot man-db rpm nocache python3-impacket \
 	iproute2 procps passwd e2fsprogs
 
 .PHONY: all deps build test unit demo bench bench-smoke bench-readpath deb \
