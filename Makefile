@@ -12,6 +12,8 @@
 #   make test-kernels	a small suite under Debian 12's and 13's own
 #			kernels (6.1, 6.12) in QEMU guests
 #   make demo		copy a 1 GiB file through a plain and a guarded share
+#   make soak		a randomized client load against every mode for
+#			SOAK_MINUTES (default 10); not part of make test
 #   make install	cacheguard.so into smbd's modules dir (DESTDIR honoured)
 
 MULTIARCH := $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || \
@@ -27,8 +29,8 @@ DEB_DEPS = samba smbclient samba-testsuite libcmocka-dev dpkg-dev \
 	debhelper fakeroot man-db rpm nocache python3-impacket \
 	iproute2 procps passwd e2fsprogs
 
-.PHONY: all deps build test unit demo bench bench-smoke bench-readpath deb \
-	test-package test-trixie deb-trixie test-kernels \
+.PHONY: all deps build test unit soak demo bench bench-smoke bench-readpath \
+	deb test-package test-trixie deb-trixie test-kernels \
 	install uninstall clean distclean
 
 all: build
@@ -47,6 +49,11 @@ test: build
 
 unit: build
 	@testsuite/run --unit
+
+# A mixed, randomized load for SOAK_MINUTES (default 10), checking bytes,
+# counters and smbd's memory; as root
+soak: build
+	@testsuite/soak
 
 demo: build
 	@tools/demo
