@@ -218,7 +218,8 @@ done
 # by the direct budget and 16M of slack at most. The idle figures after
 # each copy are printed.
 # long_session SHARE N: sets start, idle (the largest idle RssAnon after
-# a copy) and peak (sampled during the copies), of its smbd process
+# a copy) and peak (sampled during the copies), of its smbd process, and
+# held: the direct_memory of its status file after the last copy
 long_session()
 {
 	local fifo=$CG_ROOT/long.fifo got=$CG_ROOT/long.got before p pid=
@@ -262,6 +263,8 @@ long_session()
 	kill "$sampler" 2>/dev/null
 	wait "$sampler" 2>/dev/null
 	peak=$(peak 3 "$CG_ROOT/samples")
+	held=$(awk '$1 == "direct_memory" { print $2 }' \
+		"$CG_ROOT/state/cacheguard/$pid" 2>/dev/null)
 	echo quit >&"$fd"
 	exec {fd}>&-
 	rm -f "$got"
@@ -277,6 +280,13 @@ for share in plain direct; do
 	report="$report$line"$'\n'
 	cg_expect "[$share] $n copies in one session: right bytes" \
 		test "$long_bad" = 0
+	if [ "$share" != plain ]; then
+		# every copy is closed: no prefetch memory is held, and the
+		# status file, written at every close, should say so
+		name="[$share] idle after $n copies: status direct_memory 0"
+		cg_expect "$name (it says ${held:-nothing})" \
+			test "${held:-x}" = 0
+	fi
 	name="[$share] $n copies in one session: smbd RssAnon peak within"
 	cg_expect_le "$name its start + direct memory + 16M" "$peak" \
 		$((start + direct_memory + 16 * MiB))
