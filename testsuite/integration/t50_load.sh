@@ -150,7 +150,7 @@ for share in plain $modes; do
 	[ -n "$bad" ] && echo "differing: $bad"
 	if [ "$share" = plain ]; then
 		plain_proc=$proc
-		cg_expect_ge "[plain] the copies fill the cache (residency is seen)" \
+		cg_expect_ge "[plain] the copies fill the cache (it is seen)" \
 			"$res" $((NFILES * FSIZE / 2))
 		continue
 	fi
@@ -161,7 +161,8 @@ for share in plain $modes; do
 	# (a later change). So: no process grows by more than that budget
 	# (plus 16 MiB of slack for malloc) over the largest process of
 	# the plain share's run; the sums above are reported, not checked.
-	name="[$share] largest smbd RssAnon within plain's + direct memory + 16M"
+	name="[$share] largest smbd RssAnon within plain's"
+	name="$name + direct memory + 16M"
 	cg_expect_le "$name" "$proc" $((plain_proc + direct_memory + 16 * MiB))
 done
 
@@ -257,7 +258,8 @@ long_session()
 		[ "$(checksum <"$got")" = "$long_sum" ] ||
 			long_bad=$((long_bad + 1))
 		p=$(cg_rss_anon "$pid")
-		echo "[$1] smbd $pid idle after copy $i: RssAnon $(mib "$p") MiB"
+		echo "[$1] smbd $pid idle after copy $i:" \
+			"RssAnon $(mib "$p") MiB"
 		[ "$p" -gt "$idle" ] && idle=$p
 	done
 	kill "$sampler" 2>/dev/null

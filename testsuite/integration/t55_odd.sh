@@ -3,8 +3,8 @@
 # Odd files and events (issue 14, point 5), through every mode and, for
 # parity, a plain share, on ext4 loop filesystems of its own:
 #  a. a sparse file of 4 GiB + 48 MiB with 16 MiB of data at 1 MiB,
-#     across 4 GiB and at its end, holes between: copies and random reads right, the
-#     copy's footprint bounded;
+#     across 4 GiB and at its end, holes between: copies and random
+#     reads right, the copy's footprint bounded;
 #  b. files of exactly one window and of a window +/- 1 byte (and two);
 #  c. the file renamed, deleted (the handle kept open) and truncated
 #     (above and below the reader) while a stream is paused half way:
@@ -64,10 +64,12 @@ done
 cg_share_at ads_plain "$odd" "vfs objects = streams_depot"
 cg_share_at xattr_plain "$odd" "vfs objects = streams_xattr"
 for mode in $modes; do
-	cg_share_at "ads_$mode" "$odd" "vfs objects = cacheguard streams_depot" \
+	cg_share_at "ads_$mode" "$odd" \
+		"vfs objects = cacheguard streams_depot" \
 		"cacheguard:mode = $mode"
 	cg_share_at "xattr_$mode" "$odd" \
-		"vfs objects = cacheguard streams_xattr" "cacheguard:mode = $mode"
+		"vfs objects = cacheguard streams_xattr" \
+		"cacheguard:mode = $mode"
 done
 cg_smbd_start || { cg_fail "smbd starts" "see above"; exit 1; }
 
@@ -106,7 +108,7 @@ echo "sparse file: $(du -k "$sparse" | cut -f1) KiB allocated of" \
 for mode in $modes; do
 	sync
 	cg_drop_cache "$sparse"
-	cg_expect "[odd_$mode] sparse 4 GiB + 48 MiB file: copy byte-identical" \
+	cg_expect "[odd_$mode] sparse 4 GiB + 48 MiB: copy byte-identical" \
 		test "$(getsum "odd_$mode" sparse.bin)" = "$sum"
 	cg_expect_le "[odd_$mode] sparse file: resident after the copy" \
 		"$(cg_resident "$sparse")" "$bound"
@@ -203,7 +205,8 @@ torture()
 {
 	# shellcheck disable=SC2086
 	smbtorture "//127.0.0.1/$1" -p "$CG_PORT" -U "$CG_USER%$CG_PASS" \
-		$tests 2>&1 | sed -n 's/^\(success\|failure\|error\|skip\): \([^ ]*\).*/\2 \1/p'
+		$tests 2>&1 | sed -nE \
+		's/^(success|failure|error|skip): ([^ ]*).*/\2 \1/p'
 }
 want=$(torture odd_plain)
 echo "[odd_plain] smbtorture:" $want
@@ -299,7 +302,8 @@ for mode in plain $modes; do
 		want_big=$got
 		echo "[xattr_plain] a 32 MiB stream: ${got:-stored}"
 	else
-		cg_expect "[xattr_$mode] a 32 MiB stream: as plain (${want_big:-stored})" \
+		name="[xattr_$mode] a 32 MiB stream: as plain"
+		cg_expect "$name (${want_big:-stored})" \
 			test "$got" = "$want_big"
 	fi
 done
