@@ -11,6 +11,7 @@
 #   make deb-trixie	the Debian 13 package, built in that root
 #   make test-kernels	a small suite under Debian 12's and 13's own
 #			kernels (6.1, 6.12) in QEMU guests
+#   make torture	the fuller smbtorture parity run (t25, CG_TORTURE=full)
 #   make demo		copy a 1 GiB file through a plain and a guarded share
 #   make install	cacheguard.so into smbd's modules dir (DESTDIR honoured)
 
@@ -47,6 +48,11 @@ test: build
 
 unit: build
 	@testsuite/run --unit
+
+# smbtorture parity with more suites than make test runs (about 15 minutes)
+.PHONY: torture
+torture: build
+	@CG_TORTURE=full testsuite/run t25_torture
 
 demo: build
 	@tools/demo
