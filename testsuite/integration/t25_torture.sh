@@ -71,6 +71,10 @@ if [ "${CG_TORTURE:-}" = full ]; then
 		"smb2.compound_async"
 	)
 fi
+# make test leaves out the three lease subtests that wait out break
+# timeouts: 92 of smb2.lease's 190 s here
+EXCLUDE="smb2.lease.break smb2.lease.oplock smb2.lease.timeout"
+[ "${CG_TORTURE:-}" = full ] && EXCLUDE=
 # CG_TORTURE_SUITES="smb2.lease smb2.lock": just these (while debugging)
 if [ -n "${CG_TORTURE_SUITES:-}" ]; then
 	read -r -a SUITES <<<"$CG_TORTURE_SUITES"
@@ -119,6 +123,24 @@ torture()
 	shift
 	timeout "$SUITE_TIMEOUT" smbtorture "//127.0.0.1/$share" \
 		-p "$CG_PORT" -U "$CG_USER%$CG_PASS" --fullname "$@"
+}
+
+# selection SUITE: the tests to name on smbtorture's command line: the
+# suite, or its subtests but the EXCLUDEd ones ("--list" prints each
+# as SUITE.TESTCASE.TEST; TESTCASE selects it)
+selection()
+{
+	local suite=$1 x
+
+	for x in $EXCLUDE; do
+		if [ "${x#"$suite".}" != "$x" ]; then
+			smbtorture --list "$suite" | grep -F "$suite." |
+				sed 's/\.[^.]*$//' | sort -u |
+				grep -vxF -f <(tr ' ' '\n' <<<"$EXCLUDE")
+			return
+		fi
+	done
+	echo "$suite"
 }
 
 # results FILE: "STATUS NAME" per subtest smbtorture reported
@@ -210,11 +232,13 @@ start=$SECONDS
 for entry in "${SUITES[@]}"; do
 	read -r suite args <<<"$entry"
 	tag=${suite//\*/all}
+	tests=$(selection "$suite")
+	[ "$tests" = "$suite" ] || echo "$suite: all but $EXCLUDE"
 	t0=$SECONDS
 	pids=
 	for share in $SHARES; do
-		# shellcheck disable=SC2086 # args: word-split on purpose
-		torture "$share" $args "$suite" >"$out/$share.$tag" 2>&1 &
+		# shellcheck disable=SC2086 # args, tests: word-split on purpose
+		torture "$share" $args $tests >"$out/$share.$tag" 2>&1 &
 		pids="$pids $!"
 	done
 	# not a bare wait: smbd is a child of this shell too
