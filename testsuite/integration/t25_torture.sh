@@ -347,6 +347,23 @@ for share in $MODES; do
 		cg_fail "[$share] torture files streamed" "$stats"
 	fi
 done
+# The size the module works with (min file size, the hot check, the tail
+# dropped at close, readahead) is taken at a file's first read.
+# smb2.read.position makes a new file, writes 64 KiB to it and reads 10
+# bytes back on the same handle: at that first read the file is 65536
+# bytes long, and the close's summary must say so
+from=$(($(wc -l <"$CG_LOG") + 1))
+torture dontneed smb2.read.position >"$out/position" 2>&1
+size=$(tail -n +"$from" "$CG_LOG" |
+	sed -n 's/.*smb2_readtest\.dat: size \([0-9]*\) read .*/\1/p' |
+	tail -n 1)
+name="a file written on its handle, then read: the module sees its size"
+if [ "$size" = 65536 ]; then
+	cg_pass "$name (65536)"
+else
+	cg_fail "$name" "the close's summary says size '${size:-no summary}'"\
+" for smb2_readtest.dat, which held 65536 bytes at its first read"
+fi
 cg_expect "no smbd panicked" test "$(grep -c PANIC "$CG_LOG")" = 0
 echo "smbtorture: ${#SUITES[@]} suites on $(wc -w <<<"$SHARES") shares" \
 	"in $elapsed s"
