@@ -49,7 +49,7 @@ test: build
 unit: build
 	@testsuite/run --unit
 
-# smbtorture parity with more suites than make test runs (about 15 minutes)
+# smbtorture parity with more suites than make test runs (about 14 minutes)
 .PHONY: torture
 torture: build
 	@CG_TORTURE=full testsuite/run t25_torture

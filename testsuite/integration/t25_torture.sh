@@ -59,7 +59,6 @@ if [ "${CG_TORTURE:-}" = full ]; then
 		"smb2.oplock"
 		"smb2.create"
 		"smb2.getinfo"
-		"smb2.setinfo"
 		"smb2.dir"
 		"smb2.rename"
 		"smb2.timestamps"
@@ -75,6 +74,8 @@ fi
 # timeouts: 92 of smb2.lease's 190 s here
 EXCLUDE="smb2.lease.break smb2.lease.oplock smb2.lease.timeout"
 [ "${CG_TORTURE:-}" = full ] && EXCLUDE=
+# Not smb2.setinfo: its one test fails on a plain share here at its
+# first open (INVALID_PARAMETER), so it compares nothing.
 # CG_TORTURE_SUITES="smb2.lease smb2.lock": just these (while debugging)
 if [ -n "${CG_TORTURE_SUITES:-}" ]; then
 	read -r -a SUITES <<<"$CG_TORTURE_SUITES"
