@@ -11,6 +11,7 @@
 #   make deb-trixie	the Debian 13 package, built in that root
 #   make test-kernels	a small suite under Debian 12's and 13's own
 #			kernels (6.1, 6.12) in QEMU guests
+#   make torture	the fuller smbtorture parity run (t25, CG_TORTURE=full)
 #   make demo		copy a 1 GiB file through a plain and a guarded share
 #   make soak		a randomized client load against every mode for
 #			SOAK_MINUTES (default 10); not part of make test
@@ -54,6 +55,11 @@ unit: build
 # counters and smbd's memory; as root
 soak: build
 	@testsuite/soak
+
+# smbtorture parity with more suites than make test runs (about 14 minutes)
+.PHONY: torture
+torture: build
+	@CG_TORTURE=full testsuite/run t25_torture
 
 demo: build
 	@tools/demo
