@@ -533,6 +533,7 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 				 struct vfs_handle_struct *handle,
 				 struct files_struct *fsp,
 				 const struct cg_config *cfg,
+				 uint64_t size,
 				 enum cg_direct_fail *fail)
 {
 	struct cg_direct *d = NULL;
@@ -555,7 +556,7 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 		.ev = handle->conn->sconn->ev_ctx,
 		.pool = handle->conn->sconn->pool,
 		.align = align,
-		.file_size = (uint64_t)fsp->fsp_name->st.st_ex_size,
+		.file_size = size,
 	};
 	cg_prefetch_init(&d->pf, cfg->direct_prefetch, align);
 	mem = cg_prefetch_memory(&d->pf);

@@ -57,6 +57,8 @@ ssize_t cg_uncached_pread(int fd, void *data, size_t n, off_t offset);
 struct cg_direct;
 
 /*
+ * size is the file's as the engine knows it (from an fstat at its first
+ * read; smbd's stat may be older).
  * NULL when O_DIRECT cannot be used on fsp or the process's direct
  * memory budget is spent; *fail says which, and whether it is this
  * file's failure or its filesystem's. The caller then serves the stream
@@ -66,6 +68,7 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 				 struct vfs_handle_struct *handle,
 				 struct files_struct *fsp,
 				 const struct cg_config *cfg,
+				 uint64_t size,
 				 enum cg_direct_fail *fail);
 /*
  * Exactly the bytes pread() would return for [offset, offset + n),

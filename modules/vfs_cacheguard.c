@@ -226,17 +226,17 @@ bad_option:
  * under it, a tdb, the log or a socket.
  */
 static bool cacheguard_fd_is_file(struct vfs_handle_struct *handle,
-				  struct files_struct *fsp)
+				  struct files_struct *fsp,
+				  struct stat *st)
 {
 	const SMB_STRUCT_STAT *sbuf = &fsp->fsp_name->st;
 	int fd = fsp_get_io_fd(fsp);
-	struct stat st;
 
 	if (!handle->conn->have_proc_fds || !fsp->fsp_flags.have_proc_fds ||
-	    fd < 0 || fstat(fd, &st) != 0) {
+	    fd < 0 || fstat(fd, st) != 0) {
 		return false;
 	}
-	return st.st_dev == sbuf->st_ex_dev && st.st_ino == sbuf->st_ex_ino;
+	return st->st_dev == sbuf->st_ex_dev && st->st_ino == sbuf->st_ex_ino;
 }
 
 /* A file the module leaves alone for good: logged once per share */
@@ -276,8 +276,9 @@ static struct cacheguard_file *cacheguard_track(
 	struct cacheguard_file *cgf = NULL;
 	struct cacheguard_share *share = NULL;
 	struct cg_config *cfg = NULL;
-	uint64_t size = (uint64_t)fsp->fsp_name->st.st_ex_size;
 	dev_t dev = fsp->fsp_name->st.st_ex_dev;
+	struct stat st;
+	bool is_file;
 
 	cgf = VFS_FETCH_FSP_EXTENSION(handle, fsp);
 	if (cgf != NULL) {
@@ -287,8 +288,20 @@ static struct cacheguard_file *cacheguard_track(
 				return NULL);
 	cfg = &share->cfg;
 	if (cfg->mode == CG_MODE_OFF || fsp->fsp_flags.is_pathref ||
-	    fsp->fsp_flags.is_directory || fsp_is_alternate_stream(fsp) ||
-	    size < cfg->min_file_size) {
+	    fsp->fsp_flags.is_directory || fsp_is_alternate_stream(fsp)) {
+		return NULL;
+	}
+	/*
+	 * smbd's stat is from the open: a file written through this handle
+	 * may have grown since, and then only the kernel knows its size.
+	 * Other small files cost nothing.
+	 */
+	if ((uint64_t)fsp->fsp_name->st.st_ex_size < cfg->min_file_size &&
+	    !fsp->fsp_flags.modified) {
+		return NULL;
+	}
+	is_file = cacheguard_fd_is_file(handle, fsp, &st);
+	if (is_file && (uint64_t)st.st_size < cfg->min_file_size) {
 		return NULL;
 	}
 	cgf = VFS_ADD_FSP_EXTENSION(handle,
@@ -298,7 +311,7 @@ static struct cacheguard_file *cacheguard_track(
 	if (cgf == NULL) {
 		return NULL;	/* no memory: serve the file untouched */
 	}
-	if (!cacheguard_fd_is_file(handle, fsp)) {
+	if (!is_file) {
 		cgf->foreign = true;
 		cacheguard_foreign(share, fsp);
 		return NULL;
@@ -309,14 +322,14 @@ static struct cacheguard_file *cacheguard_track(
 	cg_file_init(&cgf->file,
 		     cfg,
 		     &cacheguard_sys,
-		     size,
+		     (uint64_t)st.st_size,
 		     cg_fs_lacks_of(dev),
 		     fsp_get_io_fd(fsp));
 	cgf->file.stream.kernel_ra = cg_fs_readahead(dev);
 	cg_status_file_open(&cgf->file);
 	DBG_DEBUG("%s: tracking, size %ju, mode %s\n",
 		  fsp_str_dbg(fsp),
-		  (uintmax_t)size,
+		  (uintmax_t)st.st_size,
 		  cg_mode_name(cgf->file.mode));
 	return cgf;
 }
@@ -351,7 +364,11 @@ static enum cg_path cacheguard_choose(struct vfs_handle_struct *handle,
 	 * On fsp, not cgf: an fsp extension's data area is not a talloc
 	 * context. fsp is freed right after the close.
 	 */
-	cgf->direct = cg_direct_open(fsp, handle, fsp, cgf->file.stream.cfg,
+	cgf->direct = cg_direct_open(fsp,
+				     handle,
+				     fsp,
+				     cgf->file.stream.cfg,
+				     cgf->file.stream.file_size,
 				     &fail);
 	if (cgf->direct != NULL) {
 		return CG_PATH_DIRECT;
