@@ -110,7 +110,7 @@ cg_expect "synchronous reads went through SMB_VFS_PREAD direct" \
 
 # --- coherence: the file changes under the reader -------------------------
 c=$CG_SHARE/c.bin
-for mode in smbwrite clientwrite localwrite truncate; do
+for mode in smbwrite clientwrite localwrite tickwrite truncate; do
 	head -c $((256 * MiB)) /dev/urandom >"$c"
 	cold "$c"
 	out=$(check -s 5 "$mode" //127.0.0.1/direct/c.bin "$c")
