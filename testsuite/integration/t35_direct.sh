@@ -102,7 +102,7 @@ cg_expect "synchronous reads went through SMB_VFS_PREAD direct" \
 
 # --- coherence: the file changes under the reader -------------------------
 c=$CG_SHARE/c.bin
-for mode in smbwrite clientwrite localwrite truncate; do
+for mode in smbwrite clientwrite localwrite tickwrite truncate; do
 	head -c $((256 * MiB)) /dev/urandom >"$c"
 	# the SMB writer writes a file of its own user; the reader too
 	chown "$CG_USER" "$c"

@@ -156,7 +156,7 @@ for fs in $filesystems; do
 	# direct mode coherence: the file changes while a direct stream
 	# prefetches it; every read must give the current bytes
 	c=$dir/c.bin
-	for what in localwrite smbwrite clientwrite truncate; do
+	for what in localwrite smbwrite clientwrite tickwrite truncate; do
 		head -c $((128 * MiB)) /dev/urandom >"$c"
 		cold "$c"
 		out=$("$CG_BUILD/smb_direct_check" -p "$CG_PORT" \

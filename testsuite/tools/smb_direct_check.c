@@ -13,6 +13,10 @@
  *   MODE localwrite	the same with pwrite() on LOCALFILE, no fsync
  *   MODE clientwrite	the same through a second SMB client: a connection
  *			of its own, so another smbd process writes
+ *   MODE tickwrite	after every read, pwrite() on LOCALFILE at once at each
+ *			MiB of the 8 MiB ahead of the reader (the prefetch
+ *			just refilled): on kernels with per-tick timestamps
+ *			some writes land in the tick of a fill's fstat()
  *   MODE truncate	a third of the way in, truncate LOCALFILE 3 MiB
  *			ahead of the reader; read on past the old end; then
  *			append new bytes there and read them too
@@ -172,6 +176,26 @@ static int run_writes(struct reader *r, SMBCFILE *w, uint64_t size)
 	return ret;
 }
 
+static int run_tickwrites(struct reader *r, uint64_t size)
+{
+	uint64_t writes = 0;
+	uint64_t ahead;
+	int ret = 0;
+
+	while (ret == 0 && !r->eof) {
+		ret = read_check(r);
+		for (ahead = MiB; ret == 0 && ahead <= 8 * MiB; ahead += MiB) {
+			if (r->off + ahead + WRITE_LEN >= size) {
+				break;
+			}
+			ret = write_ahead(r, NULL, r->off + ahead);
+			writes++;
+		}
+	}
+	printf("%" PRIu64 " writes\n", writes);
+	return ret;
+}
+
 static int run_truncate(struct reader *r, uint64_t size)
 {
 	uint64_t cut = size / 3;
@@ -281,6 +305,8 @@ int main(int argc, char **argv)
 		ret = w == NULL ? 2 : run_writes(&a, w, size);
 	} else if (strcmp(mode, "localwrite") == 0) {
 		ret = run_writes(&a, NULL, size);
+	} else if (strcmp(mode, "tickwrite") == 0) {
+		ret = run_tickwrites(&a, size);
 	} else if (strcmp(mode, "truncate") == 0) {
 		ret = run_truncate(&a, size);
 	} else if (strcmp(mode, "pair") == 0 && argc - optind == 5) {
@@ -309,7 +335,7 @@ int main(int argc, char **argv)
 usage:
 	fprintf(stderr,
 		"usage: smb_direct_check [-p PORT] [-U USER%%PASS] [-b BLOCK] "
-		"[-s SEED] smbwrite|clientwrite|localwrite|truncate|pair "
+		"[-s SEED] smbwrite|clientwrite|localwrite|tickwrite|truncate|pair "
 		"//HOST/SHARE/PATH LOCALFILE [URL2 LOCAL2]\n");
 	return 2;
 }
