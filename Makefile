@@ -11,6 +11,7 @@
 #   make deb-trixie	the Debian 13 package, built in that root
 #   make test-kernels	a small suite under Debian 12's and 13's own
 #			kernels (6.1, 6.12) in QEMU guests
+#   make build-asan	everything again with ASan and UBSan, into build-asan/
 #   make demo		copy a 1 GiB file through a plain and a guarded share
 #   make soak		a randomized client load against every mode for
 #			SOAK_MINUTES (default 10); not part of make test
@@ -29,8 +30,8 @@ DEB_DEPS = samba smbclient samba-testsuite libcmocka-dev dpkg-dev \
 	debhelper fakeroot man-db rpm nocache python3-impacket \
 	iproute2 procps passwd e2fsprogs
 
-.PHONY: all deps build test unit soak demo bench bench-smoke bench-readpath \
-	deb test-package test-trixie deb-trixie test-kernels \
+.PHONY: all deps build build-asan test unit soak demo bench bench-smoke \
+	bench-readpath deb test-package test-trixie deb-trixie test-kernels \
 	install uninstall clean distclean
 
 all: build
@@ -43,6 +44,15 @@ build: deps
 	@$(WAF) configure >build.configure.log 2>&1 || \
 		{ cat build.configure.log; exit 1; }
 	@$(WAF) build
+
+# The sanitizer variant (ASan + UBSan, gcc) in build-asan/, with a waf
+# lock file of its own so that it never touches build/
+ASAN_WAF = WAFLOCK=.lock-waf_asan CACHEGUARD_SANITIZE=1 $(WAF)
+
+build-asan: build
+	@$(ASAN_WAF) configure --out=build-asan >build-asan.configure.log 2>&1 \
+		|| { cat build-asan.configure.log; exit 1; }
+	@$(ASAN_WAF) build
 
 test: build
 	@testsuite/run
@@ -114,7 +124,8 @@ uninstall:
 	rm -f "$(DESTDIR)$(SBINDIR)/cacheguard-status"
 
 clean:
-	rm -rf build build.configure.log .lock-waf_*
+	rm -rf build build.configure.log .lock-waf_* build-asan \
+		build-asan.configure.log
 
 # The prepared Samba tree is a cache outside the checkout; this removes it
 distclean: clean
