@@ -12,6 +12,7 @@
 #   make test-kernels	a small suite under Debian 12's and 13's own
 #			kernels (6.1, 6.12) in QEMU guests
 #   make build-asan	everything again with ASan and UBSan, into build-asan/
+#   make test-asan	unit and integration tests under ASan/UBSan, valgrind
 #   make demo		copy a 1 GiB file through a plain and a guarded share
 #   make soak		a randomized client load against every mode for
 #			SOAK_MINUTES (default 10); not part of make test
@@ -28,10 +29,11 @@ DEB_DEPS = samba smbclient samba-testsuite libcmocka-dev dpkg-dev \
 	build-essential pkg-config python3 util-linux fio libsmbclient-dev \
 	xsltproc docbook-xsl docbook-xml gnuplot-nox xfsprogs btrfs-progs \
 	debhelper fakeroot man-db rpm nocache python3-impacket \
-	iproute2 procps passwd e2fsprogs
+	iproute2 procps passwd e2fsprogs valgrind
 
-.PHONY: all deps build build-asan test unit soak demo bench bench-smoke \
-	bench-readpath deb test-package test-trixie deb-trixie test-kernels \
+.PHONY: all deps build build-asan test test-asan unit soak demo bench \
+	bench-smoke bench-readpath deb test-package test-trixie deb-trixie \
+	test-kernels \
 	install uninstall clean distclean
 
 all: build
@@ -54,8 +56,12 @@ build-asan: build
 		|| { cat build-asan.configure.log; exit 1; }
 	@$(ASAN_WAF) build
 
-test: build
+test: build build-asan
 	@testsuite/run
+
+# The sanitizer scripts (t01, t02, t12) alone
+test-asan: build build-asan
+	@testsuite/run sanitize
 
 unit: build
 	@testsuite/run --unit
