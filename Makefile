@@ -59,9 +59,11 @@ build-asan: build
 test: build build-asan
 	@testsuite/run
 
-# The sanitizer scripts (t01, t02, t12) alone
+# The sanitizer scripts (t01, t02, t12) alone; t12 runs smbd with the
+# sanitized module through the scripts CG_ASAN_SCRIPTS names
 test-asan: build build-asan
-	@testsuite/run sanitize
+	@CG_ASAN_SCRIPTS="$${CG_ASAN_SCRIPTS:-t10 t15 t20 t35}" \
+		testsuite/run sanitize
 
 unit: build
 	@testsuite/run --unit
