@@ -13,6 +13,7 @@
 #			kernels (6.1, 6.12) in QEMU guests
 #   make build-asan	everything again with ASan and UBSan, into build-asan/
 #   make test-asan	unit and integration tests under ASan/UBSan, valgrind
+#   make fuzz		the libFuzzer harnesses, CG_FUZZ_TIME seconds each
 #   make demo		copy a 1 GiB file through a plain and a guarded share
 #   make soak		a randomized client load against every mode for
 #			SOAK_MINUTES (default 10); not part of make test
@@ -29,11 +30,11 @@ DEB_DEPS = samba smbclient samba-testsuite libcmocka-dev dpkg-dev \
 	build-essential pkg-config python3 util-linux fio libsmbclient-dev \
 	xsltproc docbook-xsl docbook-xml gnuplot-nox xfsprogs btrfs-progs \
 	debhelper fakeroot man-db rpm nocache python3-impacket \
-	iproute2 procps passwd e2fsprogs valgrind
+	iproute2 procps passwd e2fsprogs valgrind clang libclang-rt-dev
 
-.PHONY: all deps build build-asan test test-asan unit soak demo bench \
-	bench-smoke bench-readpath deb test-package test-trixie deb-trixie \
-	test-kernels \
+.PHONY: all deps build build-asan build-fuzz test test-asan fuzz fuzz-corpus \
+	unit soak demo bench bench-smoke bench-readpath deb test-package \
+	test-trixie deb-trixie test-kernels \
 	install uninstall clean distclean
 
 all: build
@@ -56,7 +57,22 @@ build-asan: build
 		|| { cat build-asan.configure.log; exit 1; }
 	@$(ASAN_WAF) build
 
-test: build build-asan
+# The libFuzzer harnesses (testsuite/fuzz), clang with ASan and UBSan,
+# against the engine's sources directly
+FUZZERS = $(patsubst testsuite/fuzz/%.c,build-fuzz/%,\
+	$(wildcard testsuite/fuzz/fuzz_*.c))
+FUZZ_CFLAGS = -g -O1 -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	-fno-omit-frame-pointer -Isource
+
+build-fuzz: deps $(FUZZERS)
+
+build-fuzz/%: testsuite/fuzz/%.c testsuite/fuzz/fuzz_common.h \
+		$(wildcard source/*.c source/*.h)
+	@mkdir -p build-fuzz
+	@clang $(FUZZ_CFLAGS) -o $@ $< $(wildcard source/*.c)
+
+test: build build-asan build-fuzz
 	@testsuite/run
 
 # The sanitizer scripts (t01, t02, t12) alone; t12 runs smbd with the
@@ -64,6 +80,14 @@ test: build build-asan
 test-asan: build build-asan
 	@CG_ASAN_SCRIPTS="$${CG_ASAN_SCRIPTS:-t10 t15 t20 t35}" \
 		testsuite/run sanitize
+
+# t97: CG_FUZZ_TIME seconds per harness (default 60); fuzz-corpus
+# fuzzes longer and merges what found new coverage into the tree
+fuzz: build-fuzz
+	@testsuite/run fuzz
+
+fuzz-corpus: build-fuzz
+	@testsuite/fuzz/merge
 
 unit: build
 	@testsuite/run --unit
@@ -133,7 +157,7 @@ uninstall:
 
 clean:
 	rm -rf build build.configure.log .lock-waf_* build-asan \
-		build-asan.configure.log
+		build-asan.configure.log build-fuzz
 
 # The prepared Samba tree is a cache outside the checkout; this removes it
 distclean: clean
