@@ -25,11 +25,16 @@
  * sendfile), the file's residency changes (hot files), the file is
  * closed and opened again with other options. The engine acts through
  * a fake cg_sys that checks each call against the reads in flight, as
- * testsuite/unit/test_stream.c does; after each event the harness checks:
+ * testsuite/unit/test_stream.c does. Each open picks the path its reads
+ * take (cg_stream_set_via: cache, dontcache, direct); the path may change
+ * mid-stream (a fallback), and on an uncached path a read may still go
+ * through the cache (detection reads, fallbacks: cg_io.uncached unset).
+ * After each event the harness checks:
  *
  * - no DONTNEED overlaps a read in flight, tracked by the engine or not;
  * - every fadvise is on the file's descriptor; window drops are whole
  *   windows; WILLNEED stays within the file (or the front past it);
+ * - SEQUENTIAL and WILLNEED only while the path is the page cache;
  * - the engine's count of reads in flight matches the caller's;
  * - a hot file gets no fadvise at all until it is closed;
  * - at a drop opportunity (a completion that extends the completed
@@ -37,8 +42,13 @@
  *   retained range front - dropped_to is under window + max(window,
  *   span of the reads in flight) + the sendfile lag: the exact bound
  *   derived in test_stream.c;
- * - closing an active stream drops it from at most dropped_to up to at
- *   least its front (nothing the stream read stays behind).
+ * - closing an active stream that drops every window (the cache path,
+ *   or dontcache on a cold file) drops it from at most dropped_to up to
+ *   at least its front;
+ * - closing an active stream, on any path, when the open saw no other
+ *   stream: every byte a stream read brought into the cache was
+ *   dropped by some DONTNEED made after that read ended (an uncached
+ *   stream may keep others' pages, never its own).
  *
  * Any broken rule aborts with a message; ASan and UBSan catch the rest.
  */
@@ -68,6 +78,22 @@ struct fz_read {
 	struct cg_io io;
 };
 
+/* A stream read that went through the cache, ended at call `at` */
+struct fz_cached {
+	uint64_t off;
+	uint64_t end;
+	unsigned at;
+};
+
+/* A DONTNEED, as the call `at` made it */
+struct fz_drop {
+	uint64_t off;
+	uint64_t end;
+	unsigned at;
+};
+
+#define MAX_LOG 4096
+
 struct fz_stream {
 	struct cg_config cfg;
 	struct cg_stream s;
@@ -82,6 +108,13 @@ struct fz_stream {
 	uint64_t close_end;
 	unsigned calls;		/* fadvise calls so far */
 	uint64_t willneed_end;	/* the highest WILLNEED end */
+	/* since the open: cached stream reads, DONTNEEDs, restarts */
+	struct fz_cached cached[MAX_LOG];
+	unsigned ncached;
+	struct fz_drop drops[MAX_LOG];
+	unsigned ndrops;
+	bool restarted;		/* a second stream began, or too much log */
+	bool seen_read;		/* a read has begun since the open */
 };
 
 static struct fz_stream *cur = NULL;
@@ -115,8 +148,22 @@ static int fake_fadvise(int fd, uint64_t off, uint64_t len, int advice)
 	if (fd != FD) {
 		fz_violation("fadvise on fd %d, not %d", fd, FD);
 	}
+	if ((advice == POSIX_FADV_SEQUENTIAL ||
+	     advice == POSIX_FADV_WILLNEED) && s->via != CG_VIA_CACHE) {
+		fz_violation("advice %d on a stream whose path is %d",
+			     advice, (int)s->via);
+	}
 	if (advice == POSIX_FADV_DONTNEED) {
 		check_dontneed(f, off, len);
+		if (f->ndrops == MAX_LOG) {
+			f->restarted = true;	/* stop checking */
+		} else {
+			f->drops[f->ndrops++] = (struct fz_drop){
+				.off = off,
+				.end = len == 0 ? UINT64_MAX : off + len,
+				.at = f->calls,
+			};
+		}
 		if (f->closing) {
 			f->close_drop = true;
 			f->close_off = off;
@@ -223,6 +270,14 @@ static void begin_read(struct fz_stream *f, uint64_t off, size_t n)
 	f->nbusy++;
 	r->io = cg_read_begin(&f->s, FD, off, n);
 	r->overflow = r->io.slot < -1;
+	/* a new stream began here (detection starts over at this read) */
+	if (n > 0 && !hot && f->s.strays == 0 && f->s.seq_bytes == n &&
+	    f->seen_read) {
+		f->restarted = true;
+	}
+	if (n > 0 && !hot) {
+		f->seen_read = true;
+	}
 	if (hot && f->calls != calls) {
 		fz_violation("fadvise while the file is hot (read begins)");
 	}
@@ -249,7 +304,7 @@ static void check_retained(const struct fz_stream *f)
 }
 
 static void end_read(struct fz_stream *f, unsigned i, ssize_t got,
-		     bool zerocopy)
+		     bool zerocopy, bool uncached)
 {
 	struct fz_read *r = &f->reads[i];
 	bool hot = f->s.state == CG_HOT;
@@ -260,10 +315,23 @@ static void end_read(struct fz_stream *f, unsigned i, ssize_t got,
 	r->busy = false;
 	f->nbusy--;
 	r->io.zerocopy = zerocopy;
+	/* only a stream on an uncached path reads around the cache */
+	r->io.uncached = uncached && f->s.via != CG_VIA_CACHE;
 	opportunity = r->io.in_stream && got > 0 && !any_overflow(f) &&
 		      r->off + (uint64_t)got > contig;
 	cg_read_end(&f->s, FD, &r->io, got);
 	r->overflow = false;
+	if (r->io.in_stream && got > 0 && !r->io.uncached && !hot) {
+		if (f->ncached == MAX_LOG) {
+			f->restarted = true;	/* stop checking */
+		} else {
+			f->cached[f->ncached++] = (struct fz_cached){
+				.off = r->off,
+				.end = r->off + (uint64_t)got,
+				.at = f->calls,
+			};
+		}
+	}
 	if (hot && f->calls != calls) {
 		fz_violation("fadvise while the file is hot (read ends)");
 	}
@@ -306,7 +374,8 @@ static void end_all(struct fz_stream *f, struct fz_in *in)
 		while (!f->reads[i].busy) {
 			i = (i + 1) % MAX_READS;
 		}
-		end_read(f, i, read_result(f, &f->reads[i], 3), false);
+		end_read(f, i, read_result(f, &f->reads[i], 3), false,
+			 false);
 	}
 }
 
@@ -319,6 +388,8 @@ static void open_file(struct fz_stream *f, struct fz_in *in)
 	static const uint64_t ras[] = {0, 0, 256 * KiB, 4 * MiB, 16 * MiB};
 	static const unsigned hots[] = {50, 0, 100, 1};
 	static const uint64_t kras[] = {0, 128 * KiB, 8 * MiB};
+	static const enum cg_via vias[] = {CG_VIA_CACHE, CG_VIA_DONTCACHE,
+					   CG_VIA_DIRECT};
 	uint64_t size;
 
 	cg_config_init(&f->cfg);
@@ -330,25 +401,75 @@ static void open_file(struct fz_stream *f, struct fz_in *in)
 	size = ((uint64_t)fz_u16(in) + 1) * 64 * KiB - fz_u8(in);
 	cg_stream_init(&f->s, &f->cfg, &fake_sys, size);
 	f->s.kernel_ra = FZ_PICK(in, kras);
+	cg_stream_set_via(&f->s, FD, FZ_PICK(in, vias));
 	f->willneed_end = 0;
+	f->ncached = 0;
+	f->ndrops = 0;
+	f->restarted = false;
+	f->seen_read = false;
+}
+
+/* Whether [off, end) lies in the DONTNEEDs made after call `at` */
+static bool dropped_after(const struct fz_stream *f, uint64_t off,
+			  uint64_t end, unsigned at)
+{
+	uint64_t pos = off;
+	bool moved = true;
+	unsigned i;
+
+	while (pos < end && moved) {
+		moved = false;
+		for (i = 0; i < f->ndrops; i++) {
+			const struct fz_drop *d = &f->drops[i];
+
+			if (d->at > at && d->off <= pos && d->end > pos) {
+				pos = d->end;
+				moved = true;
+			}
+		}
+	}
+	return pos >= end;
+}
+
+static void check_nothing_left(const struct fz_stream *f)
+{
+	unsigned i;
+
+	for (i = 0; i < f->ncached; i++) {
+		const struct fz_cached *c = &f->cached[i];
+
+		if (!dropped_after(f, c->off, c->end, c->at)) {
+			fz_violation("the stream read [%" PRIu64 ", %" PRIu64
+				     ") through the cache (path %d, cold %d)"
+				     " and nothing dropped all of it after",
+				     c->off, c->end, (int)f->s.via,
+				     (int)f->s.cold);
+		}
+	}
 }
 
 static void close_file(struct fz_stream *f, struct fz_in *in)
 {
 	const struct cg_stream *s = &f->s;
 	bool active;
+	bool drops_all;
 	uint64_t dropped_to;
 	uint64_t end;
 
 	end_all(f, in);
 	active = s->state == CG_ACTIVE;
+	drops_all = s->via == CG_VIA_CACHE ||
+		    (s->via == CG_VIA_DONTCACHE && s->cold);
 	dropped_to = s->dropped_to;
 	end = FZ_MIN(s->front, s->file_size);
 	f->closing = true;
 	f->close_drop = false;
 	cg_stream_close(&f->s, FD);
 	f->closing = false;
-	if (active && end > dropped_to &&
+	if (active && !f->restarted) {
+		check_nothing_left(f);
+	}
+	if (active && drops_all && end > dropped_to &&
 	    (!f->close_drop || f->close_off > dropped_to ||
 	     f->close_end < end)) {
 		fz_violation("close of an active stream dropped [%" PRIu64
@@ -410,7 +531,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while (in.n > 0) {
 		uint8_t op = fz_u8(&in);
 
-		switch (op % 8) {
+		switch (op % 9) {
 		case 0:
 		case 1:
 		case 2: {
@@ -419,7 +540,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 			if (f.nbusy == MAX_READS) {
 				end_read(&f, 0, read_result(&f, &f.reads[0],
-							    3), false);
+							    3), false, false);
 			}
 			begin_read(&f, off, n);
 			break;
@@ -436,12 +557,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 			op = fz_u8(&in);
 			end_read(&f, i, read_result(&f, &f.reads[i], op),
-				 op >= 0xf0);
+				 op >= 0xf0, (op & 0x40) != 0);
 			break;
 		case 6:
 			op = fz_u8(&in);
 			f.resident_pct = op % 101;
 			f.resident_ret = op >= 0xf0 ? EPERM : 0;
+			break;
+		case 7:
+			/* the path changes: a fallback to the cache, or back */
+			cg_stream_set_via(&f.s, FD,
+					  (enum cg_via)(fz_u8(&in) % 3));
 			break;
 		default:
 			close_file(&f, &in);
