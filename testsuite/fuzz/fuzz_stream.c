@@ -1,6 +1,7 @@
 /*
- * vfs_cacheguard fuzz harness: stream detection and drop-behind
- * (cg_stream.c) driven by any sequence of reads, completions and closes
+ * vfs_cacheguard fuzz harness: a file's policy (cg_file.c) and its
+ * stream's detection and drop-behind (cg_stream.c), driven by any
+ * sequence of reads, completions, failures and closes
  *
  * Copyright (C) 2026 The vfs_cacheguard authors
  *
@@ -25,16 +26,23 @@
  * sendfile), the file's residency changes (hot files), the file is
  * closed and opened again with other options. The engine acts through
  * a fake cg_sys that checks each call against the reads in flight, as
- * testsuite/unit/test_stream.c does. Each open picks the path its reads
- * take (cg_stream_set_via: cache, dontcache, direct); the path may change
- * mid-stream (a fallback), and on an uncached path a read may still go
- * through the cache (detection reads, fallbacks: cg_io.uncached unset).
- * After each event the harness checks:
+ * testsuite/unit/test_stream.c does. The harness plays the glue
+ * (modules/vfs_cacheguard.c): each open is a cg_file in a mode (auto,
+ * dontneed, dontcache, direct) on a filesystem that may lack
+ * RWF_DONTCACHE or O_DIRECT; each read takes the path cg_file_choose()
+ * gives; setting up direct reads may fail (the filesystem, the file,
+ * the memory budget), and a fast-path read may fail (EOPNOTSUPP, EINVAL,
+ * EIO, ENOMEM) and is then read again through the cache, which changes
+ * the file's mode mid-stream. After each event the harness checks:
  *
  * - no DONTNEED overlaps a read in flight, tracked by the engine or not;
  * - every fadvise is on the file's descriptor; window drops are whole
  *   windows; WILLNEED stays within the file (or the front past it);
  * - SEQUENTIAL and WILLNEED only while the path is the page cache;
+ * - the file's mode is dontneed, dontcache or direct, its stream's
+ *   hints follow it, and it is none the filesystem is known to lack;
+ *   a fast path only for an active stream's read, in its mode's path;
+ * - every byte read is counted once, on the path that served it;
  * - the engine's count of reads in flight matches the caller's;
  * - a hot file gets no fadvise at all until it is closed;
  * - at a drop opportunity (a completion that extends the completed
@@ -73,6 +81,7 @@
 struct fz_read {
 	bool busy;
 	bool overflow;		/* the engine put it in a batch */
+	enum cg_path path;	/* how it is served (cg_file_choose) */
 	uint64_t off;
 	size_t n;
 	struct cg_io io;
@@ -96,7 +105,9 @@ struct fz_drop {
 
 struct fz_stream {
 	struct cg_config cfg;
-	struct cg_stream s;
+	struct cg_file file;
+	unsigned fs_lacks;	/* what the filesystem lacks, learnt */
+	bool direct_open;	/* direct reads set up for the open */
 	struct fz_read reads[MAX_READS];
 	unsigned nbusy;
 	unsigned resident_pct;
@@ -142,7 +153,7 @@ static void check_dontneed(const struct fz_stream *f,
 static int fake_fadvise(int fd, uint64_t off, uint64_t len, int advice)
 {
 	struct fz_stream *f = cur;
-	const struct cg_stream *s = &f->s;
+	const struct cg_stream *s = &f->file.stream;
 
 	f->calls++;
 	if (fd != FD) {
@@ -193,10 +204,10 @@ static int fake_resident(int fd, uint64_t off, uint64_t len, uint64_t *bytes)
 	if (fd != FD) {
 		fz_violation("resident on fd %d, not %d", fd, FD);
 	}
-	if (off + len > cur->s.file_size) {
+	if (off + len > cur->file.stream.file_size) {
 		fz_violation("resident [%" PRIu64 ", +%" PRIu64 ") past the "
 			     "file's end %" PRIu64, off, len,
-			     cur->s.file_size);
+			     cur->file.stream.file_size);
 	}
 	if (f->resident_ret != 0) {
 		return f->resident_ret;
@@ -213,20 +224,22 @@ static const struct cg_sys fake_sys = {
 static void check_counts(const struct fz_stream *f)
 {
 	unsigned tracked = 0, overflow = 0, i;
-	unsigned batched = f->s.batch[0].count + f->s.batch[1].count;
+	const struct cg_stream *s = &f->file.stream;
+	unsigned batched = s->batch[0].count + s->batch[1].count;
 
 	for (i = 0; i < MAX_READS; i++) {
-		if (f->reads[i].busy && f->reads[i].io.slot >= 0) {
+		if (f->reads[i].busy &&
+		    f->reads[i].io.track == CG_TRACK_SLOT) {
 			tracked++;
 		}
 		if (f->reads[i].busy && f->reads[i].overflow) {
 			overflow++;
 		}
 	}
-	if (tracked != f->s.ninflight || overflow != batched) {
+	if (tracked != s->ninflight || overflow != batched) {
 		fz_violation("engine counts %u tracked + %u batched reads in "
 			     "flight, the caller %u + %u",
-			     f->s.ninflight, batched, tracked, overflow);
+			     s->ninflight, batched, tracked, overflow);
 	}
 }
 
@@ -255,10 +268,70 @@ static bool any_overflow(const struct fz_stream *f)
 	return false;
 }
 
-static void begin_read(struct fz_stream *f, uint64_t off, size_t n)
+/*
+ * The path of a read, as the glue finds it: cg_file_choose(), then, for
+ * a first direct read, setting direct reads up, which may fail
+ */
+static enum cg_path choose(struct fz_stream *f, const struct fz_read *r,
+			   uint8_t setup_fails)
+{
+	const struct cg_file *file = &f->file;
+	enum cg_path path = cg_file_choose(file, &r->io, r->n);
+
+	if (path != CG_PATH_NEXT &&
+	    (!r->io.in_stream || file->stream.state != CG_ACTIVE)) {
+		fz_violation("path %d for a read outside an active stream",
+			     (int)path);
+	}
+	if ((path == CG_PATH_UNCACHED && file->mode != CG_MODE_DONTCACHE) ||
+	    (path == CG_PATH_DIRECT && (file->mode != CG_MODE_DIRECT ||
+					r->n < file->stream.cfg->direct_min_io))) {
+		fz_violation("path %d for a %zu-byte read in mode %s",
+			     (int)path, r->n, cg_mode_name(file->mode));
+	}
+	if (path != CG_PATH_DIRECT || f->direct_open) {
+		return path;
+	}
+	if (setup_fails < 0xe0) {
+		f->direct_open = true;
+		return path;
+	}
+	f->fs_lacks |= cg_file_direct_unavailable(&f->file, FD,
+		(enum cg_direct_fail)(setup_fails % 3), f->fs_lacks);
+	return CG_PATH_NEXT;
+}
+
+/* The mode, the path of the hints and what the filesystem lacks agree */
+static void check_mode(const struct fz_stream *f)
+{
+	const struct cg_file *file = &f->file;
+	static const enum cg_via via_of[] = {
+		[CG_MODE_DONTNEED] = CG_VIA_CACHE,
+		[CG_MODE_DONTCACHE] = CG_VIA_DONTCACHE,
+		[CG_MODE_DIRECT] = CG_VIA_DIRECT,
+	};
+
+	if (file->mode != CG_MODE_DONTNEED &&
+	    file->mode != CG_MODE_DONTCACHE && file->mode != CG_MODE_DIRECT) {
+		fz_violation("a file in mode %s", cg_mode_name(file->mode));
+	}
+	if (file->stream.via != via_of[file->mode]) {
+		fz_violation("mode %s with hints for path %d",
+			     cg_mode_name(file->mode), (int)file->stream.via);
+	}
+	if ((file->mode == CG_MODE_DONTCACHE &&
+	     (f->fs_lacks & CG_FS_NO_DONTCACHE)) ||
+	    (file->mode == CG_MODE_DIRECT && (f->fs_lacks & CG_FS_NO_DIRECT))) {
+		fz_violation("mode %s on a filesystem lacking %#x",
+			     cg_mode_name(file->mode), f->fs_lacks);
+	}
+}
+
+static void begin_read(struct fz_stream *f, uint64_t off, size_t n,
+		       uint8_t setup_fails)
 {
 	struct fz_read *r = NULL;
-	bool hot = f->s.state == CG_HOT;
+	bool hot = f->file.stream.state == CG_HOT;
 	unsigned calls = f->calls;
 	unsigned i;
 
@@ -268,10 +341,17 @@ static void begin_read(struct fz_stream *f, uint64_t off, size_t n)
 	r = &f->reads[i];
 	*r = (struct fz_read){.busy = true, .off = off, .n = n};
 	f->nbusy++;
-	r->io = cg_read_begin(&f->s, FD, off, n);
-	r->overflow = r->io.slot < -1;
+	r->io = cg_read_begin(&f->file.stream, FD, off, n);
+	r->overflow = r->io.track == CG_TRACK_BATCH;
+	if ((r->io.track == CG_TRACK_SLOT && r->io.idx >= CG_MAX_INFLIGHT) ||
+	    (r->io.track == CG_TRACK_BATCH && r->io.idx >= 2)) {
+		fz_violation("read tracked as %d at %u", (int)r->io.track,
+			     r->io.idx);
+	}
+	r->path = choose(f, r, setup_fails);
 	/* a new stream began here (detection starts over at this read) */
-	if (n > 0 && !hot && f->s.strays == 0 && f->s.seq_bytes == n &&
+	if (n > 0 && !hot && f->file.stream.strays == 0 &&
+	    f->file.stream.seq_bytes == n &&
 	    f->seen_read) {
 		f->restarted = true;
 	}
@@ -282,12 +362,13 @@ static void begin_read(struct fz_stream *f, uint64_t off, size_t n)
 		fz_violation("fadvise while the file is hot (read begins)");
 	}
 	check_counts(f);
+	check_mode(f);
 }
 
 /* The bound at a drop opportunity (see test_stream.c, the property) */
 static void check_retained(const struct fz_stream *f)
 {
-	const struct cg_stream *s = &f->s;
+	const struct cg_stream *s = &f->file.stream;
 	uint64_t w = s->cfg->window;
 	uint64_t low = lowest_busy(f);
 	uint64_t span = low < s->front ? s->front - low : 0;
@@ -304,22 +385,31 @@ static void check_retained(const struct fz_stream *f)
 }
 
 static void end_read(struct fz_stream *f, unsigned i, ssize_t got,
-		     bool zerocopy, bool uncached)
+		     bool zerocopy, uint8_t fails)
 {
 	struct fz_read *r = &f->reads[i];
-	bool hot = f->s.state == CG_HOT;
-	uint64_t contig = f->s.contig;
+	bool hot = f->file.stream.state == CG_HOT;
+	uint64_t contig = f->file.stream.contig;
 	bool opportunity;
 	unsigned calls = f->calls;
 
 	r->busy = false;
 	f->nbusy--;
 	r->io.zerocopy = zerocopy;
-	/* only a stream on an uncached path reads around the cache */
-	r->io.uncached = uncached && f->s.via != CG_VIA_CACHE;
+	if (r->path != CG_PATH_NEXT && fails >= 0xc0) {
+		static const int errs[] = {EOPNOTSUPP, EINVAL, EIO, ENOMEM};
+
+		/* the fast path failed: read again through the next module */
+		f->fs_lacks |= cg_file_read_failed(&f->file, FD, r->path,
+						   errs[fails % 4],
+						   f->fs_lacks);
+		r->path = CG_PATH_NEXT;
+	}
+	cg_file_served(&f->file, r->path, got);
+	r->io.uncached = r->path != CG_PATH_NEXT;
 	opportunity = r->io.in_stream && got > 0 && !any_overflow(f) &&
 		      r->off + (uint64_t)got > contig;
-	cg_read_end(&f->s, FD, &r->io, got);
+	cg_read_end(&f->file.stream, FD, &r->io, got);
 	r->overflow = false;
 	if (r->io.in_stream && got > 0 && !r->io.uncached && !hot) {
 		if (f->ncached == MAX_LOG) {
@@ -336,7 +426,8 @@ static void end_read(struct fz_stream *f, unsigned i, ssize_t got,
 		fz_violation("fadvise while the file is hot (read ends)");
 	}
 	check_counts(f);
-	if (opportunity && f->s.state == CG_ACTIVE) {
+	check_mode(f);
+	if (opportunity && f->file.stream.state == CG_ACTIVE) {
 		check_retained(f);
 	}
 }
@@ -346,7 +437,7 @@ static ssize_t read_result(const struct fz_stream *f,
 			   const struct fz_read *r,
 			   unsigned kind)
 {
-	uint64_t size = f->s.file_size;
+	uint64_t size = f->file.stream.file_size;
 	size_t full = 0;
 
 	if (r->off < size) {
@@ -374,8 +465,7 @@ static void end_all(struct fz_stream *f, struct fz_in *in)
 		while (!f->reads[i].busy) {
 			i = (i + 1) % MAX_READS;
 		}
-		end_read(f, i, read_result(f, &f->reads[i], 3), false,
-			 false);
+		end_read(f, i, read_result(f, &f->reads[i], 3), false, 0);
 	}
 }
 
@@ -388,20 +478,26 @@ static void open_file(struct fz_stream *f, struct fz_in *in)
 	static const uint64_t ras[] = {0, 0, 256 * KiB, 4 * MiB, 16 * MiB};
 	static const unsigned hots[] = {50, 0, 100, 1};
 	static const uint64_t kras[] = {0, 128 * KiB, 8 * MiB};
-	static const enum cg_via vias[] = {CG_VIA_CACHE, CG_VIA_DONTCACHE,
-					   CG_VIA_DIRECT};
+	static const enum cg_mode modes[] = {CG_MODE_DONTNEED,
+					     CG_MODE_DONTCACHE, CG_MODE_DIRECT,
+					     CG_MODE_AUTO};
+	static const uint64_t min_ios[] = {64 * KiB, 0, 1 * MiB};
 	uint64_t size;
 
 	cg_config_init(&f->cfg);
-	f->cfg.mode = CG_MODE_DONTNEED;
+	f->cfg.mode = FZ_PICK(in, modes);
+	f->cfg.direct_min_io = FZ_PICK(in, min_ios);
 	f->cfg.window = FZ_PICK(in, windows);
 	f->cfg.stream_trigger = FZ_PICK(in, triggers);
 	f->cfg.readahead = FZ_PICK(in, ras);
 	f->cfg.hot_threshold = FZ_PICK(in, hots);
 	size = ((uint64_t)fz_u16(in) + 1) * 64 * KiB - fz_u8(in);
-	cg_stream_init(&f->s, &f->cfg, &fake_sys, size);
-	f->s.kernel_ra = FZ_PICK(in, kras);
-	cg_stream_set_via(&f->s, FD, FZ_PICK(in, vias));
+	/* what the filesystem lacks is remembered across opens */
+	f->fs_lacks |= (fz_u8(in) & 3) << 1;
+	f->direct_open = false;
+	cg_file_init(&f->file, &f->cfg, &fake_sys, size, f->fs_lacks, FD);
+	f->file.stream.kernel_ra = FZ_PICK(in, kras);
+	check_mode(f);
 	f->willneed_end = 0;
 	f->ncached = 0;
 	f->ndrops = 0;
@@ -442,15 +538,30 @@ static void check_nothing_left(const struct fz_stream *f)
 			fz_violation("the stream read [%" PRIu64 ", %" PRIu64
 				     ") through the cache (path %d, cold %d)"
 				     " and nothing dropped all of it after",
-				     c->off, c->end, (int)f->s.via,
-				     (int)f->s.cold);
+				     c->off, c->end, (int)f->file.stream.via,
+				     (int)f->file.stream.cold);
 		}
+	}
+}
+
+/* Counted once: the bytes per path add up to the bytes read */
+static void check_served(const struct fz_stream *f)
+{
+	uint64_t sum = 0;
+	unsigned i;
+
+	for (i = 0; i < CG_PATH_COUNT; i++) {
+		sum += f->file.bytes[i];
+	}
+	if (sum != f->file.stream.stats.bytes_read) {
+		fz_violation("%" PRIu64 " bytes served by path, %" PRIu64
+			     " read", sum, f->file.stream.stats.bytes_read);
 	}
 }
 
 static void close_file(struct fz_stream *f, struct fz_in *in)
 {
-	const struct cg_stream *s = &f->s;
+	const struct cg_stream *s = &f->file.stream;
 	bool active;
 	bool drops_all;
 	uint64_t dropped_to;
@@ -464,11 +575,12 @@ static void close_file(struct fz_stream *f, struct fz_in *in)
 	end = FZ_MIN(s->front, s->file_size);
 	f->closing = true;
 	f->close_drop = false;
-	cg_stream_close(&f->s, FD);
+	cg_stream_close(&f->file.stream, FD);
 	f->closing = false;
 	if (active && !f->restarted) {
 		check_nothing_left(f);
 	}
+	check_served(f);
 	if (active && drops_all && end > dropped_to &&
 	    (!f->close_drop || f->close_off > dropped_to ||
 	     f->close_end < end)) {
@@ -482,7 +594,7 @@ static void close_file(struct fz_stream *f, struct fz_in *in)
 /* Where the next read lands */
 static uint64_t read_offset(const struct fz_stream *f, struct fz_in *in)
 {
-	const struct cg_stream *s = &f->s;
+	const struct cg_stream *s = &f->file.stream;
 	int16_t delta;
 
 	switch (fz_u8(in) % 5) {
@@ -531,7 +643,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while (in.n > 0) {
 		uint8_t op = fz_u8(&in);
 
-		switch (op % 9) {
+		switch (op % 8) {
 		case 0:
 		case 1:
 		case 2: {
@@ -540,9 +652,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 			if (f.nbusy == MAX_READS) {
 				end_read(&f, 0, read_result(&f, &f.reads[0],
-							    3), false, false);
+							    3), false, 0);
 			}
-			begin_read(&f, off, n);
+			begin_read(&f, off, n, op);
 			break;
 		}
 		case 3:
@@ -557,17 +669,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 			op = fz_u8(&in);
 			end_read(&f, i, read_result(&f, &f.reads[i], op),
-				 op >= 0xf0, (op & 0x40) != 0);
+				 (op & 0x30) == 0x30, op);
 			break;
 		case 6:
 			op = fz_u8(&in);
 			f.resident_pct = op % 101;
 			f.resident_ret = op >= 0xf0 ? EPERM : 0;
-			break;
-		case 7:
-			/* the path changes: a fallback to the cache, or back */
-			cg_stream_set_via(&f.s, FD,
-					  (enum cg_via)(fz_u8(&in) % 3));
 			break;
 		default:
 			close_file(&f, &in);
