@@ -301,6 +301,7 @@ static void close_stream(struct fz_pf *f)
 	f->nwaiters = 0;
 }
 
+/* An offset in [0, MAX_SIZE]: the file model holds no more */
 static uint64_t pick_offset(const struct fz_pf *f, struct fz_in *in)
 {
 	uint8_t k = fz_u8(in);
@@ -315,7 +316,7 @@ static uint64_t pick_offset(const struct fz_pf *f, struct fz_in *in)
 		return FZ_MIN(f->pf.front + d, MAX_SIZE);
 	}
 	if (k < 0xc0) {
-		return f->pf.front;
+		return FZ_MIN(f->pf.front, MAX_SIZE);
 	}
 	return (uint64_t)fz_u16(in) * 512 % (MAX_SIZE + 1);
 }
