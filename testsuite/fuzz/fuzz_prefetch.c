@@ -271,8 +271,9 @@ static void job_step(struct fz_pf *f, unsigned s, bool fail)
 
 static void open_stream(struct fz_pf *f, struct fz_in *in)
 {
+	/* small tables: every byte served is checked, so size is time */
 	static const uint64_t aheads[] = {256 * KiB, 64 * KiB, 1 * MiB,
-					  512 * KiB, 0, 2 * MiB, 100 * KiB};
+					  512 * KiB, 0, 128 * KiB, 100 * KiB};
 	static const size_t aligns[] = {4096, 512, 65536, 3000};
 	uint64_t ahead = FZ_PICK(in, aheads);
 	size_t align = FZ_PICK(in, aligns);
@@ -324,7 +325,7 @@ static uint64_t pick_offset(const struct fz_pf *f, struct fz_in *in)
 static size_t pick_length(struct fz_in *in)
 {
 	static const size_t lens[] = {64 * KiB, 128 * KiB, 1, 4096, 0,
-				      1 * MiB, 60 * KiB, 3 * MiB};
+				      1 * MiB, 60 * KiB, 300 * KiB};
 	uint8_t k = fz_u8(in);
 
 	if (k >= 0xc0) {
