@@ -12,6 +12,9 @@
 #   make test-kernels	a small suite under Debian 12's and 13's own
 #			kernels (6.1, 6.12) in QEMU guests
 #   make torture	the fuller smbtorture parity run (t25, CG_TORTURE=full)
+#   make build-asan	everything again with ASan and UBSan, into build-asan/
+#   make test-asan	unit and integration tests under ASan/UBSan, valgrind
+#   make fuzz		the libFuzzer harnesses, CG_FUZZ_TIME seconds each
 #   make demo		copy a 1 GiB file through a plain and a guarded share
 #   make soak		a randomized client load against every mode for
 #			SOAK_MINUTES (default 10); not part of make test
@@ -28,10 +31,11 @@ DEB_DEPS = samba smbclient samba-testsuite libcmocka-dev dpkg-dev \
 	build-essential pkg-config python3 util-linux fio libsmbclient-dev \
 	xsltproc docbook-xsl docbook-xml gnuplot-nox xfsprogs btrfs-progs \
 	debhelper fakeroot man-db rpm nocache python3-impacket \
-	iproute2 procps passwd e2fsprogs
+	iproute2 procps passwd e2fsprogs valgrind clang libclang-rt-dev
 
-.PHONY: all deps build test unit soak demo bench bench-smoke bench-readpath \
-	deb test-package test-trixie deb-trixie test-kernels \
+.PHONY: all deps build build-asan build-fuzz test test-asan fuzz fuzz-corpus \
+	unit soak demo bench bench-smoke bench-readpath deb test-package \
+	test-trixie deb-trixie test-kernels \
 	install uninstall clean distclean
 
 all: build
@@ -45,8 +49,46 @@ build: deps
 		{ cat build.configure.log; exit 1; }
 	@$(WAF) build
 
-test: build
+# The sanitizer variant (ASan + UBSan, gcc) in build-asan/, with a waf
+# lock file of its own so that it never touches build/
+ASAN_WAF = WAFLOCK=.lock-waf_asan CACHEGUARD_SANITIZE=1 $(WAF)
+
+build-asan: build
+	@$(ASAN_WAF) configure --out=build-asan >build-asan.configure.log 2>&1 \
+		|| { cat build-asan.configure.log; exit 1; }
+	@$(ASAN_WAF) build
+
+# The libFuzzer harnesses (testsuite/fuzz), clang with ASan and UBSan,
+# against the engine's sources directly
+FUZZERS = $(patsubst testsuite/fuzz/%.c,build-fuzz/%,\
+	$(wildcard testsuite/fuzz/fuzz_*.c))
+FUZZ_CFLAGS = -g -O1 -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	-fno-omit-frame-pointer -Isource
+
+build-fuzz: deps $(FUZZERS)
+
+build-fuzz/%: testsuite/fuzz/%.c testsuite/fuzz/fuzz_common.h \
+		$(wildcard source/*.c source/*.h)
+	@mkdir -p build-fuzz
+	@clang $(FUZZ_CFLAGS) -o $@ $< $(wildcard source/*.c)
+
+test: build build-asan build-fuzz
 	@testsuite/run
+
+# The sanitizer scripts (t01, t02, t12) alone; t12 runs smbd with the
+# sanitized module through the scripts CG_ASAN_SCRIPTS names
+test-asan: build build-asan
+	@CG_ASAN_SCRIPTS="$${CG_ASAN_SCRIPTS:-t10 t15 t20 t35}" \
+		testsuite/run sanitize
+
+# t97: CG_FUZZ_TIME seconds per harness (default 60); fuzz-corpus
+# fuzzes longer and merges what found new coverage into the tree
+fuzz: build-fuzz
+	@testsuite/run fuzz
+
+fuzz-corpus: build-fuzz
+	@testsuite/fuzz/merge
 
 unit: build
 	@testsuite/run --unit
@@ -120,7 +162,8 @@ uninstall:
 	rm -f "$(DESTDIR)$(SBINDIR)/cacheguard-status"
 
 clean:
-	rm -rf build build.configure.log .lock-waf_*
+	rm -rf build build.configure.log .lock-waf_* build-asan \
+		build-asan.configure.log build-fuzz
 
 # The prepared Samba tree is a cache outside the checkout; this removes it
 distclean: clean

@@ -8,6 +8,12 @@
 # used for its own vfs_readahead module (bin/default/compile_commands.json)
 # and linked with -shared and no Samba libraries: its undefined symbols
 # bind at load time to the ones smbd already has.
+#
+# CACHEGUARD_SANITIZE=1 at configure time makes the sanitizer variant:
+# everything built with AddressSanitizer and UndefinedBehaviorSanitizer
+# (gcc's libasan/libubsan, the runtime smbd gets by LD_PRELOAD in the
+# tests). make test-asan configures it into build-asan/ with its own waf
+# lock file (WAFLOCK), so it never touches build/.
 
 import json
 import os
@@ -114,6 +120,13 @@ def configure(conf):
                    uselib_store='SMBCLIENT')
     conf.find_program('xsltproc', var='XSLTPROC')
     conf.env.append_value('CFLAGS', ['-g', '-O2', '-std=gnu11'] + WARNINGS)
+    if os.environ.get('CACHEGUARD_SANITIZE') == '1':
+        # Reports go on (recover) so that smbd logs them; the unit test
+        # runs make any report fatal with halt_on_error=1 (test-asan)
+        san = ['-fsanitize=address,undefined', '-fno-omit-frame-pointer']
+        conf.env.append_value('CFLAGS', san)
+        conf.env.append_value('LINKFLAGS', san)
+        conf.msg('Sanitizers', 'address, undefined')
 
 
 def build(bld):

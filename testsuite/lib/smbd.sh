@@ -158,10 +158,18 @@ cg_mount_fs()
 
 cg_smbd_start()
 {
-	local i
+	local i preload=${LD_PRELOAD:-}
 
+	# For smbd alone (the sanitizer run, t12): CG_SMBD_PRELOAD goes
+	# first in LD_PRELOAD, as a sanitizer runtime must, before the
+	# caller's own (t35's shim); CG_SMBD_ENV is VAR=value words
+	if [ -n "${CG_SMBD_PRELOAD:-}" ]; then
+		preload="$CG_SMBD_PRELOAD${preload:+ $preload}"
+	fi
 	# its own session: on exit smbd signals its whole process group
-	setsid smbd --foreground --no-process-group --configfile="$CG_CONF" \
+	# shellcheck disable=SC2086
+	setsid env ${preload:+"LD_PRELOAD=$preload"} ${CG_SMBD_ENV:-} \
+		smbd --foreground --no-process-group --configfile="$CG_CONF" \
 		</dev/null >>"$CG_ROOT/log/smbd.stdout" 2>&1 &
 	CG_SMBD_PID=$!
 	for i in $(seq 1 100); do
