@@ -40,6 +40,24 @@ cg_enter_namespace()
 	fi
 }
 
+# A free port, at random: test runs side by side must not meet (pids
+# wrap at pid_max, so a port derived from one is shared sooner or later)
+cg_pick_port()
+{
+	CG_PORT=$((20000 + RANDOM % 20000))
+	while ss -Htln "sport = :$CG_PORT" | grep -q .; do
+		CG_PORT=$((20000 + RANDOM % 20000))
+	done
+}
+
+# The smbd listening on CG_PORT is ours, not another run's that took the
+# port between the pick and our start (then our smbd cannot bind it, and
+# our clients would talk to theirs)
+cg_port_is_ours()
+{
+	ss -Htlnp "sport = :$CG_PORT" | grep -q "pid=$CG_SMBD_PID,"
+}
+
 # The unprivileged account the clients use; made once, kept
 cg_ensure_user()
 {
@@ -57,10 +75,7 @@ cg_smbd_init()
 	chmod 0755 "$CG_ROOT"
 	# A port of our own, so that test runs side by side never meet
 	if [ -z "$CG_PORT" ]; then
-		CG_PORT=$((20000 + $$ % 20000))
-		while ss -Htln "sport = :$CG_PORT" | grep -q .; do
-			CG_PORT=$((CG_PORT + 1))
-		done
+		cg_pick_port
 	fi
 	CG_SHARE=${CG_SHARE:-$CG_ROOT/share}
 	CG_CONF=$CG_ROOT/smb.conf
@@ -156,6 +171,18 @@ cg_mount_fs()
 	CG_MOUNTS="$dir ${CG_MOUNTS:-}"
 }
 
+# Our smbd lost the port to another run's listener: move to a new one
+cg_smbd_restart_elsewhere()
+{
+	cg_smbd_stop
+	CG_PORT_TRIES=$((${CG_PORT_TRIES:-0} + 1))
+	[ "$CG_PORT_TRIES" -le 5 ] || return 1
+	echo "port $CG_PORT is another listener's; moving" >&2
+	cg_pick_port
+	sed -i "s/^\tsmb ports = .*/\tsmb ports = $CG_PORT/" "$CG_CONF"
+	cg_smbd_start
+}
+
 cg_smbd_start()
 {
 	local i preload=${LD_PRELOAD:-}
@@ -175,9 +202,14 @@ cg_smbd_start()
 	for i in $(seq 1 100); do
 		if smbclient -L 127.0.0.1 -p "$CG_PORT" \
 			-U "$CG_USER%$CG_PASS" >/dev/null 2>&1; then
-			return 0
+			cg_port_is_ours && return 0
+			cg_smbd_restart_elsewhere && return 0
+			break
 		fi
 		if ! kill -0 "$CG_SMBD_PID" 2>/dev/null; then
+			# it could not bind: someone else holds the port
+			ss -Htln "sport = :$CG_PORT" | grep -q . &&
+				cg_smbd_restart_elsewhere && return 0
 			break
 		fi
 		sleep 0.1
