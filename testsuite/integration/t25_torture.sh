@@ -71,8 +71,12 @@ if [ "${CG_TORTURE:-}" = full ]; then
 	)
 fi
 # make test leaves out the three lease subtests that wait out break
-# timeouts: 92 of smb2.lease's 190 s here
+# timeouts: 92 of smb2.lease's 190 s here. And rename_dir_openfile
+# (Samba 4.20+): it waits one second for a second lease break, which on
+# this busy machine often comes later; run alone, it failed on the
+# plain share 3 times in 3, and each failure costs 36 s, each rerun too.
 EXCLUDE="smb2.lease.break smb2.lease.oplock smb2.lease.timeout"
+EXCLUDE="$EXCLUDE smb2.lease.rename_dir_openfile"
 [ "${CG_TORTURE:-}" = full ] && EXCLUDE=
 # Not smb2.setinfo: its one test fails on a plain share here at its
 # first open (INVALID_PARAMETER), so it compares nothing.
