@@ -80,7 +80,7 @@ selfcheck()
 		sleep 0.1
 	done
 	pid=
-	for p in $(pgrep -f -- "$CG_CONF"); do
+	for p in $(cg_smbd_pids); do
 		grep -q '/cacheguard\.so$' "/proc/$p/maps" 2>/dev/null &&
 			pid=$p
 	done

@@ -231,6 +231,9 @@ cg_smbclient()
 cg_smbd_stop()
 {
 	if [ -n "$CG_SMBD_PID" ]; then
+		# children first: Samba 4.22 retitles them, so that -f
+		# below may not find them
+		pkill -P "$CG_SMBD_PID" 2>/dev/null
 		kill "$CG_SMBD_PID" 2>/dev/null
 		wait "$CG_SMBD_PID" 2>/dev/null || true
 		CG_SMBD_PID=
@@ -319,14 +322,19 @@ cg_dev_read()
 }
 
 # The pids of the smbd processes of this test server (the parent and
-# one per client connection), one per line
+# one per client connection), one per line. By parentage, not command
+# line: Samba 4.22 retitles its children ("smbd: client [...]")
 cg_smbd_pids()
 {
-	local p comm
+	local p args
 
-	for p in $(pgrep -f -- "$CG_CONF"); do
-		comm=$(cat "/proc/$p/comm" 2>/dev/null) || continue
-		case $comm in smbd*) echo "$p" ;; esac
+	[ -n "$CG_SMBD_PID" ] || return 0
+	for p in "$CG_SMBD_PID" $(pgrep -P "$CG_SMBD_PID"); do
+		args=$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null) || continue
+		case $args in
+		"smbd: notifyd"* | "smbd: cleanupd"*) ;;
+		smbd*) echo "$p" ;;
+		esac
 	done
 }
 
