@@ -17,7 +17,9 @@ cg_fail()
 
 cg_skip()
 {
-	echo "SKIPPED: $1: $2"
+	local name=$1
+	shift
+	echo "SKIPPED: $name: $*"
 }
 
 # cg_expect NAME COMMAND...: pass when the command succeeds
