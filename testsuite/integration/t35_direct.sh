@@ -11,8 +11,6 @@
 set -u
 . "$(dirname "$0")/../lib/check.sh"
 cg_need_root "direct mode"
-# a port of its own: other scripts' smbd may be running meanwhile
-CG_PORT=${CG_PORT:-4435}
 . "$(dirname "$0")/../lib/smbd.sh"
 cg_enter_namespace "$0" "$@"
 
