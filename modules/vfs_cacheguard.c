@@ -79,10 +79,11 @@ struct cacheguard_share {
 /* What the module keeps per open file, as an fsp extension */
 struct cacheguard_file {
 	/*
-	 * The file's I/O descriptor is not a kernel descriptor of it (a
-	 * lower module owns I/O): the module leaves the file alone.
+	 * The module leaves this open file alone: its I/O descriptor is
+	 * not a kernel descriptor of it (a lower module owns I/O), or it
+	 * was below min file size at its first read.
 	 */
-	bool foreign;
+	bool untracked;
 	struct cg_file file;		/* the engine's: stream, mode, paths */
 	struct cg_direct *direct;	/* direct mode, once a stream runs */
 	uint64_t n_pread_send;		/* reads per smbd read path */
@@ -260,7 +261,7 @@ static void cacheguard_file_destroy(void *p)
 {
 	struct cacheguard_file *cgf = p;
 
-	if (!cgf->foreign) {
+	if (!cgf->untracked) {
 		cg_status_file_close(&cgf->file);
 	}
 }
@@ -282,7 +283,7 @@ static struct cacheguard_file *cacheguard_track(
 
 	cgf = VFS_FETCH_FSP_EXTENSION(handle, fsp);
 	if (cgf != NULL) {
-		return cgf->foreign ? NULL : cgf;
+		return cgf->untracked ? NULL : cgf;
 	}
 	SMB_VFS_HANDLE_GET_DATA(handle, share, struct cacheguard_share,
 				return NULL);
@@ -301,9 +302,6 @@ static struct cacheguard_file *cacheguard_track(
 		return NULL;
 	}
 	is_file = cacheguard_fd_is_file(handle, fsp, &st);
-	if (is_file && (uint64_t)st.st_size < cfg->min_file_size) {
-		return NULL;
-	}
 	cgf = VFS_ADD_FSP_EXTENSION(handle,
 				    fsp,
 				    struct cacheguard_file,
@@ -312,8 +310,13 @@ static struct cacheguard_file *cacheguard_track(
 		return NULL;	/* no memory: serve the file untouched */
 	}
 	if (!is_file) {
-		cgf->foreign = true;
+		cgf->untracked = true;
 		cacheguard_foreign(share, fsp);
+		return NULL;
+	}
+	if ((uint64_t)st.st_size < cfg->min_file_size) {
+		/* decided once: later reads of this open cost no fstat */
+		cgf->untracked = true;
 		return NULL;
 	}
 	if (cfg->mode == CG_MODE_AUTO) {
@@ -806,7 +809,7 @@ static int cacheguard_close(struct vfs_handle_struct *handle,
 {
 	struct cacheguard_file *cgf = VFS_FETCH_FSP_EXTENSION(handle, fsp);
 
-	if (cgf != NULL && !cgf->foreign) {
+	if (cgf != NULL && !cgf->untracked) {
 		cg_stream_close(&cgf->file.stream, fsp_get_io_fd(fsp));
 		cacheguard_log_summary(fsp, cgf);
 		/*

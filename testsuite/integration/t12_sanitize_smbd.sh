@@ -75,10 +75,7 @@ selfcheck()
 		//127.0.0.1/guard/f.bin "$CG_SHARE/f.bin" \
 		>"$CG_ROOT/pause.out" 2>&1 &
 	reader=$!
-	for _ in $(seq 1 300); do
-		[ -e "$CG_ROOT/paused" ] && break
-		sleep 0.1
-	done
+	cg_wait_file "$CG_ROOT/paused"
 	pid=
 	for p in $(cg_smbd_pids); do
 		grep -q '/cacheguard\.so$' "/proc/$p/maps" 2>/dev/null &&

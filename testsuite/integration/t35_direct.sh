@@ -171,10 +171,7 @@ if [ "$CG_USER" != root ]; then
 		//127.0.0.1/direct/after.bin "$CG_ROOT/after.copy" \
 		>"$CG_ROOT/pause.out" 2>&1 &
 	reader=$!
-	for _ in $(seq 1 300); do
-		[ -e "$CG_ROOT/paused" ] && break
-		sleep 0.1
-	done
+	cg_wait_file "$CG_ROOT/paused"
 	chmod 000 "$a"
 	touch "$CG_ROOT/go"
 	wait "$reader"

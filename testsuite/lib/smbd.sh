@@ -288,6 +288,19 @@ cg_sample_stop()
 	CG_PEAK=${CG_PEAK:-0}
 }
 
+# cg_wait_file FILE: wait up to 30 s for FILE to exist (a paused
+# reader's signal); fails when it never does
+cg_wait_file()
+{
+	local _
+
+	for _ in $(seq 1 300); do
+		[ -e "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 cg_drop_cache()
 {
 	"$CG_BUILD/cgcache" drop "$1"
