@@ -158,6 +158,8 @@ for fs in $filesystems; do
 	c=$dir/c.bin
 	for what in localwrite smbwrite clientwrite tickwrite truncate; do
 		head -c $((128 * MiB)) /dev/urandom >"$c"
+		# the SMB writers write a file of their own user
+		chown "$CG_USER" "$c"
 		cold "$c"
 		out=$("$CG_BUILD/smb_direct_check" -p "$CG_PORT" \
 			-U "$CG_USER%$CG_PASS" -s 5 "$what" \
