@@ -679,10 +679,8 @@ static ssize_t cacheguard_sendfile(struct vfs_handle_struct *handle,
 }
 
 /*
- * Writes matter only to direct streams' prefetch buffers, which must
- * never hand out bytes older than a write this smbd has accepted. The
- * prefetch is told before the write and again after it, so a prefetch
- * read racing the write is discarded too.
+ * Writes matter only to direct streams' prefetch, which is told before
+ * and after each change (cacheguard_changes.c has the other paths).
  */
 static ssize_t cacheguard_pwrite(struct vfs_handle_struct *handle,
 				 struct files_struct *fsp,
@@ -691,13 +689,10 @@ static ssize_t cacheguard_pwrite(struct vfs_handle_struct *handle,
 				 off_t offset)
 {
 	ssize_t ret;
-	int err;
 
-	cg_direct_note_write(fsp->file_id, offset, n);
+	cg_changes(fsp, "pwrite", offset, n);
 	ret = SMB_VFS_NEXT_PWRITE(handle, fsp, data, n, offset);
-	err = errno;
-	cg_direct_note_write(fsp->file_id, offset, n);
-	errno = err;
+	cg_changes(fsp, "pwrite", offset, n);
 	return ret;
 }
 
@@ -735,7 +730,7 @@ static struct tevent_req *cacheguard_pwrite_send(
 		.n = n,
 		.ret = -1,
 	};
-	cg_direct_note_write(fsp->file_id, offset, n);
+	cg_changes(fsp, "pwrite", offset, n);
 	subreq = SMB_VFS_NEXT_PWRITE_SEND(state, ev, handle, fsp, data, n,
 					  offset);
 	if (tevent_req_nomem(subreq, req)) {
@@ -754,7 +749,7 @@ static void cacheguard_pwrite_done(struct tevent_req *subreq)
 
 	state->ret = SMB_VFS_PWRITE_RECV(subreq, &state->vfs_aio_state);
 	TALLOC_FREE(subreq);
-	cg_direct_note_write(state->fsp->file_id, state->offset, state->n);
+	cg_changes(state->fsp, "pwrite", state->offset, state->n);
 	tevent_req_done(req);
 }
 
@@ -835,6 +830,11 @@ static struct vfs_fn_pointers vfs_cacheguard_fns = {
 	.pwrite_fn = cacheguard_pwrite,
 	.pwrite_send_fn = cacheguard_pwrite_send,
 	.pwrite_recv_fn = cacheguard_pwrite_recv,
+	.recvfile_fn = cacheguard_recvfile,
+	.fallocate_fn = cacheguard_fallocate,
+	.ftruncate_fn = cacheguard_ftruncate,
+	.offload_write_send_fn = cacheguard_offload_write_send,
+	.offload_write_recv_fn = cacheguard_offload_write_recv,
 };
 
 static_decl_vfs;
