@@ -114,6 +114,7 @@ struct cg_direct_io {
 	int fd;
 	uint8_t *mem;
 	size_t mem_size;
+	int budget_fd;		/* holds mem's units of the server's budget */
 	unsigned refs;		/* the stream, and each job in flight */
 };
 
@@ -153,8 +154,10 @@ struct cg_direct_read_state {
 
 /* Every open stream of this process, for cg_direct_note_write() */
 static struct cg_direct *cg_direct_live;
-/* Bytes of prefetch buffer held, against cacheguard:direct memory */
+/* Bytes of prefetch buffer this process holds */
 static size_t cg_direct_mem_in_use;
+/* The budget file could not be used: count per process, logged once */
+static bool cg_direct_budget_broken;
 
 size_t cg_direct_memory_in_use(void)
 {
@@ -200,6 +203,9 @@ static int cg_direct_io_destructor(struct cg_direct_io *io)
 	if (io->fd != -1) {
 		close(io->fd);
 	}
+	if (io->budget_fd != -1) {
+		close(io->budget_fd);	/* the units go back */
+	}
 	cg_direct_buf_free(io->mem, io->mem_size);
 	cg_direct_mem_in_use -= io->mem_size;
 	return 0;
@@ -224,8 +230,87 @@ int cg_direct_reopen(int fd)
 	return open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
 }
 
-/* The O_DIRECT descriptor for fd and a buffer of mem bytes; errno on NULL */
-static struct cg_direct_io *cg_direct_io_open(int fd, size_t mem, size_t align)
+/*
+ * A descriptor of the server-wide budget file (cg_budget.c), of its own:
+ * its locks are one buffer's units. Opened as root (the state directory
+ * is root's); -1 and errno on failure.
+ */
+static int cg_direct_budget_open(void)
+{
+	char *dir = talloc_asprintf(talloc_tos(), "%s/cacheguard",
+				    lp_state_directory());
+	char *path = NULL;
+	int fd = -1;
+	int err = ENOMEM;
+
+	if (dir != NULL) {
+		path = talloc_asprintf(dir, "%s/budget", dir);
+	}
+	if (path != NULL) {
+		become_root();
+		if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+			err = errno;
+		} else {
+			fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW |
+					O_CLOEXEC, 0600);
+			err = errno;
+		}
+		unbecome_root();
+	}
+	if (fd == -1 && !cg_direct_budget_broken) {
+		cg_direct_budget_broken = true;
+		DBG_ERR("budget file %s: %s; cacheguard:direct memory now "
+			"bounds each smbd process on its own\n",
+			path != NULL ? path : "(none)", strerror(err));
+	}
+	TALLOC_FREE(dir);
+	errno = err;
+	return fd;
+}
+
+/*
+ * Units of the budget for mem bytes: the budget descriptor holding them,
+ * or -1; *spent when the budget has no room for them. When the budget file
+ * cannot be used, this process's own total is held to the limit.
+ */
+static int cg_direct_budget_take(size_t mem, uint64_t limit, bool *spent)
+{
+	int fd = -1;
+
+	*spent = false;
+	if (mem == 0) {
+		return -1;
+	}
+	if (!cg_direct_budget_broken) {
+		fd = cg_direct_budget_open();
+	}
+	if (fd != -1) {
+		if (cg_budget_take(fd, mem, limit) == 0) {
+			return fd;
+		}
+		if (errno == ENOSPC) {
+			close(fd);
+			*spent = true;
+			return -1;
+		}
+		DBG_ERR("budget lock: %s; cacheguard:direct memory now "
+			"bounds each smbd process on its own\n",
+			strerror(errno));
+		cg_direct_budget_broken = true;
+		close(fd);
+	}
+	*spent = cg_direct_mem_in_use > limit ||
+		 mem > limit - cg_direct_mem_in_use;
+	return -1;
+}
+
+/*
+ * The O_DIRECT descriptor for fd and a buffer of mem bytes, whose budget
+ * units budget_fd holds (the io owns it now); errno on NULL
+ */
+static struct cg_direct_io *cg_direct_io_open(int fd,
+					      size_t mem,
+					      int budget_fd)
 {
 	struct cg_direct_io *io = NULL;
 	void *p = NULL;
@@ -233,10 +318,14 @@ static struct cg_direct_io *cg_direct_io_open(int fd, size_t mem, size_t align)
 
 	io = talloc_zero(NULL, struct cg_direct_io);
 	if (io == NULL) {
+		if (budget_fd != -1) {
+			close(budget_fd);
+		}
 		errno = ENOMEM;
 		return NULL;
 	}
 	io->fd = -1;
+	io->budget_fd = budget_fd;
 	io->refs = 1;
 	talloc_set_destructor(io, cg_direct_io_destructor);
 
@@ -554,6 +643,8 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 	int fd = fsp_get_io_fd(fsp);
 	size_t align = cg_direct_alignment(fd, fsp->fsp_name->st.st_ex_dev);
 	size_t mem;
+	int budget_fd;
+	bool spent;
 
 	*fail = CG_DIRECT_FAIL_FILE;
 	if (align == 0) {
@@ -574,16 +665,18 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 	};
 	cg_prefetch_init(&d->pf, cfg->direct_prefetch, align);
 	mem = cg_prefetch_memory(&d->pf);
-	if (cg_direct_mem_in_use > cfg->direct_memory ||
-	    mem > cfg->direct_memory - cg_direct_mem_in_use) {
-		DBG_INFO("%s: %zu bytes of prefetch buffer would pass "
-			 "cacheguard:direct memory (%zu held)\n",
-			 fsp_str_dbg(fsp), mem, cg_direct_mem_in_use);
-		TALLOC_FREE(d);
+	budget_fd = cg_direct_budget_take(mem, cfg->direct_memory, &spent);
+	if (spent) {
 		*fail = CG_DIRECT_FAIL_MEMORY;
+		DBG_INFO("%s: %zu bytes of prefetch buffer would pass "
+			 "cacheguard:direct memory (%ju), all smbd processes "
+			 "together (%zu held here)\n",
+			 fsp_str_dbg(fsp), mem, (uintmax_t)cfg->direct_memory,
+			 cg_direct_mem_in_use);
+		TALLOC_FREE(d);
 		return NULL;
 	}
-	d->io = cg_direct_io_open(fd, mem, align);
+	d->io = cg_direct_io_open(fd, mem, budget_fd);
 	if (d->io == NULL) {
 		int err = errno;
 

@@ -529,4 +529,21 @@ void cg_prefetch_invalidate(struct cg_prefetch *pf, uint64_t off, uint64_t n);
 /* Everything is suspect (the file changed, prefetch failed) */
 void cg_prefetch_reset(struct cg_prefetch *pf);
 
+/*
+ * The direct-memory budget of the whole server (cg_budget.c): a lock
+ * file whose byte i is the i-th unit; a buffer holds its units as an OFD
+ * write lock on its own descriptor of the file, and closing it (or the
+ * process dying) gives them back.
+ */
+#define CG_BUDGET_UNIT (64 * 1024)
+
+/*
+ * Lock units for bytes on fd, all below limit bytes. 0, or -1 with errno
+ * (ENOSPC: they are not free).
+ */
+int cg_budget_take(int fd, uint64_t bytes, uint64_t limit);
+
+/* Bytes all holders have taken below limit: for status and tests */
+uint64_t cg_budget_used(int fd, uint64_t limit);
+
 #endif /* CACHEGUARD_H */

@@ -6,8 +6,9 @@
 # writes (through SMB, from a second SMB client, and local, unsynced) and
 # a truncate during a stream are seen at once; clients vanishing
 # mid-stream crash nothing; smbd without O_DIRECT falls back with one
-# warning; the per-process memory budget sends a second stream to
-# dontneed.
+# warning; the memory budget, the whole server's, sends a second stream
+# to dontneed, in the same smbd process or another, and a killed smbd
+# gives its share back.
 set -u
 . "$(dirname "$0")/../lib/check.sh"
 cg_need_root "direct mode"
@@ -150,6 +151,45 @@ cg_expect "the second stream, over budget, used dontneed" \
 	<<<"$line"
 cg_expect "the second file read again, alone, gets direct" \
 	grep -q "mode direct" <<<"$(summary p2.bin)"
+
+# --- the budget is the whole server's; a killed smbd gives its part back --
+# A client paused in a direct stream holds 8 MiB of the share's 12M; a
+# second client is another smbd process and must not get 8 MiB more.
+budget=$CG_ROOT/state/cacheguard/budget
+held()
+{
+	"$CG_BUILD/cgcache" budget "$budget" $((12 * MiB))
+}
+cold "$p1"
+cold "$p2"
+rm -f "$CG_ROOT/paused" "$CG_ROOT/go" "$CG_ROOT/p2.back"
+"$CG_BUILD/smb_readpause" -p "$CG_PORT" -U "$CG_USER%$CG_PASS" \
+	-b $((24 * MiB)) -r "$CG_ROOT/paused" -w "$CG_ROOT/go" -t 60 \
+	//127.0.0.1/budget/p1.bin "$p1" >"$CG_ROOT/pause.out" 2>&1 &
+reader=$!
+cg_wait_file "$CG_ROOT/paused"
+cg_expect "a paused direct stream holds 8 MiB of the server's budget" \
+	test "$(held)" = $((8 * MiB))
+cg_smbclient budget "get p2.bin $CG_ROOT/p2.back" >/dev/null 2>&1
+cg_expect "a second client's copy is right" cmp -s "$CG_ROOT/p2.back" "$p2"
+cg_expect "a second client, another smbd process, gets no more: dontneed" \
+	grep -qE "mode dontneed; .* direct 0;" <<<"$(summary p2.bin)"
+victim=
+for pid in $(cg_smbd_pids); do
+	if ls -l "/proc/$pid/fd" 2>/dev/null | grep -q "/p1.bin$"; then
+		victim=$pid
+	fi
+done
+cg_expect "the paused client's smbd is found (${victim:-none})" \
+	test -n "$victim"
+[ -n "$victim" ] && kill -9 "$victim"
+wait "$reader"
+cg_expect "the units of a killed smbd come back at once" test "$(held)" = 0
+cold "$p2"
+cg_smbclient budget "get p2.bin $CG_ROOT/p2.back" >/dev/null 2>&1
+cg_expect "... and the next client's stream is direct" \
+	grep -qE "mode direct; .* direct [1-9]" <<<"$(summary p2.bin)"
+rm -f "$CG_ROOT/p2.back"
 
 # --- one file cannot be reopened: only that file loses direct ------------
 # The O_DIRECT reopen checks permissions again, as the client's user: a

@@ -14,7 +14,8 @@
 # So: every mode on ext4 and xfs with byte-identical copies, the random
 # read verifier and the footprint of a cold copy; a hot file kept; what
 # auto resolves to and that it is logged; direct mode coherent under a
-# local writer and an SMB writer. Files are modest (TCG is slow).
+# local writer, SMB writers (recvfile) and set-zero-data, copy-chunk and
+# end-of-file changes. Files are modest (TCG is slow).
 #
 # Prints PASS:/FAIL:/SKIPPED: lines like every integration script.
 set -u
@@ -68,6 +69,8 @@ cold()
 }
 
 cg_smbd_init
+# SMB writes of 16 KiB and more go through recvfile (unsigned ones)
+cg_global "min receivefile size = 16384"
 filesystems=
 for fs in ext4 xfs; do
 	if cg_mount_fs "$fs" "$CG_ROOT/mnt/$fs"; then
@@ -156,6 +159,7 @@ for fs in $filesystems; do
 	# direct mode coherence: the file changes while a direct stream
 	# prefetches it; every read must give the current bytes
 	c=$dir/c.bin
+	recvfiles=$(grep -c "c.bin: recvfile at " "$CG_LOG")
 	for what in localwrite smbwrite clientwrite tickwrite truncate; do
 		head -c $((128 * MiB)) /dev/urandom >"$c"
 		# the SMB writers write a file of their own user
@@ -170,7 +174,22 @@ for fs in $filesystems; do
 		cg_expect "[${fs}_direct] $what: the stream was direct" \
 			grep -qE "direct [1-9]" <<<"$(summary c.bin)"
 	done
-	rm -f "$f" "$v" "$c"
+	# every other way smbd changes a file, by the client streaming it
+	head -c $((8 * MiB + 65536)) /dev/urandom >"$dir/src.bin"
+	for what in zerodata copychunk setsize; do
+		head -c $((128 * MiB)) /dev/urandom >"$c"
+		chown "$CG_USER" "$c"
+		cold "$c"
+		out=$("$CG_TOP/testsuite/tools/smb_write_paths.py" \
+			-p "$CG_PORT" -U "$CG_USER%$CG_PASS" "$what" \
+			"//127.0.0.1/${fs}_direct/c.bin" "$c" src.bin 2>&1)
+		last=$(tail -n 1 <<<"$out")
+		cg_expect "[${fs}_direct] $what under a direct stream: the current bytes ($last)" \
+			grep -q '^ok ' <<<"$out"
+	done
+	cg_expect "[${fs}_direct] the SMB writes went through recvfile" \
+		test "$(grep -c "c.bin: recvfile at " "$CG_LOG")" -gt "$recvfiles"
+	rm -f "$f" "$v" "$c" "$dir/src.bin"
 done
 echo "[done] $(date +%T)"
 cg_expect "no smbd panicked" test "$(grep -c PANIC "$CG_LOG")" = 0

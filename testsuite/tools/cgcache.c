@@ -5,6 +5,9 @@
  *                                (cachestat(2), else mincore)
  *   cgcache drop FILE            write back and drop FILE's pages: cold
  *   cgcache load FILE [OFF LEN]  read FILE, or a range, leaving it cached
+ *   cgcache budget FILE LIMIT    bytes of the server-wide direct budget
+ *                                that smbd processes hold below LIMIT,
+ *                                FILE being its lock file (cg_budget.c)
  *
  * The load reads without readahead (POSIX_FADV_RANDOM), so a range
  * leaves just that range cached: another reader's share of a file.
@@ -25,6 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cacheguard.h"
 #include "cg_sys.h"
 
 /* The range of the file a command covers: the whole file by default */
@@ -86,9 +90,11 @@ int main(int argc, char **argv)
 	struct stat st;
 	int fd, ret;
 
-	if (argc != 3 && argc != 5) {
+	if (argc != 3 && argc != 5 &&
+	    !(argc == 4 && strcmp(argv[1], "budget") == 0)) {
 		fprintf(stderr,
-			"usage: cgcache stat|drop|load FILE [OFF LEN]\n");
+			"usage: cgcache stat|drop|load FILE [OFF LEN]\n"
+			"       cgcache budget FILE LIMIT\n");
 		return 2;
 	}
 	fd = open(argv[2], O_RDONLY | O_CLOEXEC);
@@ -100,6 +106,11 @@ int main(int argc, char **argv)
 	if (argc == 5) {
 		r.off = strtoull(argv[3], NULL, 0);
 		r.len = strtoull(argv[4], NULL, 0);
+	}
+	if (argc == 4) {
+		printf("%" PRIu64 "\n",
+		       cg_budget_used(fd, strtoull(argv[3], NULL, 0)));
+		return 0;
 	}
 	if (strcmp(argv[1], "stat") == 0) {
 		ret = cg_stat(fd, r);

@@ -1,0 +1,140 @@
+/*
+ * vfs_cacheguard engine: the direct-memory budget of the whole server
+ *
+ * Copyright (C) 2026 The vfs_cacheguard authors
+ *
+ * This program is free software; you can redistribute it and/or modify
+ * it under the terms of the GNU General Public License as published by
+ * the Free Software Foundation; either version 3 of the License, or
+ * (at your option) any later version.
+ *
+ * This program is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ * GNU General Public License for more details.
+ *
+ * You should have received a copy of the GNU General Public License
+ * along with this program.  If not, see <http://www.gnu.org/licenses/>.
+ */
+
+/*
+ * smbd forks a process per client, and cacheguard:direct memory bounds
+ * the prefetch buffers of all of them together. The accounting is a lock
+ * file: byte i stands for the i-th unit (CG_BUDGET_UNIT) of the budget,
+ * and a buffer's units are an open file description's write lock (OFD
+ * lock) on a run of bytes. Each buffer opens the file on its own, so the
+ * buffers of one process exclude each other as those of two processes
+ * do, and closing the descriptor gives the units back. The kernel drops
+ * the locks of a process that exits or dies: nothing can leak, and there
+ * is no shared memory or daemon to trust.
+ *
+ * A share's limit L admits locks on bytes [0, L / unit): shares with
+ * different limits share one pool, each seeing at most its own limit in
+ * use. A buffer takes one run of bytes, the first free run that fits:
+ * buffers are mostly the same size (the share's direct prefetch), so
+ * runs do not fragment much, and a refusal only means a stream uses
+ * dontneed, as when the budget is spent.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cacheguard.h"
+
+#ifndef F_OFD_GETLK
+#define F_OFD_GETLK 36
+#define F_OFD_SETLK 37
+#endif
+
+static uint64_t cg_budget_units(uint64_t bytes)
+{
+	return bytes / CG_BUDGET_UNIT + (bytes % CG_BUDGET_UNIT != 0);
+}
+
+/* fcntl on [start, start + len) of fd; EINTR retried */
+static int cg_budget_lock(int fd, int cmd, struct flock *fl, uint64_t start,
+			  uint64_t len)
+{
+	int ret;
+
+	*fl = (struct flock){
+		.l_type = F_WRLCK,
+		.l_whence = SEEK_SET,
+		.l_start = (off_t)start,
+		.l_len = (off_t)len,
+	};
+	do {
+		ret = fcntl(fd, cmd, fl);
+	} while (ret == -1 && errno == EINTR);
+	return ret;
+}
+
+int cg_budget_take(int fd, uint64_t bytes, uint64_t limit)
+{
+	uint64_t want = cg_budget_units(bytes);
+	uint64_t cap = limit / CG_BUDGET_UNIT;
+	uint64_t pos = 0;
+	unsigned races = 0;
+	struct flock fl;
+
+	if (want == 0) {
+		return 0;
+	}
+	while (pos + want <= cap) {
+		if (cg_budget_lock(fd, F_OFD_GETLK, &fl, pos, want) != 0) {
+			return -1;
+		}
+		if (fl.l_type != F_UNLCK) {
+			/*
+			 * Every run of want units that starts before the end
+			 * of this lock overlaps it: try after it
+			 */
+			if (fl.l_len == 0) {
+				break;	/* to end of file: nothing further */
+			}
+			pos = (uint64_t)fl.l_start + (uint64_t)fl.l_len;
+			continue;
+		}
+		if (cg_budget_lock(fd, F_OFD_SETLK, &fl, pos, want) == 0) {
+			return 0;
+		}
+		if ((errno != EAGAIN && errno != EACCES) || ++races > 8) {
+			return -1;
+		}
+		/* another buffer took some of it meanwhile: look again */
+	}
+	errno = ENOSPC;
+	return -1;
+}
+
+/*
+ * Unit by unit: F_OFD_GETLK reports one conflicting lock, not always the
+ * lowest, so a wider query could step over a run. Once a unit is held,
+ * the lock reported covers it, and the scan moves past that lock.
+ */
+uint64_t cg_budget_used(int fd, uint64_t limit)
+{
+	uint64_t cap = limit / CG_BUDGET_UNIT;
+	uint64_t pos = 0;
+	uint64_t used = 0;
+	uint64_t end;
+	struct flock fl;
+
+	while (pos < cap) {
+		if (cg_budget_lock(fd, F_OFD_GETLK, &fl, pos, 1) != 0) {
+			break;
+		}
+		if (fl.l_type == F_UNLCK) {
+			pos++;
+			continue;
+		}
+		end = fl.l_len == 0 ? cap
+				    : (uint64_t)fl.l_start + (uint64_t)fl.l_len;
+		end = end < cap ? end : cap;
+		used += end - pos;
+		pos = end;
+	}
+	return used * CG_BUDGET_UNIT;
+}

@@ -1,0 +1,200 @@
+/*
+ * Unit tests of the server-wide direct-memory budget (cg_budget.c)
+ *
+ * Copyright (C) 2026 The vfs_cacheguard authors
+ *
+ * This program is free software; you can redistribute it and/or modify
+ * it under the terms of the GNU General Public License as published by
+ * the Free Software Foundation; either version 3 of the License, or
+ * (at your option) any later version.
+ *
+ * This program is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ * GNU General Public License for more details.
+ *
+ * You should have received a copy of the GNU General Public License
+ * along with this program.  If not, see <http://www.gnu.org/licenses/>.
+ */
+
+/*
+ * The budget is the kernel's OFD locks on a real file: each descriptor
+ * opened here is a buffer, as in smbd, where each buffer opens the lock
+ * file on its own; a child process killed while holding units is an
+ * smbd that crashed.
+ */
+
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <cmocka.h>
+
+#include "cacheguard.h"
+
+#define MiB (1024 * 1024ULL)
+
+static char path[] = "/tmp/cg_budget_test.XXXXXX";
+
+static int budget_open(void)
+{
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	return fd;
+}
+
+static int setup(void **state)
+{
+	int fd = mkstemp(path);
+
+	(void)state;
+	if (fd < 0) {
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	unlink(path);
+	return 0;
+}
+
+/* Buffers exclude each other, even in one process; close gives back */
+static void test_take_and_give(void **state)
+{
+	int a = budget_open(), b = budget_open(), c = budget_open();
+	int d = budget_open();
+
+	assert_int_equal(cg_budget_take(a, 8 * MiB, 12 * MiB), 0);
+	assert_int_equal(cg_budget_used(d, 12 * MiB), 8 * MiB);
+	errno = 0;
+	assert_int_equal(cg_budget_take(b, 8 * MiB, 12 * MiB), -1);
+	assert_int_equal(errno, ENOSPC);
+	assert_int_equal(cg_budget_take(b, 4 * MiB, 12 * MiB), 0);
+	assert_int_equal(cg_budget_used(d, 12 * MiB), 12 * MiB);
+	/* a part of a unit is a unit */
+	assert_int_equal(cg_budget_take(c, 1, 12 * MiB), -1);
+	close(a);
+	assert_int_equal(cg_budget_used(d, 12 * MiB), 4 * MiB);
+	/* the freed run is found below the one still held */
+	assert_int_equal(cg_budget_take(c, 8 * MiB, 12 * MiB), 0);
+	assert_int_equal(cg_budget_used(d, 12 * MiB), 12 * MiB);
+	/* nothing at all is free */
+	assert_int_equal(cg_budget_take(d, 0, 12 * MiB), 0);
+	close(b);
+	close(c);
+	assert_int_equal(cg_budget_used(d, 12 * MiB), 0);
+	close(d);
+}
+
+/* A share with a smaller limit sees the same pool, up to its limit */
+static void test_limits_share_a_pool(void **state)
+{
+	int a = budget_open(), b = budget_open(), c = budget_open();
+
+	assert_int_equal(cg_budget_take(a, 4 * MiB, 64 * MiB), 0);
+	assert_int_equal(cg_budget_take(b, 4 * MiB, 6 * MiB), -1);
+	assert_int_equal(cg_budget_take(b, 2 * MiB, 6 * MiB), 0);
+	assert_int_equal(cg_budget_used(c, 64 * MiB), 6 * MiB);
+	assert_int_equal(cg_budget_used(c, 2 * MiB), 2 * MiB);
+	/* a limit below one unit admits nothing */
+	assert_int_equal(cg_budget_take(c, 1, CG_BUDGET_UNIT - 1), -1);
+	close(a);
+	close(b);
+	close(c);
+}
+
+/* Holes left by freed buffers are reused; a run never spans a holder */
+static void test_fragments(void **state)
+{
+	int fds[8], i, x = budget_open(), y = budget_open();
+
+	for (i = 0; i < 8; i++) {
+		fds[i] = budget_open();
+		assert_int_equal(cg_budget_take(fds[i], 1 * MiB, 8 * MiB), 0);
+	}
+	close(fds[1]);
+	close(fds[2]);
+	close(fds[5]);
+	assert_int_equal(cg_budget_used(x, 8 * MiB), 5 * MiB);
+	/* 3 MiB are free, but in runs of 2 and 1 */
+	assert_int_equal(cg_budget_take(x, 3 * MiB, 8 * MiB), -1);
+	assert_int_equal(cg_budget_take(x, 2 * MiB, 8 * MiB), 0);
+	assert_int_equal(cg_budget_take(y, 1 * MiB, 8 * MiB), 0);
+	/* (a descriptor's own lock is not in its own view: ask another) */
+	assert_int_equal(cg_budget_used(fds[1] = budget_open(), 8 * MiB),
+			 8 * MiB);
+	close(fds[1]);
+	for (i = 0; i < 8; i++) {
+		if (i != 1 && i != 2 && i != 5) {
+			close(fds[i]);
+		}
+	}
+	close(x);
+	close(y);
+}
+
+/* A holder that dies (an smbd killed mid-copy) leaks nothing */
+static void test_crash_gives_back(void **state)
+{
+	int pipefd[2], fd = budget_open(), status;
+	uint64_t held;
+	int refused;
+	char ok = 0;
+	pid_t pid;
+
+	assert_int_equal(pipe(pipefd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int mine;
+
+		/* never outlive the test, never hold its output open */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(STDOUT_FILENO);
+		close(STDERR_FILENO);
+		mine = open(path, O_RDWR);
+		ok = mine >= 0 && cg_budget_take(mine, 10 * MiB, 12 * MiB) == 0;
+		(void)write(pipefd[1], &ok, 1);
+		pause();
+		_exit(0);
+	}
+	assert_int_equal(read(pipefd[0], &ok, 1), 1);
+	held = cg_budget_used(fd, 12 * MiB);
+	refused = cg_budget_take(fd, 4 * MiB, 12 * MiB);
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(ok);
+	assert_int_equal(held, 10 * MiB);
+	assert_int_equal(refused, -1);
+	assert_int_equal(cg_budget_used(fd, 12 * MiB), 0);
+	assert_int_equal(cg_budget_take(fd, 12 * MiB, 12 * MiB), 0);
+	close(fd);
+	close(pipefd[0]);
+	close(pipefd[1]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_take_and_give),
+		cmocka_unit_test(test_limits_share_a_pool),
+		cmocka_unit_test(test_fragments),
+		cmocka_unit_test(test_crash_gives_back),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
