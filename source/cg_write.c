@@ -37,7 +37,14 @@
  * (SYNC_FILE_RANGE_WRITE) and waits for the window started by the
  * previous job (WAIT_BEFORE | WRITE | WAIT_AFTER), then DONTNEEDs that
  * one. One job per file at a time: the upload's footprint is about three
- * windows plus the writes in flight, whatever the file's size.
+ * windows plus the writes in flight, whatever the file's size, as long
+ * as the device keeps up with the client. When it does not, and the
+ * stream's front runs CG_W_MAX_BEHIND windows ahead of what was waited
+ * for, the glue holds the answers to writes that completed until the
+ * job in flight ends (cg_write_lagging()): the client is slowed to the
+ * device's pace, as the kernel's dirty throttling would slow it, but
+ * at this file's footprint rather than a share of all memory. A write
+ * is never answered earlier than without the module.
  *
  *   write end --> whole new window? --> job: start [new window]
  *                                            wait [window before]
@@ -236,9 +243,6 @@ bool cg_write_end(struct cg_writer *w,
 		  ssize_t nwritten,
 		  struct cg_wb_plan *plan)
 {
-	uint64_t window = w->cfg->window;
-	uint64_t n;
-
 	*plan = (struct cg_wb_plan){.start = {0, 0}, .wait = {0, 0}};
 	if (nwritten <= 0) {
 		return false;
@@ -252,6 +256,15 @@ bool cg_write_end(struct cg_writer *w,
 		w->stats.bytes_uncached += (uint64_t)nwritten;
 	}
 	cg_wnote_done(w, wio->off, wio->off + (uint64_t)nwritten);
+	return cg_write_replan(w, plan);
+}
+
+bool cg_write_replan(struct cg_writer *w, struct cg_wb_plan *plan)
+{
+	uint64_t window = w->cfg->window;
+	uint64_t n;
+
+	*plan = (struct cg_wb_plan){.start = {0, 0}, .wait = {0, 0}};
 	if (w->mode != CG_MODE_DONTNEED || w->state != CG_W_ACTIVE ||
 	    w->busy || w->contig < w->started_to + window) {
 		return false;
@@ -320,6 +333,12 @@ void cg_write_wb_done(struct cg_writer *w,
 bool cg_write_busy(const struct cg_writer *w)
 {
 	return w->busy;
+}
+
+bool cg_write_lagging(const struct cg_writer *w)
+{
+	return w->busy && w->mode == CG_MODE_DONTNEED &&
+	       w->front > w->waited_to + CG_W_MAX_BEHIND * w->cfg->window;
 }
 
 int cg_write_flush(struct cg_writer *w, int fsync_err)

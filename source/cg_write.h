@@ -36,6 +36,9 @@ struct cg_sys;
  * the client's next flush (cg_write_flush()).
  */
 
+/* Writes are held back when the front is this many windows ahead */
+#define CG_W_MAX_BEHIND 4
+
 /* What the filesystem lacks for writes; beside the CG_FS_NO_* flags */
 #define CG_FS_NO_DONTCACHE_WRITE 0x8
 
@@ -127,6 +130,18 @@ bool cg_write_end(struct cg_writer *w,
 		  const struct cg_wio *wio,
 		  ssize_t nwritten,
 		  struct cg_wb_plan *plan);
+
+/*
+ * Plan the next job without a new write (the last one just ended):
+ * true when there is one to run now
+ */
+bool cg_write_replan(struct cg_writer *w, struct cg_wb_plan *plan);
+
+/*
+ * The writeback lags behind the writes: the answer to a write that
+ * ended is held until the job in flight ends
+ */
+bool cg_write_lagging(const struct cg_writer *w);
 
 /*
  * The job itself, in a pool thread: touches only fd and sys. Returns

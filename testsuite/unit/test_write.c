@@ -255,7 +255,10 @@ static void test_one_job(void **state)
 	}
 	assert_true(have);
 	assert_true(cg_write_busy(&w));
+	/* 64 MiB written, nothing waited for: the writes are held back */
+	assert_true(cg_write_lagging(&w));
 	cg_write_wb_done(&w, &held, 0);
+	assert_false(cg_write_lagging(&w));
 	wio = cg_write_begin(&w, off, MiB);
 	assert_true(cg_write_end(&w, &wio, MiB, &plan));
 	/* the next job catches up: it starts everything written since */
@@ -264,6 +267,26 @@ static void test_one_job(void **state)
 	assert_int_equal(plan.wait.off, held.start.off);
 	assert_int_equal(plan.wait.end, held.start.end);
 	cg_write_wb_done(&w, &plan, 0);
+	/* jobs that keep up: nothing is ever held */
+	for (off += MiB; off < 160 * MiB; off += MiB) {
+		put(&w, off, MiB);
+		assert_false(cg_write_lagging(&w));
+	}
+	/* a job's end plans the next at once, with no new write */
+	do {
+		wio = cg_write_begin(&w, off, MiB);
+		off += MiB;
+	} while (!cg_write_end(&w, &wio, MiB, &held));
+	for (; off < 200 * MiB; off += MiB) {
+		wio = cg_write_begin(&w, off, MiB);
+		assert_false(cg_write_end(&w, &wio, MiB, &plan));
+	}
+	cg_write_wb_done(&w, &held, 0);
+	assert_true(cg_write_replan(&w, &plan));
+	assert_int_equal(plan.start.off, held.start.end);
+	assert_int_equal(plan.start.end, 200 * MiB);
+	cg_write_wb_done(&w, &plan, 0);
+	assert_false(cg_write_replan(&w, &plan));
 }
 
 /*
