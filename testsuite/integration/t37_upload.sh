@@ -10,12 +10,16 @@
 # The error is a real one, from the kernel: a share on ext4 (no journal)
 # on a loop device whose image lives in a small tmpfs. Once the tmpfs is
 # full, the loop device fails the writes: ext4 loses the pages' write
-# ("lost async page write") and records the error for the file. Space
-# is then given back before the flush, so the flush's own fsync finds
-# nothing new to fail on: the flush fails only if the error the module
-# consumed is handed on. (vfs_cgtest sits below cacheguard in the VFS,
-# but the module's writeback calls are system calls, not VFS calls, so
-# no test module can fail them.)
+# ("lost async page write") and records the error for the file. The
+# client writes half its upload, pauses while the filesystem is synced
+# (the writeback of all that is dirty fails), then, with the space given
+# back, writes the other half, whose writeback succeeds, and flushes.
+# In every mode the module's own waits on the second half consume the
+# error (its log says so), and the flush's fsync finds nothing new: the
+# flush fails only if the module hands the error on.
+# (vfs_cgtest sits below cacheguard in the VFS, but the module's
+# writeback calls are system calls, not VFS calls, so no test module
+# can fail them.)
 set -u
 . "$(dirname "$0")/../lib/check.sh"
 cg_need_root "uploads"
@@ -149,8 +153,8 @@ for m in plain $modes; do
 		wait "$client"
 		continue
 	fi
-	# Let the kernel fail the writes, then give the space back
-	sleep 3
+	# The writeback of the first half fails now, then space comes back
+	sync -f "$wbfs"
 	rm -f "$wbtmp/filler"
 	touch "$go"
 	wait "$client"
@@ -158,7 +162,7 @@ for m in plain $modes; do
 	echo "[$m] client: $(tr '\n' ' ' <<<"$out")"
 	cg_expect "[$m] the writeback error reaches the client's flush" \
 		grep -q '^flush failed' <<<"$out"
-	if [ "$m" = dontneed ] || [ "$m" = direct ]; then
+	if [ "$m" != plain ]; then
 		# the module's own wait saw it (else the test proves nothing)
 		cg_expect "[$m] the module's writeback saw the error" \
 			grep -q "up.bin: writeback of .* failed" \

@@ -10,10 +10,11 @@
 #	SIZE into a new file; prints "touched BYTES" (distinct bytes)
 #   smb_upload.py [-p PORT] [-U USER%PASS] flush //HOST/SHARE/PATH \
 #                 BYTES READY GO
-#	BYTES written in order, 1 MiB at a time, into a new file; then
-#	creates the local file READY, waits up to 60 s for GO, flushes and
-#	closes. Prints "flush ok" or "flush failed 0xSTATUS", then
-#	"close ok" or "close failed 0xSTATUS".
+#	BYTES written in order, 1 MiB at a time, into a new file, with a
+#	pause half way: it creates the local file READY and waits up to
+#	60 s for GO. Then it flushes and closes. Prints "flush ok" or
+#	"flush failed 0xSTATUS", then "close ok" or "close failed
+#	0xSTATUS".
 #
 # Exits 0 when the client did all it was asked (a failed flush is an
 # answer, not an error), 2 on other errors, 77 when python3-impacket is
@@ -68,16 +69,21 @@ def random_writes(conn, tree, fid, size, count, seed):
     print("touched %d" % (len(touched) * blk))
 
 
-def flush_after_pause(conn, tree, fid, nbytes, ready, go):
-    off = 0
-    while off < nbytes:
-        n = min(MiB, nbytes - off)
+def write_to(conn, tree, fid, off, end):
+    while off < end:
+        n = min(MiB, end - off)
         off += conn.writeFile(tree, fid, os.urandom(n), off)
+    return off
+
+
+def flush_after_pause(conn, tree, fid, nbytes, ready, go):
+    off = write_to(conn, tree, fid, 0, nbytes // 2)
     open(ready, "w").close()
     for _ in range(600):
         if os.path.exists(go):
             break
         time.sleep(0.1)
+    write_to(conn, tree, fid, off, nbytes)
     print("flush " + status(lambda: conn.flush(tree, fid)))
     print("close " + status(lambda: conn.close(tree, fid)))
 

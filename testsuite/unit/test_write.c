@@ -327,7 +327,10 @@ static void test_error_reaches_flush(void **state)
 	assert_int_equal(cg_write_flush(&w, 0), 0);
 }
 
-/* dontcache: stream writes are uncached, no job; fallback on EOPNOTSUPP */
+/*
+ * dontcache: stream writes are uncached, write-behind follows them for
+ * what the kernel leaves behind; fallback on EOPNOTSUPP
+ */
 static void test_dontcache(void **state)
 {
 	struct cg_config cfg;
@@ -346,7 +349,7 @@ static void test_dontcache(void **state)
 	for (off += MiB; off < 64 * MiB; off += MiB) {
 		assert_int_equal(put(&w, off, MiB), CG_PATH_UNCACHED);
 	}
-	assert_int_equal(ncalls, 0);
+	assert_true(w.stats.jobs > 0);
 	assert_int_equal(w.stats.bytes_uncached, 64 * MiB - 15 * MiB);
 
 	/* all bytes, through short writes */
@@ -370,11 +373,11 @@ static void test_dontcache(void **state)
 	assert_int_equal(cg_write_failed(&w, &wio, EOPNOTSUPP),
 			 CG_FS_NO_DONTCACHE_WRITE);
 	assert_int_equal(w.mode, CG_MODE_DONTNEED);
-	/* the first write-behind job, for all written so far */
-	assert_true(cg_write_end(&w, &wio, MiB, &plan));
-	assert_int_equal(plan.start.off, 0);
-	cg_write_wb_done(&w, &plan, 0);
-	/* and from now on write-behind */
+	if (cg_write_end(&w, &wio, MiB, &plan)) {
+		cg_write_wb_done(&w, &plan, 0);
+	}
+	/* and from now on write-behind alone */
+	ncalls = 0;
 	for (off += MiB; off < 128 * MiB; off += MiB) {
 		assert_int_equal(put(&w, off, MiB), CG_PATH_NEXT);
 	}
