@@ -37,6 +37,10 @@ for m in $modes; do
 		"cacheguard:window = 8M"
 done
 
+# Every write followed by smbd's own fsync, through the module's hook
+cg_share syncalways "vfs objects = cacheguard" "cacheguard:mode = dontneed" \
+	"cacheguard:window = 8M" "strict sync = yes" "sync always = yes"
+
 # The failing filesystem: a 1 GiB ext4 image in a 96 MiB tmpfs
 wbtmp=$CG_ROOT/wbtmp wbfs=$CG_ROOT/wbfs
 mkdir -p "$wbtmp" "$wbfs"
@@ -101,6 +105,16 @@ cg_expect "dontcache wrote the stream with RWF_DONTCACHE" \
 	grep -qE "big.bin: written $size mode dontcache; .*uncached [1-9]" \
 	"$CG_LOG"
 rm -f "$CG_SHARE/big.bin"
+
+# sync always: flushes interleave with the write-behind jobs
+head -c $((96 * MiB + 5)) /dev/urandom >"$CG_ROOT/mid.bin"
+put syncalways mid.bin "$CG_ROOT/mid.bin"
+cg_expect "[sync always] a 96 MiB upload is byte-identical" \
+	test "$same" = yes
+cg_expect "[sync always] the upload was a write stream" \
+	grep -qE "mid.bin: written $((96 * MiB + 5)) mode dontneed; .*jobs" \
+	"$CG_LOG"
+rm -f "$CG_SHARE/mid.bin"
 
 # Below min file size (16M): untouched, in every mode
 head -c $((12 * MiB)) /dev/urandom >"$CG_ROOT/small.bin"
