@@ -52,11 +52,12 @@
  * Writes from elsewhere (a local process, another smbd, a truncate) are
  * caught by the file's version: every fill takes ctime and size with
  * fstat() just before its read, and every lookup first compares them
- * with the file's now. The kernel gives a fresh ctime to a change that
- * follows a stat (multigrain timestamps, Linux 6.13+, on ext4, xfs,
- * btrfs, tmpfs), so a change after the fill's fstat is always seen. An
- * O_DIRECT read itself writes back dirty cached pages of its range first,
- * so it returns what a buffered write just put there.
+ * with the file's now. Before Linux 6.13 two changes within a clock tick
+ * share a ctime, so a fill counts only if the clock had passed its
+ * ctime's tick before its fstat (cg_pf_version_settled); while the file
+ * keeps changing, requests are read on their own, exactly. An O_DIRECT
+ * read itself writes back dirty cached pages of its range first, so it
+ * returns what a buffered write just put there.
  *
  * Lifetimes. A thread may outlive the stream: the file is closed while
  * fills run, or a request is dropped while its read runs. So the work of
@@ -261,6 +262,29 @@ fail:
 	return NULL;
 }
 
+/*
+ * The file's version now: the coarse clock first, then fstat() (the order
+ * cg_pf_version_settled() relies on). -1 with errno when fstat fails.
+ */
+static int cg_direct_version(int fd, struct cg_pf_version *v)
+{
+	struct timespec now;
+	struct stat st;
+
+	clock_gettime(CLOCK_REALTIME_COARSE, &now);
+	if (fstat(fd, &st) != 0) {
+		return -1;
+	}
+	*v = (struct cg_pf_version){
+		.ctime_ns = (uint64_t)st.st_ctim.tv_sec * 1000000000 +
+			    (uint64_t)st.st_ctim.tv_nsec,
+		.size = (uint64_t)st.st_size,
+		.clock_ns = (uint64_t)now.tv_sec * 1000000000 +
+			    (uint64_t)now.tv_nsec,
+	};
+	return 0;
+}
+
 /* ---- jobs: the reads that run in smbd's thread pool ----------------- */
 
 /*
@@ -275,7 +299,7 @@ struct cg_direct_job {
 	off_t offset;
 	size_t align;
 	bool want_version;
-	struct stat st;		/* fstat() just before the read */
+	struct cg_pf_version ver;	/* the file just before the read */
 	ssize_t ret;
 	int err;
 	uint64_t duration;
@@ -327,7 +351,7 @@ static void cg_direct_do(void *private_data)
 	clock_gettime_mono(&start);
 	job->ret = -1;
 	job->err = 0;
-	if (job->want_version && fstat(job->fd, &job->st) != 0) {
+	if (job->want_version && cg_direct_version(job->fd, &job->ver) != 0) {
 		job->err = errno;
 	} else {
 		job->ret = cg_direct_read_full(job->fd,
@@ -397,15 +421,6 @@ static struct cg_direct_job *cg_direct_job_send(struct cg_direct *d,
 	}
 	tevent_req_set_callback(subreq, cg_direct_job_done, job);
 	return job;
-}
-
-static struct cg_pf_version cg_direct_version(const struct stat *st)
-{
-	return (struct cg_pf_version){
-		.ctime_ns = (uint64_t)st->st_ctim.tv_sec * 1000000000 +
-			    (uint64_t)st->st_ctim.tv_nsec,
-		.size = (uint64_t)st->st_size,
-	};
 }
 
 static void cg_direct_fill_done(struct cg_direct_job *job);
@@ -482,16 +497,14 @@ static enum cg_pf_lookup cg_direct_lookup(struct cg_direct *d,
 					  size_t *avail)
 {
 	struct cg_pf_version now;
-	struct stat st;
 
 	if (d->pf.nseg == 0) {
 		return CG_PF_MISS;
 	}
-	if (fstat(d->io->fd, &st) != 0) {
+	if (cg_direct_version(d->io->fd, &now) != 0) {
 		cg_prefetch_reset(&d->pf);
 		return CG_PF_MISS;
 	}
-	now = cg_direct_version(&st);
 	d->file_size = now.size;
 	cg_prefetch_validate(&d->pf, &now);
 	return cg_prefetch_lookup(&d->pf, off, n, avail);
@@ -519,12 +532,13 @@ static int cg_direct_destructor(struct cg_direct *d)
 		tevent_req_error(w->req, EBADF);
 	}
 	DBG_DEBUG("direct stream done: %ju hits, %ju waits, %ju misses, "
-		  "%ju fills, %ju discarded\n",
+		  "%ju fills, %ju discarded, %ju unsettled\n",
 		  (uintmax_t)d->hits,
 		  (uintmax_t)d->waits,
 		  (uintmax_t)d->misses,
 		  (uintmax_t)d->pf.fills,
-		  (uintmax_t)d->pf.discarded);
+		  (uintmax_t)d->pf.discarded,
+		  (uintmax_t)d->pf.unsettled);
 	cg_direct_io_unref(d->io);
 	return 0;
 }
@@ -586,20 +600,23 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 	return d;
 }
 
-void cg_direct_note_write(struct file_id id, off_t offset, size_t n)
+unsigned cg_direct_note_write(struct file_id id, off_t offset, size_t n)
 {
 	struct cg_direct *d = NULL;
+	unsigned streams = 0;
 
 	for (d = cg_direct_live; d != NULL; d = d->next) {
 		if (!file_id_equal(&d->id, &id)) {
 			continue;
 		}
+		streams++;
 		if (offset < 0) {
 			cg_prefetch_reset(&d->pf);
 		} else {
 			cg_prefetch_invalidate(&d->pf, (uint64_t)offset, n);
 		}
 	}
+	return streams;
 }
 
 /* ---- requests ------------------------------------------------------- */
@@ -712,7 +729,6 @@ static void cg_direct_wake(struct cg_direct *d)
 static void cg_direct_fill_done(struct cg_direct_job *job)
 {
 	struct cg_direct *d = job->d;
-	struct cg_pf_version ver = cg_direct_version(&job->st);
 
 	if (d == NULL) {
 		return;		/* the stream was closed meanwhile */
@@ -726,7 +742,7 @@ static void cg_direct_fill_done(struct cg_direct_job *job)
 			 strerror(job->err));
 		d->prefetch_off = true;
 	}
-	cg_prefetch_filled(&d->pf, (unsigned)job->slot, job->ret, &ver);
+	cg_prefetch_filled(&d->pf, (unsigned)job->slot, job->ret, &job->ver);
 	cg_direct_wake(d);
 	cg_direct_refill(d);
 }

@@ -94,8 +94,46 @@ ssize_t cg_direct_pread(struct cg_direct *d,
  * -1 and errno on failure.
  */
 int cg_direct_reopen(int fd);
-/* A write to [offset, offset + n) of file id went through this smbd */
-void cg_direct_note_write(struct file_id id, off_t offset, size_t n);
+/*
+ * This smbd changes [offset, offset + n) of file id (offset -1: anything
+ * of it): its direct streams drop what overlaps. Returns their number.
+ */
+unsigned cg_direct_note_write(struct file_id id, off_t offset, size_t n);
+/*
+ * The paths smbd changes a file through (cacheguard_changes.c): each
+ * tells direct streams before and after the change, via cg_changes().
+ */
+void cg_changes(struct files_struct *fsp,
+		const char *how,
+		off_t offset,
+		uint64_t n);
+ssize_t cacheguard_recvfile(struct vfs_handle_struct *handle,
+			    int fromfd,
+			    struct files_struct *tofsp,
+			    off_t offset,
+			    size_t n);
+int cacheguard_fallocate(struct vfs_handle_struct *handle,
+			 struct files_struct *fsp,
+			 uint32_t mode,
+			 off_t offset,
+			 off_t len);
+int cacheguard_ftruncate(struct vfs_handle_struct *handle,
+			 struct files_struct *fsp,
+			 off_t len);
+struct tevent_req *cacheguard_offload_write_send(
+	struct vfs_handle_struct *handle,
+	TALLOC_CTX *mem_ctx,
+	struct tevent_context *ev,
+	uint32_t fsctl,
+	DATA_BLOB *token,
+	off_t transfer_offset,
+	struct files_struct *dest_fsp,
+	off_t dest_off,
+	off_t num);
+NTSTATUS cacheguard_offload_write_recv(struct vfs_handle_struct *handle,
+				       struct tevent_req *req,
+				       off_t *copied);
+
 /* Bytes of prefetch buffer this process holds now */
 size_t cg_direct_memory_in_use(void);
 

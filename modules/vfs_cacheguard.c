@@ -756,9 +756,9 @@ static struct cg_wfile *cacheguard_writer(struct vfs_handle_struct *handle,
  * Every write a client makes goes to the writer (cacheguard_write.c):
  * large sequential ones are kept out of the cache. Writes matter to
  * direct streams' prefetch buffers too, which must never hand out bytes
- * older than a write this smbd has accepted. The prefetch is told
- * before the write and again after it, so a prefetch read racing the
- * write is discarded too.
+ * older than a write this smbd has accepted: the prefetch is told
+ * before and after each change (cacheguard_changes.c has the other
+ * paths).
  */
 static ssize_t cacheguard_pwrite(struct vfs_handle_struct *handle,
 				 struct files_struct *fsp,
@@ -768,17 +768,14 @@ static ssize_t cacheguard_pwrite(struct vfs_handle_struct *handle,
 {
 	struct cg_wfile *wf = cacheguard_writer(handle, fsp);
 	ssize_t ret;
-	int err;
 
-	cg_direct_note_write(fsp->file_id, offset, n);
+	cg_changes(fsp, "pwrite", offset, n);
 	if (wf != NULL) {
 		ret = cg_wfile_pwrite(wf, data, n, offset);
 	} else {
 		ret = SMB_VFS_NEXT_PWRITE(handle, fsp, data, n, offset);
 	}
-	err = errno;
-	cg_direct_note_write(fsp->file_id, offset, n);
-	errno = err;
+	cg_changes(fsp, "pwrite", offset, n);
 	return ret;
 }
 
@@ -816,7 +813,7 @@ static struct tevent_req *cacheguard_pwrite_send(
 		.n = n,
 		.ret = -1,
 	};
-	cg_direct_note_write(fsp->file_id, offset, n);
+	cg_changes(fsp, "pwrite", offset, n);
 	subreq = cg_wfile_pwrite_send(state,
 				      ev,
 				      handle,
@@ -841,7 +838,7 @@ static void cacheguard_pwrite_done(struct tevent_req *subreq)
 
 	state->ret = cg_wfile_pwrite_recv(subreq, &state->vfs_aio_state);
 	TALLOC_FREE(subreq);
-	cg_direct_note_write(state->fsp->file_id, state->offset, state->n);
+	cg_changes(state->fsp, "pwrite", state->offset, state->n);
 	tevent_req_done(req);
 }
 
@@ -858,26 +855,25 @@ static ssize_t cacheguard_pwrite_recv(struct tevent_req *req,
 	return state->ret;
 }
 
-/* smbd's recvfile ("min receivefile size"): a write from the socket */
-static ssize_t cacheguard_recvfile(struct vfs_handle_struct *handle,
-				   int fromfd,
-				   struct files_struct *tofsp,
-				   off_t offset,
-				   size_t n)
+/*
+ * smbd's recvfile ("min receivefile size"): a write from the socket. The
+ * writer sees it; the prefetch is told as cacheguard_recvfile() tells it.
+ */
+static ssize_t cacheguard_write_recvfile(struct vfs_handle_struct *handle,
+					 int fromfd,
+					 struct files_struct *tofsp,
+					 off_t offset,
+					 size_t n)
 {
 	struct cg_wfile *wf = cacheguard_writer(handle, tofsp);
 	ssize_t ret;
-	int err;
 
-	cg_direct_note_write(tofsp->file_id, offset, n);
-	if (wf != NULL) {
-		ret = cg_wfile_recvfile(wf, fromfd, offset, n);
-	} else {
-		ret = SMB_VFS_NEXT_RECVFILE(handle, fromfd, tofsp, offset, n);
+	if (wf == NULL) {
+		return cacheguard_recvfile(handle, fromfd, tofsp, offset, n);
 	}
-	err = errno;
-	cg_direct_note_write(tofsp->file_id, offset, n);
-	errno = err;
+	cg_changes(tofsp, "recvfile", offset, n);
+	ret = cg_wfile_recvfile(wf, fromfd, offset, n);
+	cg_changes(tofsp, "recvfile", offset, n);
 	return ret;
 }
 
@@ -979,7 +975,11 @@ static struct vfs_fn_pointers vfs_cacheguard_fns = {
 	.pwrite_fn = cacheguard_pwrite,
 	.pwrite_send_fn = cacheguard_pwrite_send,
 	.pwrite_recv_fn = cacheguard_pwrite_recv,
-	.recvfile_fn = cacheguard_recvfile,
+	.recvfile_fn = cacheguard_write_recvfile,
+	.fallocate_fn = cacheguard_fallocate,
+	.ftruncate_fn = cacheguard_ftruncate,
+	.offload_write_send_fn = cacheguard_offload_write_send,
+	.offload_write_recv_fn = cacheguard_offload_write_recv,
 	.fsync_send_fn = cacheguard_fsync_send,
 	.fsync_recv_fn = cacheguard_fsync_recv,
 };

@@ -405,11 +405,33 @@ size_t cg_dio_trim(const struct cg_dio_plan *p, size_t n, size_t got);
 #define CG_PREFETCH_MIN_SEG (64 * 1024)
 #define CG_PREFETCH_MAX_SEGS 64
 
-/* What the file looked like; a change means cached bytes may be stale */
+/*
+ * What the file looked like to a fill or a lookup: ctime and size from
+ * fstat(), and CLOCK_REALTIME_COARSE read just before that fstat. A change
+ * means cached bytes may be stale.
+ *
+ * The kernel stamps a change with the coarse clock; before Linux 6.13 two
+ * changes within one tick (one second on filesystems with whole-second
+ * timestamps) get the same ctime. So a version is trusted ("settled") only
+ * when the clock had already moved past the ctime's tick before the
+ * fstat: every later change then has a later ctime and is seen.
+ */
 struct cg_pf_version {
 	uint64_t ctime_ns;
 	uint64_t size;
+	uint64_t clock_ns;
 };
+
+/* The coarse clock ticks at least this often (HZ >= 100) */
+#define CG_PF_TICK_NS 10000000ULL
+/* Whole-second timestamps (ext4 with 128-byte inodes; FAT's are 2 s) */
+#define CG_PF_COARSE_TS_NS 2000000000ULL
+
+/* The clock from which any later change gets a ctime other than v's */
+uint64_t cg_pf_version_settles(const struct cg_pf_version *v);
+
+/* Segments read under v can be served until the version changes */
+bool cg_pf_version_settled(const struct cg_pf_version *v);
 
 enum cg_pf_state {
 	CG_PF_FREE = 0,
@@ -439,7 +461,10 @@ struct cg_prefetch {
 	uint64_t front;		/* end of the highest request seen */
 	size_t max_read;	/* the largest request seen */
 	uint64_t discarded;	/* segments thrown away as possibly stale */
+	uint64_t unsettled;	/* fills thrown away: the file just changed */
 	uint64_t fills;		/* segment reads started */
+	uint64_t clock_ns;	/* the latest clock of a version seen */
+	uint64_t hold_ns;	/* no fills before this clock: file changing */
 	struct cg_pf_seg seg[CG_PREFETCH_MAX_SEGS];
 };
 
@@ -452,7 +477,10 @@ size_t cg_prefetch_memory(const struct cg_prefetch *pf);
 /* A request for [off, off + n) arrived: moves the front */
 void cg_prefetch_note_read(struct cg_prefetch *pf, uint64_t off, size_t n);
 
-/* Discard loaded segments read under another version of the file */
+/*
+ * Discard loaded segments read under another version of the file; a
+ * version not yet settled holds fills back until it is
+ */
 void cg_prefetch_validate(struct cg_prefetch *pf,
 			  const struct cg_pf_version *now);
 
@@ -485,7 +513,11 @@ bool cg_prefetch_next_fill(struct cg_prefetch *pf,
 			   uint64_t *off,
 			   size_t *len);
 
-/* The read into slot ended: got bytes, or -1 on error */
+/*
+ * The read into slot ended: got bytes, or -1 on error. ver is the file's
+ * version taken before the read; bytes read under a version that has not
+ * settled are discarded, and fills held back until it has.
+ */
 void cg_prefetch_filled(struct cg_prefetch *pf,
 			unsigned slot,
 			ssize_t got,

@@ -29,6 +29,14 @@
  * Segments cover the file at multiples of seg_size. A READY segment whose
  * read came back short ends at end of file, as the file was when the read
  * ran; the version check makes sure that is still the file's end.
+ *
+ * A READY segment was read under a settled version (see cacheguard.h): a
+ * change after the fill's fstat() has a later ctime, so the lookup's own
+ * version differs and the segment is dropped. A change before that fstat
+ * is in the bytes read: the filesystem holds the inode lock across a
+ * buffered write, which an O_DIRECT read takes too, and the read writes
+ * back dirty pages of its range first. While the file keeps changing,
+ * nothing is loaded and every request is read on its own.
  */
 
 #include <errno.h>
@@ -179,6 +187,36 @@ static int cg_pf_find(const struct cg_prefetch *pf, uint64_t pos)
 	return -1;
 }
 
+uint64_t cg_pf_version_settles(const struct cg_pf_version *v)
+{
+	uint64_t margin = v->ctime_ns % 1000000000 == 0 ? CG_PF_COARSE_TS_NS
+							: CG_PF_TICK_NS;
+
+	return v->ctime_ns > UINT64_MAX - margin ? UINT64_MAX
+						 : v->ctime_ns + margin;
+}
+
+bool cg_pf_version_settled(const struct cg_pf_version *v)
+{
+	return v->clock_ns >= cg_pf_version_settles(v);
+}
+
+/* Note the clock of version v; hold fills back while it is not settled */
+static bool cg_pf_note_version(struct cg_prefetch *pf,
+			       const struct cg_pf_version *v)
+{
+	if (v->clock_ns > pf->clock_ns) {
+		pf->clock_ns = v->clock_ns;
+	}
+	if (cg_pf_version_settled(v)) {
+		return true;
+	}
+	if (cg_pf_version_settles(v) > pf->hold_ns) {
+		pf->hold_ns = cg_pf_version_settles(v);
+	}
+	return false;
+}
+
 static void cg_pf_discard(struct cg_prefetch *pf, struct cg_pf_seg *s)
 {
 	if (s->state == CG_PF_LOADING) {
@@ -196,6 +234,7 @@ void cg_prefetch_validate(struct cg_prefetch *pf,
 {
 	unsigned i;
 
+	cg_pf_note_version(pf, now);
 	for (i = 0; i < pf->nseg; i++) {
 		struct cg_pf_seg *s = &pf->seg[i];
 
@@ -335,7 +374,8 @@ bool cg_prefetch_next_fill(struct cg_prefetch *pf,
 	 * Requests larger than the whole table are never a HIT: loading
 	 * segments for them would only read the file twice
 	 */
-	if (pf->nseg == 0 || pf->max_read > cg_prefetch_memory(pf)) {
+	if (pf->nseg == 0 || pf->max_read > cg_prefetch_memory(pf) ||
+	    pf->clock_ns < pf->hold_ns) {
 		return false;
 	}
 	start = pf->front - pf->front % pf->seg_size;
@@ -376,6 +416,11 @@ void cg_prefetch_filled(struct cg_prefetch *pf,
 		return;
 	}
 	s = &pf->seg[slot];
+	if (!cg_pf_note_version(pf, ver) && !s->stale && got >= 0) {
+		pf->unsettled++;
+		*s = (struct cg_pf_seg){.state = CG_PF_FREE};
+		return;
+	}
 	if (s->stale || got < 0) {
 		pf->discarded += s->stale ? 1 : 0;
 		*s = (struct cg_pf_seg){.state = CG_PF_FREE};

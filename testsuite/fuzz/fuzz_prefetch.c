@@ -20,10 +20,11 @@
 
 /*
  * The harness plays modules/cacheguard_direct.c and the file at once.
- * The file is a size, a ctime that every change moves (multigrain
- * timestamps, as the glue assumes) and a generation per 4 KiB block
- * that every write bumps; its bytes are a function of position and
- * generation, so any byte served can be checked.
+ * The file is a size, a ctime and a generation per 4 KiB block that
+ * every write bumps; its bytes are a function of position and
+ * generation, so any byte served can be checked. Timestamps are those of
+ * a kernel before 6.13: a change stamps ctime with a coarse clock that
+ * only the input moves, so changes within a tick share a ctime.
  *
  * Events, in any order the input gives:
  * - a request: note_read, validate against the file's version now,
@@ -37,6 +38,7 @@
  * - a write through smbd begins (invalidate) and later ends (the bytes
  *   change, then invalidate again), fills running in between;
  * - a local write or truncate (no invalidate: only the version tells);
+ * - the clock ticks (4 ms), or jumps a second;
  * - the table is reset; the file is closed and opened again.
  *
  * Checked: no HIT serves a byte the file does not hold now (no stale
@@ -83,6 +85,7 @@ struct fz_pf {
 	/* the file */
 	uint64_t size;
 	uint64_t ctime;
+	uint64_t clock;		/* CLOCK_REALTIME_COARSE */
 	uint8_t gen[MAX_SIZE / BLOCK * 2];
 	bool writing;		/* a write through smbd has begun */
 	uint64_t w_off;
@@ -104,7 +107,9 @@ static uint8_t file_byte(const struct fz_pf *f, uint64_t pos)
 
 static struct cg_pf_version file_version(const struct fz_pf *f)
 {
-	return (struct cg_pf_version){.ctime_ns = f->ctime, .size = f->size};
+	return (struct cg_pf_version){.ctime_ns = f->ctime,
+				      .size = f->size,
+				      .clock_ns = f->clock};
 }
 
 /* The bytes change: a write (n > 0) or a truncate to off (n == 0) */
@@ -123,7 +128,7 @@ static void file_change(struct fz_pf *f, uint64_t off, uint64_t n)
 		}
 		f->size = FZ_MAX(f->size, off + n);
 	}
-	f->ctime++;
+	f->ctime = f->clock;
 }
 
 static void serve(struct fz_pf *f, uint64_t off, size_t n, bool waiting);
@@ -371,7 +376,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(f.mem);
 	memset(&f, 0, sizeof(f));
 	f.size = (uint64_t)fz_u16(&in) * 256 % (MAX_SIZE + 1);
-	f.ctime = 1;
+	f.clock = 1700000000ULL * 1000000000ULL + 4000000;
+	f.ctime = f.clock - 1000000000ULL;
 	open_stream(&f, &in);
 	while (in.n > 0) {
 		op = fz_u8(&in);
@@ -407,7 +413,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 			break;
 		default:
-			if (op >= 0x80) {
+			if (op < 0x60) {
+				f.clock += 4000000;
+			} else if (op < 0x68) {
+				f.clock += 1000000000;
+			} else if (op < 0xb0) {
 				cg_prefetch_reset(&f.pf);
 			} else {
 				close_stream(&f);

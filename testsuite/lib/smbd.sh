@@ -124,6 +124,16 @@ EOF
 	trap cg_smbd_cleanup EXIT
 }
 
+# cg_global "smb.conf line" ...: [global] parameters; before any share
+cg_global()
+{
+	local line
+
+	for line in "$@"; do
+		printf '\t%s\n' "$line"
+	done >>"$CG_CONF"
+}
+
 # cg_share NAME ["smb.conf line" ...]: a share on $CG_SHARE
 cg_share()
 {
@@ -145,14 +155,15 @@ cg_share_at()
 	} >>"$CG_CONF"
 }
 
-# cg_mount_fs TYPE DIR [SIZE]: a fresh filesystem of TYPE (ext4, xfs,
-# btrfs on a sparse loop image, or tmpfs) of SIZE (truncate's syntax,
-# default 2G) mounted at DIR; unmounted by the cleanup. ext4 keeps no
-# blocks reserved for root, so a filled one is full for every user.
-# Fails when the kernel or mkfs tool is missing.
+# cg_mount_fs TYPE DIR [SIZE [MKFS-OPTION...]]: a fresh filesystem of
+# TYPE (ext4, xfs, btrfs on a sparse loop image, or tmpfs) of SIZE
+# (truncate's syntax, default 2G) mounted at DIR; unmounted by the
+# cleanup. ext4 keeps no blocks reserved for root, so a filled one is
+# full for every user. Fails when the kernel or mkfs tool is missing.
 cg_mount_fs()
 {
 	local type=$1 dir=$2 size=${3:-2G} img
+	shift $(($# < 3 ? $# : 3))
 
 	img=$CG_ROOT/$(basename "$dir").$type.img
 	mkdir -p "$dir"
@@ -161,9 +172,9 @@ cg_mount_fs()
 	else
 		truncate -s "$size" "$img"
 		case $type in
-		ext4) mkfs.ext4 -q -F -m 0 "$img" ;;
-		xfs) mkfs.xfs -q -f "$img" ;;
-		btrfs) mkfs.btrfs -q -f "$img" ;;
+		ext4) mkfs.ext4 -q -F -m 0 "$@" "$img" ;;
+		xfs) mkfs.xfs -q -f "$@" "$img" ;;
+		btrfs) mkfs.btrfs -q -f "$@" "$img" ;;
 		esac >"$CG_ROOT/log/mkfs-$type.out" 2>&1 || return 1
 		mount -o loop "$img" "$dir" || return 1
 	fi

@@ -314,6 +314,9 @@ struct harness {
 	uint8_t *mem;
 	uint64_t size;			/* of the model file */
 	uint64_t gen;			/* bumped by every write */
+	bool coarse;			/* ctime from a ticking clock */
+	uint64_t clock;			/* CLOCK_REALTIME_COARSE, coarse */
+	uint64_t ctime;			/* of the last write, coarse */
 	uint8_t *file;			/* its bytes */
 	struct fill fills[MAX_FILLS];	/* started, not completed */
 	unsigned nfills;
@@ -321,10 +324,21 @@ struct harness {
 	uint64_t hits, pendings, misses;
 };
 
+/*
+ * By default every write moves ctime (multigrain timestamps), and the
+ * clock is long past it. A coarse harness stamps writes with its clock,
+ * which only the test moves: two writes in one tick share a ctime.
+ */
 static struct cg_pf_version h_version(const struct harness *h)
 {
+	if (h->coarse) {
+		return (struct cg_pf_version){.ctime_ns = h->ctime,
+					      .size = h->size,
+					      .clock_ns = h->clock};
+	}
 	return (struct cg_pf_version){.ctime_ns = 1000 + h->gen,
-				      .size = h->size};
+				      .size = h->size,
+				      .clock_ns = 1000000000000ULL};
 }
 
 static void h_init(struct harness *h, uint64_t ahead, uint64_t size,
@@ -404,6 +418,7 @@ static void h_write(struct harness *h, uint64_t off, uint64_t n, bool smbd)
 		h->size = off + n;
 	}
 	h->gen++;
+	h->ctime = h->clock;
 	if (smbd) {
 		cg_prefetch_invalidate(&h->pf, off, n);
 	}
@@ -474,7 +489,7 @@ struct lookup_case {
  */
 static void lookup_table(struct cg_prefetch *pf)
 {
-	static const struct cg_pf_version v = {1, 5 * MiB + 1000};
+	static const struct cg_pf_version v = {1, 5 * MiB + 1000, 1000000000};
 
 	cg_prefetch_init(pf, 8 * MiB, 4096);
 	pf->seg[0] = (struct cg_pf_seg){CG_PF_READY, false, 0, MiB, 0, v};
@@ -722,6 +737,69 @@ static void test_version_change(void **state)
 	h_free(&h);
 }
 
+/*
+ * Timestamps of a kernel before 6.13: a write stamps ctime with the
+ * coarse clock, so two writes within a tick share one. A fill whose
+ * fstat came before the clock left the ctime's tick is not served; the
+ * stream reads on demand until the file has been quiet for a tick.
+ */
+static void test_coarse_timestamps(void **state)
+{
+	struct harness h;
+	uint64_t size = 32 * MiB;
+	uint64_t t0 = 1700000000ULL * 1000000000ULL + 4000000;
+	size_t avail;
+
+	h_init(&h, 8 * MiB, size, size);
+	h.coarse = true;
+	h.clock = t0;
+	/* a quiet file; a local write lands just before the fills' fstat */
+	assert_int_equal(h_read(&h, 0, MiB), CG_PF_MISS);
+	h_write(&h, 0, 1, false);
+	h_start_fills(&h);
+	assert_int_equal(h.nfills, 8);
+	/* the same tick: another write, ctime stays, size stays */
+	h_write(&h, 2 * MiB + 10, 100, false);
+	h_complete_all(&h);
+	/* no stale HIT (h_read checks the bytes), and no fills meanwhile */
+	assert_int_equal(h_serve(&h, 2 * MiB, MiB), CG_PF_MISS);
+	assert_int_equal(h_serve(&h, MiB, MiB), CG_PF_MISS);
+	assert_int_equal(h.pf.unsettled, 8);
+	assert_int_equal(h.nfills, 0);
+
+	/* a tick of 4 ms is not enough: the margin is 10 ms, any HZ */
+	h.clock = t0 + 4000000;
+	assert_int_equal(h_serve(&h, 3 * MiB, MiB), CG_PF_MISS);
+	assert_int_equal(h.nfills, 0);
+	/* once the clock has left the tick, fills count */
+	h.clock = t0 + CG_PF_TICK_NS;
+	assert_int_equal(h_serve(&h, 4 * MiB, MiB), CG_PF_MISS);
+	assert_true(h.nfills > 0);
+	h_complete_all(&h);
+	assert_int_equal(h_serve(&h, 5 * MiB, MiB), CG_PF_HIT);
+	/* and a write now moves ctime: the segments go */
+	h_write(&h, 6 * MiB, 1, false);
+	assert_int_equal(h_read(&h, 6 * MiB, MiB), CG_PF_MISS);
+	assert_int_equal(cg_prefetch_lookup(&h.pf, 7 * MiB, MiB, &avail),
+			 CG_PF_MISS);
+	h_free(&h);
+
+	/* whole-second timestamps: quiet for 2 s before anything counts */
+	h_init(&h, 8 * MiB, size, size);
+	h.coarse = true;
+	h.clock = 1700000000ULL * 1000000000ULL;
+	h_write(&h, 0, 1, false);
+	h.clock += 1500000000;
+	h_serve(&h, 0, MiB);
+	assert_int_equal(h.nfills, 0);
+	h.clock += 500000000;
+	h_serve(&h, MiB, MiB);
+	assert_true(h.nfills > 0);
+	h_complete_all(&h);
+	assert_int_equal(h_serve(&h, 2 * MiB, MiB), CG_PF_HIT);
+	h_free(&h);
+}
+
 /* Segments at end of file; a write past it moves the end */
 static void test_end_of_file(void **state)
 {
@@ -777,7 +855,7 @@ static void test_failed_fill(void **state)
  * file's current byte (h_read checks), and no slot is handed out while a
  * fill into it runs (h_start_fills checks).
  */
-static void random_mix_pass(unsigned seed)
+static void random_mix_pass(unsigned seed, bool coarse)
 {
 	struct harness h;
 	uint64_t cap = 80 * MiB;
@@ -786,6 +864,8 @@ static void random_mix_pass(unsigned seed)
 
 	srandom(seed);
 	h_init(&h, 8 * MiB, 64 * MiB + 555, cap);
+	h.coarse = coarse;
+	h.clock = 1700000000ULL * 1000000000ULL;
 	for (step = 0; step < 8000; step++) {
 		long r = random() % 100;
 		/* around the cursor: reordered, some behind, some ahead */
@@ -801,19 +881,30 @@ static void random_mix_pass(unsigned seed)
 			h_complete(&h, (unsigned)(random() % h.nfills));
 		} else if (r < 93) {
 			n = 1 + (size_t)(random() % 8192);
-			if (off + n < cap) {
+			/*
+			 * coarse: a quieter file (or fills never count),
+			 * written where the prefetch is
+			 */
+			if (coarse) {
+				off += (uint64_t)(random() % (8 * MiB));
+			}
+			if (off + n < cap && (!coarse || random() % 3 == 0)) {
 				h_write(&h, off, n, r < 89);
 			}
 		} else if (r < 94) {
 			h.size = cursor + (uint64_t)(random() % (16 * MiB));
 			h.size = MIN(h.size, cap);
 			h.gen++;	/* a truncate: a version change */
+			h.ctime = h.clock;
 		} else if (r < 95 || cursor > h.size) {
 			/* the client starts over near the beginning */
 			cursor = (uint64_t)(random() % MiB);
 		}
+		if (coarse && random() % 2 == 0) {
+			h.clock += 4000000;	/* a tick of HZ=250 */
+		}
 	}
-	if (h.hits < 200) {
+	if (h.hits < (coarse ? 100 : 200)) {
 		fail_msg("seed %u: only %" PRIu64 " hits, %" PRIu64 " misses",
 			 seed, h.hits, h.misses);
 	}
@@ -825,7 +916,8 @@ static void test_random_mix(void **state)
 	unsigned seed;
 
 	for (seed = 1; seed <= 8; seed++) {
-		random_mix_pass(seed);
+		random_mix_pass(seed, false);
+		random_mix_pass(seed, true);
 	}
 }
 
@@ -846,6 +938,7 @@ int main(void)
 		cmocka_unit_test(test_keep_waiting),
 		cmocka_unit_test(test_invalidate_in_flight),
 		cmocka_unit_test(test_version_change),
+		cmocka_unit_test(test_coarse_timestamps),
 		cmocka_unit_test(test_end_of_file),
 		cmocka_unit_test(test_failed_fill),
 		cmocka_unit_test(test_random_mix),
