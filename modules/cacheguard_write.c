@@ -59,7 +59,7 @@ struct cg_wfile {
 	struct files_struct *fsp;
 	struct cg_wb_job *job;			/* in flight, or NULL */
 	struct cg_wfsync_state *waiters;	/* flushes waiting for it */
-	struct cg_wpwrite_state *held;		/* writes answered after it */
+	struct cg_wpwrite_state *held;		/* answered after it */
 };
 
 /* Flat: the pool thread touches nothing else */

@@ -191,7 +191,8 @@ static void cg_wadd_done(struct cg_writer *w, uint64_t off, uint64_t end)
 	if (i < w->ndone && w->done[i].off <= end) {
 		w->done[i].off = CG_MIN(w->done[i].off, off);
 		w->done[i].end = CG_MAX(w->done[i].end, end);
-		for (j = i + 1; j < w->ndone && w->done[j].off <= w->done[i].end;
+		for (j = i + 1;
+		     j < w->ndone && w->done[j].off <= w->done[i].end;
 		     j++) {
 			w->done[i].end = CG_MAX(w->done[i].end, w->done[j].end);
 		}

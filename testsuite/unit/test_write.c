@@ -41,7 +41,7 @@
 #define SFR_WRITE 2
 
 struct call {
-	int what;		/* POSIX_FADV_* or 100 + sync_file_range flags */
+	int what;	/* POSIX_FADV_*, or 100 + sync_file_range flags */
 	uint64_t off;
 	uint64_t len;
 };
@@ -220,7 +220,8 @@ static void test_reorder_writeback(void **state)
 			expect_start += calls[i].len;
 		} else if (calls[i].what == 100 + SFR_WAIT_ALL) {
 			assert_int_equal(calls[i].off, expect_wait);
-			assert_true(calls[i].off + calls[i].len <= expect_start);
+			assert_true(calls[i].off + calls[i].len <=
+				    expect_start);
 			assert_int_equal(calls[i + 1].what,
 					 POSIX_FADV_DONTNEED);
 			assert_int_equal(calls[i + 1].off, calls[i].off);
