@@ -16,6 +16,7 @@
 #   make test-asan	unit and integration tests under ASan/UBSan, valgrind
 #   make fuzz		the libFuzzer harnesses, CG_FUZZ_TIME seconds each
 #   make demo		copy a 1 GiB file through a plain and a guarded share
+#   make bench-upload	the mixed workload with a 4 GiB upload
 #   make soak		a randomized client load against every mode for
 #			SOAK_MINUTES (default 10); not part of make test
 #   make install	cacheguard.so into smbd's modules dir (DESTDIR honoured)
@@ -34,7 +35,7 @@ DEB_DEPS = samba smbclient samba-testsuite libcmocka-dev dpkg-dev \
 	iproute2 procps passwd e2fsprogs valgrind clang libclang-rt-dev
 
 .PHONY: all deps build build-asan build-fuzz test test-asan fuzz fuzz-corpus \
-	unit soak demo bench bench-smoke bench-readpath deb test-package \
+	unit soak demo bench bench-smoke bench-upload bench-readpath deb test-package \
 	test-trixie deb-trixie test-kernels \
 	install uninstall clean distclean
 
@@ -112,6 +113,10 @@ bench: build
 
 bench-smoke: build
 	@BENCH_SMOKE=1 testsuite/bench/run
+
+# Scenario A with an upload instead of a download (testsuite/bench/upload.sh)
+bench-upload: build
+	@testsuite/bench/upload.sh
 
 # The read paths alone (build/cgbench) beside fio on the same file
 bench-readpath: build

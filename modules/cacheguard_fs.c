@@ -162,6 +162,7 @@ unsigned cg_fs_lacks_of(dev_t dev)
 {
 	struct cacheguard_fs *fs = cacheguard_fs(dev);
 
-	return fs != NULL ? fs->flags & (CG_FS_NO_DONTCACHE | CG_FS_NO_DIRECT)
+	return fs != NULL ? fs->flags & (CG_FS_NO_DONTCACHE | CG_FS_NO_DIRECT |
+					 CG_FS_NO_DONTCACHE_WRITE)
 			  : CG_FS_NO_DONTCACHE | CG_FS_NO_DIRECT;
 }

@@ -22,6 +22,7 @@
 #define CACHEGUARD_GLUE_H
 
 #include "../source/cacheguard.h"
+#include "../source/cg_write.h"
 #include "cacheguard_compat.h"
 
 /* The module's debug class; DBGC_VFS until the init function ran */
@@ -163,5 +164,48 @@ void cg_status_file_close(struct cg_file *f);
 
 /* Rewrite this process's status file; at most once a second unless force */
 void cg_status_write(bool force);
+
+/*
+ * Uploads (cacheguard_write.c): one struct cg_wfile per open file a
+ * client writes, a talloc child of the fsp. Every write smbd makes for a
+ * client goes through it; a flush gets the writeback error its jobs
+ * consumed, once.
+ */
+struct cg_wfile;
+
+struct cg_wfile *cg_wfile_new(TALLOC_CTX *mem_ctx,
+			      struct vfs_handle_struct *handle,
+			      struct files_struct *fsp,
+			      const struct cg_config *cfg,
+			      unsigned fs_lacks);
+ssize_t cg_wfile_pwrite(struct cg_wfile *wf,
+			const void *data,
+			size_t n,
+			off_t offset);
+ssize_t cg_wfile_recvfile(struct cg_wfile *wf,
+			  int fromfd,
+			  off_t offset,
+			  size_t n);
+/* wf NULL: the next module's pwrite_send, unwatched */
+struct tevent_req *cg_wfile_pwrite_send(TALLOC_CTX *mem_ctx,
+					struct tevent_context *ev,
+					struct vfs_handle_struct *handle,
+					struct files_struct *fsp,
+					struct cg_wfile *wf,
+					const void *data,
+					size_t n,
+					off_t offset);
+ssize_t cg_wfile_pwrite_recv(struct tevent_req *req,
+			     struct vfs_aio_state *vfs_aio_state);
+/* wf NULL: the next module's fsync_send, unwatched */
+struct tevent_req *cg_wfile_fsync_send(TALLOC_CTX *mem_ctx,
+				       struct tevent_context *ev,
+				       struct vfs_handle_struct *handle,
+				       struct files_struct *fsp,
+				       struct cg_wfile *wf);
+int cg_wfile_fsync_recv(struct tevent_req *req,
+			struct vfs_aio_state *vfs_aio_state);
+/* Before the close: drops the upload; an error not yet reported, or 0 */
+int cg_wfile_close(struct cg_wfile *wf);
 
 #endif /* CACHEGUARD_GLUE_H */

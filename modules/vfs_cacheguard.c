@@ -79,11 +79,16 @@ struct cacheguard_share {
 /* What the module keeps per open file, as an fsp extension */
 struct cacheguard_file {
 	/*
-	 * The module leaves this open file alone: its I/O descriptor is
-	 * not a kernel descriptor of it (a lower module owns I/O), or it
-	 * was below min file size at its first read.
+	 * The module leaves this open file's reads alone: its I/O
+	 * descriptor is not a kernel descriptor of it (a lower module owns
+	 * I/O, foreign: its writes too), or it was below min file size at
+	 * its first read, or it has not been read yet (reads_pending: the
+	 * extension came with a write).
 	 */
 	bool untracked;
+	bool foreign;
+	bool reads_pending;
+	struct cg_wfile *writer;	/* once a client wrote to it */
 	struct cg_file file;		/* the engine's: stream, mode, paths */
 	struct cg_direct *direct;	/* direct mode, once a stream runs */
 	uint64_t n_pread_send;		/* reads per smbd read path */
@@ -266,6 +271,43 @@ static void cacheguard_file_destroy(void *p)
 	}
 }
 
+/* Streams of what smbd opens as a plain file, in a mode that is not off */
+static bool cacheguard_watched(const struct cg_config *cfg,
+			       struct files_struct *fsp)
+{
+	return cfg->mode != CG_MODE_OFF && !fsp->fsp_flags.is_pathref &&
+	       !fsp->fsp_flags.is_directory && !fsp_is_alternate_stream(fsp);
+}
+
+/*
+ * The extension of fsp, its reads and writes undecided; NULL on no
+ * memory. A file whose descriptor is not its own is foreign for good.
+ */
+static struct cacheguard_file *cacheguard_add(
+	struct vfs_handle_struct *handle,
+	struct cacheguard_share *share,
+	struct files_struct *fsp)
+{
+	struct cacheguard_file *cgf = NULL;
+	struct stat st;
+	bool is_file = cacheguard_fd_is_file(handle, fsp, &st);
+
+	cgf = VFS_ADD_FSP_EXTENSION(handle,
+				    fsp,
+				    struct cacheguard_file,
+				    cacheguard_file_destroy);
+	if (cgf == NULL) {
+		return NULL;	/* no memory: serve the file untouched */
+	}
+	cgf->untracked = true;
+	cgf->reads_pending = is_file;
+	cgf->foreign = !is_file;
+	if (!is_file) {
+		cacheguard_foreign(share, fsp);
+	}
+	return cgf;
+}
+
 /*
  * The state of fsp, created on the first read of a file that is at least
  * min file size long. NULL for everything the module leaves alone.
@@ -279,17 +321,15 @@ static struct cacheguard_file *cacheguard_track(
 	struct cg_config *cfg = NULL;
 	dev_t dev = fsp->fsp_name->st.st_ex_dev;
 	struct stat st;
-	bool is_file;
 
 	cgf = VFS_FETCH_FSP_EXTENSION(handle, fsp);
-	if (cgf != NULL) {
+	if (cgf != NULL && !cgf->reads_pending) {
 		return cgf->untracked ? NULL : cgf;
 	}
 	SMB_VFS_HANDLE_GET_DATA(handle, share, struct cacheguard_share,
 				return NULL);
 	cfg = &share->cfg;
-	if (cfg->mode == CG_MODE_OFF || fsp->fsp_flags.is_pathref ||
-	    fsp->fsp_flags.is_directory || fsp_is_alternate_stream(fsp)) {
+	if (!cacheguard_watched(cfg, fsp)) {
 		return NULL;
 	}
 	/*
@@ -297,28 +337,24 @@ static struct cacheguard_file *cacheguard_track(
 	 * may have grown since, and then only the kernel knows its size.
 	 * Other small files cost nothing.
 	 */
-	if ((uint64_t)fsp->fsp_name->st.st_ex_size < cfg->min_file_size &&
+	if (cgf == NULL &&
+	    (uint64_t)fsp->fsp_name->st.st_ex_size < cfg->min_file_size &&
 	    !fsp->fsp_flags.modified) {
 		return NULL;
 	}
-	is_file = cacheguard_fd_is_file(handle, fsp, &st);
-	cgf = VFS_ADD_FSP_EXTENSION(handle,
-				    fsp,
-				    struct cacheguard_file,
-				    cacheguard_file_destroy);
 	if (cgf == NULL) {
-		return NULL;	/* no memory: serve the file untouched */
+		cgf = cacheguard_add(handle, share, fsp);
 	}
-	if (!is_file) {
-		cgf->untracked = true;
-		cacheguard_foreign(share, fsp);
+	if (cgf == NULL || cgf->foreign) {
 		return NULL;
 	}
-	if ((uint64_t)st.st_size < cfg->min_file_size) {
+	cgf->reads_pending = false;
+	if (fstat(fsp_get_io_fd(fsp), &st) != 0 ||
+	    (uint64_t)st.st_size < cfg->min_file_size) {
 		/* decided once: later reads of this open cost no fstat */
-		cgf->untracked = true;
 		return NULL;
 	}
+	cgf->untracked = false;
 	if (cfg->mode == CG_MODE_AUTO) {
 		cg_fs_probe(fsp);
 	}
@@ -679,8 +715,50 @@ static ssize_t cacheguard_sendfile(struct vfs_handle_struct *handle,
 }
 
 /*
- * Writes matter only to direct streams' prefetch, which is told before
- * and after each change (cacheguard_changes.c has the other paths).
+ * The writer of fsp (cacheguard_write.c), created at its first write;
+ * NULL for everything the module leaves alone
+ */
+static struct cg_wfile *cacheguard_writer(struct vfs_handle_struct *handle,
+					  struct files_struct *fsp)
+{
+	struct cacheguard_file *cgf = VFS_FETCH_FSP_EXTENSION(handle, fsp);
+	struct cacheguard_share *share = NULL;
+	struct cg_config *cfg = NULL;
+
+	if (cgf != NULL && (cgf->writer != NULL || cgf->foreign)) {
+		return cgf->writer;
+	}
+	SMB_VFS_HANDLE_GET_DATA(handle, share, struct cacheguard_share,
+				return NULL);
+	cfg = &share->cfg;
+	if (!cacheguard_watched(cfg, fsp)) {
+		return NULL;
+	}
+	if (cgf == NULL) {
+		cgf = cacheguard_add(handle, share, fsp);
+	}
+	if (cgf == NULL || cgf->foreign) {
+		return NULL;
+	}
+	if (cfg->mode == CG_MODE_AUTO) {
+		cg_fs_probe(fsp);
+	}
+	/* On fsp, not cgf: an fsp extension's data area is no talloc ctx */
+	cgf->writer = cg_wfile_new(fsp,
+				   handle,
+				   fsp,
+				   cfg,
+				   cg_fs_lacks_of(fsp->fsp_name->st.st_ex_dev));
+	return cgf->writer;
+}
+
+/*
+ * Every write a client makes goes to the writer (cacheguard_write.c):
+ * large sequential ones are kept out of the cache. Writes matter to
+ * direct streams' prefetch buffers too, which must never hand out bytes
+ * older than a write this smbd has accepted: the prefetch is told
+ * before and after each change (cacheguard_changes.c has the other
+ * paths).
  */
 static ssize_t cacheguard_pwrite(struct vfs_handle_struct *handle,
 				 struct files_struct *fsp,
@@ -688,10 +766,15 @@ static ssize_t cacheguard_pwrite(struct vfs_handle_struct *handle,
 				 size_t n,
 				 off_t offset)
 {
+	struct cg_wfile *wf = cacheguard_writer(handle, fsp);
 	ssize_t ret;
 
 	cg_changes(fsp, "pwrite", offset, n);
-	ret = SMB_VFS_NEXT_PWRITE(handle, fsp, data, n, offset);
+	if (wf != NULL) {
+		ret = cg_wfile_pwrite(wf, data, n, offset);
+	} else {
+		ret = SMB_VFS_NEXT_PWRITE(handle, fsp, data, n, offset);
+	}
 	cg_changes(fsp, "pwrite", offset, n);
 	return ret;
 }
@@ -731,8 +814,14 @@ static struct tevent_req *cacheguard_pwrite_send(
 		.ret = -1,
 	};
 	cg_changes(fsp, "pwrite", offset, n);
-	subreq = SMB_VFS_NEXT_PWRITE_SEND(state, ev, handle, fsp, data, n,
-					  offset);
+	subreq = cg_wfile_pwrite_send(state,
+				      ev,
+				      handle,
+				      fsp,
+				      cacheguard_writer(handle, fsp),
+				      data,
+				      n,
+				      offset);
 	if (tevent_req_nomem(subreq, req)) {
 		return tevent_req_post(req, ev);
 	}
@@ -747,7 +836,7 @@ static void cacheguard_pwrite_done(struct tevent_req *subreq)
 	struct cacheguard_pwrite_state *state =
 		tevent_req_data(req, struct cacheguard_pwrite_state);
 
-	state->ret = SMB_VFS_PWRITE_RECV(subreq, &state->vfs_aio_state);
+	state->ret = cg_wfile_pwrite_recv(subreq, &state->vfs_aio_state);
 	TALLOC_FREE(subreq);
 	cg_changes(state->fsp, "pwrite", state->offset, state->n);
 	tevent_req_done(req);
@@ -764,6 +853,50 @@ static ssize_t cacheguard_pwrite_recv(struct tevent_req *req,
 	}
 	*vfs_aio_state = state->vfs_aio_state;
 	return state->ret;
+}
+
+/*
+ * smbd's recvfile ("min receivefile size"): a write from the socket. The
+ * writer sees it; the prefetch is told as cacheguard_recvfile() tells it.
+ */
+static ssize_t cacheguard_write_recvfile(struct vfs_handle_struct *handle,
+					 int fromfd,
+					 struct files_struct *tofsp,
+					 off_t offset,
+					 size_t n)
+{
+	struct cg_wfile *wf = cacheguard_writer(handle, tofsp);
+	ssize_t ret;
+
+	if (wf == NULL) {
+		return cacheguard_recvfile(handle, fromfd, tofsp, offset, n);
+	}
+	cg_changes(tofsp, "recvfile", offset, n);
+	ret = cg_wfile_recvfile(wf, fromfd, offset, n);
+	cg_changes(tofsp, "recvfile", offset, n);
+	return ret;
+}
+
+/* A flush gets the writeback error the module's jobs consumed, once */
+static struct tevent_req *cacheguard_fsync_send(
+	struct vfs_handle_struct *handle,
+	TALLOC_CTX *mem_ctx,
+	struct tevent_context *ev,
+	struct files_struct *fsp)
+{
+	struct cacheguard_file *cgf = VFS_FETCH_FSP_EXTENSION(handle, fsp);
+
+	return cg_wfile_fsync_send(mem_ctx,
+				   ev,
+				   handle,
+				   fsp,
+				   cgf != NULL ? cgf->writer : NULL);
+}
+
+static int cacheguard_fsync_recv(struct tevent_req *req,
+				 struct vfs_aio_state *vfs_aio_state)
+{
+	return cg_wfile_fsync_recv(req, vfs_aio_state);
 }
 
 static void cacheguard_log_summary(struct files_struct *fsp,
@@ -803,7 +936,13 @@ static int cacheguard_close(struct vfs_handle_struct *handle,
 			    struct files_struct *fsp)
 {
 	struct cacheguard_file *cgf = VFS_FETCH_FSP_EXTENSION(handle, fsp);
+	int werr = 0;
+	int ret;
 
+	if (cgf != NULL && cgf->writer != NULL) {
+		werr = cg_wfile_close(cgf->writer);
+		TALLOC_FREE(cgf->writer);
+	}
 	if (cgf != NULL && !cgf->untracked) {
 		cg_stream_close(&cgf->file.stream, fsp_get_io_fd(fsp));
 		cacheguard_log_summary(fsp, cgf);
@@ -817,7 +956,13 @@ static int cacheguard_close(struct vfs_handle_struct *handle,
 	} else if (cgf != NULL) {
 		VFS_REMOVE_FSP_EXTENSION(handle, fsp);
 	}
-	return SMB_VFS_NEXT_CLOSE(handle, fsp);
+	ret = SMB_VFS_NEXT_CLOSE(handle, fsp);
+	if (ret == 0 && werr != 0) {
+		/* A writeback error no flush reported: smbd reports it */
+		errno = werr;
+		ret = -1;
+	}
+	return ret;
 }
 
 static struct vfs_fn_pointers vfs_cacheguard_fns = {
@@ -830,11 +975,13 @@ static struct vfs_fn_pointers vfs_cacheguard_fns = {
 	.pwrite_fn = cacheguard_pwrite,
 	.pwrite_send_fn = cacheguard_pwrite_send,
 	.pwrite_recv_fn = cacheguard_pwrite_recv,
-	.recvfile_fn = cacheguard_recvfile,
+	.recvfile_fn = cacheguard_write_recvfile,
 	.fallocate_fn = cacheguard_fallocate,
 	.ftruncate_fn = cacheguard_ftruncate,
 	.offload_write_send_fn = cacheguard_offload_write_send,
 	.offload_write_recv_fn = cacheguard_offload_write_recv,
+	.fsync_send_fn = cacheguard_fsync_send,
+	.fsync_recv_fn = cacheguard_fsync_recv,
 };
 
 static_decl_vfs;

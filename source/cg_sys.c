@@ -127,8 +127,29 @@ static ssize_t cg_linux_preadv2(int fd,
 	return preadv2(fd, &iov, 1, (off_t)off, flags);
 }
 
+static int cg_linux_sync_file_range(int fd,
+				    uint64_t off,
+				    uint64_t len,
+				    unsigned flags)
+{
+	return sync_file_range(fd, (off_t)off, (off_t)len, flags);
+}
+
+static ssize_t cg_linux_pwritev2(int fd,
+				 const void *buf,
+				 size_t n,
+				 uint64_t off,
+				 int flags)
+{
+	struct iovec iov = {.iov_base = (void *)buf, .iov_len = n};
+
+	return pwritev2(fd, &iov, 1, (off_t)off, flags);
+}
+
 const struct cg_sys cg_sys_linux = {
 	.fadvise = cg_linux_fadvise,
 	.resident = cg_linux_resident,
 	.preadv2 = cg_linux_preadv2,
+	.sync_file_range = cg_linux_sync_file_range,
+	.pwritev2 = cg_linux_pwritev2,
 };

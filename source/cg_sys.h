@@ -46,6 +46,15 @@ struct cg_sys {
 			   size_t n,
 			   uint64_t off,
 			   int flags);
+	/* sync_file_range(); 0, or -1 and errno, as it does */
+	int (*sync_file_range)(int fd, uint64_t off, uint64_t len,
+			       unsigned flags);
+	/* pwritev2() from one buffer: bytes, or -1 and errno */
+	ssize_t (*pwritev2)(int fd,
+			    const void *buf,
+			    size_t n,
+			    uint64_t off,
+			    int flags);
 };
 
 extern const struct cg_sys cg_sys_linux;
@@ -62,5 +71,17 @@ ssize_t cg_pread_full(const struct cg_sys *sys,
 		      size_t n,
 		      uint64_t off,
 		      int flags);
+
+/*
+ * pwrite() of all n bytes over sys->pwritev2, retrying short writes and
+ * EINTR: n, or -1 and errno (cg_write.c). An error after some bytes is
+ * -1: the caller writes the whole range again another way.
+ */
+ssize_t cg_pwrite_full(const struct cg_sys *sys,
+		       int fd,
+		       const void *buf,
+		       size_t n,
+		       uint64_t off,
+		       int flags);
 
 #endif /* CG_SYS_H */

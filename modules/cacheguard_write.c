@@ -1,0 +1,619 @@
+/*
+ * vfs_cacheguard: uploads: write-behind, uncached writes, kept errors
+ *
+ * Copyright (C) 2026 The vfs_cacheguard authors
+ *
+ * This program is free software; you can redistribute it and/or modify
+ * it under the terms of the GNU General Public License as published by
+ * the Free Software Foundation; either version 3 of the License, or
+ * (at your option) any later version.
+ *
+ * This program is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ * GNU General Public License for more details.
+ *
+ * You should have received a copy of the GNU General Public License
+ * along with this program.  If not, see <http://www.gnu.org/licenses/>.
+ */
+
+/*
+ * The glue of the engine's writer (../source/cg_write.c): it feeds the
+ * engine every write smbd makes for a client (pwrite, pwrite_send,
+ * recvfile) and does what the engine answers:
+ *
+ *   write --> cg_write_begin --+--> NEXT pwrite(_send) ---------+
+ *                              +--> RWF_DONTCACHE --fail--> NEXT +
+ *                                                               |
+ *   cg_write_end --> plan? --> writeback job in smbd's pool  <--+
+ *                              (sync_file_range, DONTNEED)
+ *                                      |
+ *   flush --> NEXT fsync --> job in flight? wait --> kept error first
+ *
+ * The job works on a dup() of the file's descriptor: the same open
+ * file description, so the writeback error it consumes is the one
+ * smbd's fsync would have seen, and a close while it runs does not
+ * pull the descriptor from under it.
+ */
+
+#include "includes.h"
+#include "smbd/smbd.h"
+#include "smbd/globals.h"
+#include "lib/util/tevent_unix.h"
+#include "lib/util/dlinklist.h"
+#include "lib/pthreadpool/pthreadpool_tevent.h"
+
+#include "cacheguard_glue.h"
+#include "../source/cg_sys.h"
+
+#undef DBGC_CLASS
+#define DBGC_CLASS vfs_cacheguard_debug_level
+
+struct cg_wfsync_state;
+struct cg_wpwrite_state;
+struct cg_wb_job;
+
+struct cg_wfile {
+	struct cg_writer w;
+	struct vfs_handle_struct *handle;
+	struct files_struct *fsp;
+	struct cg_wb_job *job;			/* in flight, or NULL */
+	struct cg_wfsync_state *waiters;	/* flushes waiting for it */
+	struct cg_wpwrite_state *held;		/* answered after it */
+};
+
+/* Flat: the pool thread touches nothing else */
+struct cg_wb_job {
+	struct cg_wfile *wf;	/* NULL once the file is gone */
+	int fd;			/* a dup() of the file's descriptor */
+	struct cg_wb_plan plan;
+	int err;
+};
+
+static void cg_wfsync_finish(struct cg_wfsync_state *state);
+static void cg_wpwrite_release(struct cg_wfile *wf);
+
+static int cg_wfile_destructor(struct cg_wfile *wf)
+{
+	if (wf->job != NULL) {
+		wf->job->wf = NULL;
+	}
+	/* smbd closes no file with I/O in flight; should it, answer */
+	while (wf->waiters != NULL) {
+		cg_wfsync_finish(wf->waiters);
+	}
+	cg_wpwrite_release(wf);
+	return 0;
+}
+
+struct cg_wfile *cg_wfile_new(TALLOC_CTX *mem_ctx,
+			      struct vfs_handle_struct *handle,
+			      struct files_struct *fsp,
+			      const struct cg_config *cfg,
+			      unsigned fs_lacks)
+{
+	struct cg_wfile *wf = talloc_zero(mem_ctx, struct cg_wfile);
+
+	if (wf == NULL) {
+		return NULL;
+	}
+	wf->handle = handle;
+	wf->fsp = fsp;
+	cg_writer_init(&wf->w, cfg, fs_lacks);
+	talloc_set_destructor(wf, cg_wfile_destructor);
+	return wf;
+}
+
+static void cg_wb_start(struct cg_wfile *wf, const struct cg_wb_plan *plan);
+
+static void cg_wb_do(void *private_data)
+{
+	struct cg_wb_job *job = talloc_get_type_abort(private_data,
+						      struct cg_wb_job);
+
+	job->err = cg_write_writeback(&cg_sys_linux, job->fd, &job->plan);
+}
+
+static int cg_wb_job_destructor(struct cg_wb_job *job)
+{
+	return -1;	/* a thread may still use job */
+}
+
+static void cg_wb_done(struct tevent_req *subreq)
+{
+	struct cg_wb_job *job = tevent_req_callback_data(subreq,
+							 struct cg_wb_job);
+	struct cg_wfile *wf = job->wf;
+	struct cg_wb_plan plan;
+	int ret, err;
+
+	ret = pthreadpool_tevent_job_recv(subreq);
+	TALLOC_FREE(subreq);
+	talloc_set_destructor(job, NULL);
+	close(job->fd);
+	if (ret != 0) {
+		/* Not run: nothing waited for, no error consumed */
+		job->plan = (struct cg_wb_plan){.start = {0, 0}};
+		job->err = 0;
+	}
+	if (job->err != 0) {
+		DBG_ERR("%s: writeback of [%ju, %ju) failed: %s; kept for "
+			"the client's next flush\n",
+			wf != NULL ? fsp_str_dbg(wf->fsp) : "(closed file)",
+			(uintmax_t)job->plan.wait.off,
+			(uintmax_t)job->plan.start.end,
+			strerror(job->err));
+	}
+	plan = job->plan;
+	err = job->err;
+	TALLOC_FREE(job);
+	if (wf == NULL) {
+		return;
+	}
+	wf->job = NULL;
+	cg_write_wb_done(&wf->w, &plan, err);
+	while (wf->waiters != NULL) {
+		cg_wfsync_finish(wf->waiters);
+	}
+	/* Catch up at once: what was written meanwhile needs no new write */
+	if (cg_write_replan(&wf->w, &plan)) {
+		cg_wb_start(wf, &plan);
+	}
+	cg_wpwrite_release(wf);
+}
+
+/* The engine planned a job: run it in smbd's pool, never here */
+static void cg_wb_start(struct cg_wfile *wf, const struct cg_wb_plan *plan)
+{
+	struct smbd_server_connection *sconn = wf->handle->conn->sconn;
+	struct tevent_req *subreq = NULL;
+	struct cg_wb_job *job = NULL;
+
+	job = talloc_zero(wf, struct cg_wb_job);
+	if (job == NULL) {
+		goto not_run;
+	}
+	*job = (struct cg_wb_job){.wf = wf, .plan = *plan, .fd = -1};
+	job->fd = dup(fsp_get_io_fd(wf->fsp));
+	if (job->fd == -1) {
+		goto not_run;
+	}
+	subreq = pthreadpool_tevent_job_send(job, sconn->ev_ctx, sconn->pool,
+					     cg_wb_do, job);
+	if (subreq == NULL) {
+		close(job->fd);
+		goto not_run;
+	}
+	tevent_req_set_callback(subreq, cg_wb_done, job);
+	talloc_set_destructor(job, cg_wb_job_destructor);
+	wf->job = job;
+	return;
+
+not_run:
+	TALLOC_FREE(job);
+	cg_write_wb_done(&wf->w,
+			 &(struct cg_wb_plan){.start = {0, 0}, .wait = {0, 0}},
+			 0);
+}
+
+/* A write of nwritten bytes ended: the engine may plan a job */
+static void cg_wfile_ended(struct cg_wfile *wf,
+			   const struct cg_wio *wio,
+			   ssize_t nwritten)
+{
+	struct cg_wb_plan plan;
+
+	if (cg_write_end(&wf->w, wio, nwritten, &plan)) {
+		cg_wb_start(wf, &plan);
+	}
+}
+
+/* An uncached write failed with err: learn, then write it buffered */
+static void cg_wfile_fell_back(struct cg_wfile *wf, struct cg_wio *wio, int err)
+{
+	unsigned lacks = cg_write_failed(&wf->w, wio, err);
+
+	if (lacks != 0) {
+		cg_fs_lacks(wf->fsp->fsp_name->st.st_ex_dev,
+			    lacks,
+			    "RWF_DONTCACHE writes",
+			    err);
+	}
+}
+
+ssize_t cg_wfile_pwrite(struct cg_wfile *wf,
+			const void *data,
+			size_t n,
+			off_t offset)
+{
+	struct cg_wio wio = cg_write_begin(&wf->w, offset, n);
+	ssize_t ret = -1;
+	int err;
+
+	if (wio.path == CG_PATH_UNCACHED) {
+		ret = cg_pwrite_full(&cg_sys_linux, fsp_get_io_fd(wf->fsp),
+				     data, n, offset, CG_RWF_DONTCACHE);
+		if (ret == -1) {
+			cg_wfile_fell_back(wf, &wio, errno);
+		}
+	}
+	if (wio.path == CG_PATH_NEXT) {
+		ret = SMB_VFS_NEXT_PWRITE(wf->handle, wf->fsp, data, n, offset);
+	}
+	err = errno;
+	cg_wfile_ended(wf, &wio, ret);
+	errno = err;
+	return ret;
+}
+
+ssize_t cg_wfile_recvfile(struct cg_wfile *wf, int fromfd, off_t offset,
+			  size_t n)
+{
+	struct cg_wio wio = cg_write_begin(&wf->w, offset, n);
+	ssize_t ret;
+	int err;
+
+	/* From the socket into the cache: never uncached */
+	wio.path = CG_PATH_NEXT;
+	ret = SMB_VFS_NEXT_RECVFILE(wf->handle, fromfd, wf->fsp, offset, n);
+	err = errno;
+	cg_wfile_ended(wf, &wio, ret);
+	errno = err;
+	return ret;
+}
+
+/* pwritev2(RWF_DONTCACHE) in smbd's pool, as vfs_default's pwrite */
+struct cg_upwrite_state {
+	int fd;
+	const void *buf;
+	size_t count;
+	off_t offset;
+	ssize_t ret;
+	int err;
+};
+
+static void cg_upwrite_do(void *private_data)
+{
+	struct cg_upwrite_state *state = talloc_get_type_abort(
+		private_data, struct cg_upwrite_state);
+
+	state->ret = cg_pwrite_full(&cg_sys_linux, state->fd, state->buf,
+				    state->count, state->offset,
+				    CG_RWF_DONTCACHE);
+	state->err = state->ret == -1 ? errno : 0;
+}
+
+static int cg_upwrite_destructor(struct cg_upwrite_state *state)
+{
+	return -1;	/* a thread may still use state */
+}
+
+static void cg_upwrite_done(struct tevent_req *subreq)
+{
+	struct tevent_req *req = tevent_req_callback_data(subreq,
+							  struct tevent_req);
+	struct cg_upwrite_state *state =
+		tevent_req_data(req, struct cg_upwrite_state);
+	int ret;
+
+	ret = pthreadpool_tevent_job_recv(subreq);
+	TALLOC_FREE(subreq);
+	talloc_set_destructor(state, NULL);
+	if (ret == EAGAIN) {
+		/* No thread to be had: write inline rather than fail */
+		cg_upwrite_do(state);
+	} else if (ret != 0) {
+		tevent_req_error(req, ret);
+		return;
+	}
+	tevent_req_done(req);
+}
+
+static struct tevent_req *cg_upwrite_send(TALLOC_CTX *mem_ctx,
+					  struct tevent_context *ev,
+					  struct cg_wfile *wf,
+					  const void *data,
+					  size_t n,
+					  off_t offset)
+{
+	struct tevent_req *req = NULL;
+	struct tevent_req *subreq = NULL;
+	struct cg_upwrite_state *state = NULL;
+
+	req = tevent_req_create(mem_ctx, &state, struct cg_upwrite_state);
+	if (req == NULL) {
+		return NULL;
+	}
+	*state = (struct cg_upwrite_state){
+		.fd = fsp_get_io_fd(wf->fsp),
+		.buf = data,
+		.count = n,
+		.offset = offset,
+		.ret = -1,
+	};
+	subreq = pthreadpool_tevent_job_send(state, ev,
+					     wf->handle->conn->sconn->pool,
+					     cg_upwrite_do, state);
+	if (tevent_req_nomem(subreq, req)) {
+		return tevent_req_post(req, ev);
+	}
+	tevent_req_set_callback(subreq, cg_upwrite_done, req);
+	talloc_set_destructor(state, cg_upwrite_destructor);
+	return req;
+}
+
+static ssize_t cg_upwrite_recv(struct tevent_req *req, int *err)
+{
+	struct cg_upwrite_state *state =
+		tevent_req_data(req, struct cg_upwrite_state);
+
+	if (tevent_req_is_unix_error(req, err)) {
+		return -1;
+	}
+	*err = state->err;
+	return state->ret;
+}
+
+struct cg_wpwrite_state {
+	struct cg_wpwrite_state *prev, *next;	/* in wf->held */
+	struct tevent_req *req;
+	struct tevent_context *ev;
+	struct vfs_handle_struct *handle;
+	struct files_struct *fsp;
+	struct cg_wfile *wf;	/* NULL: the file is not watched */
+	struct cg_wio wio;
+	const void *data;
+	size_t n;
+	off_t offset;
+	ssize_t ret;
+	struct vfs_aio_state vfs_aio_state;
+};
+
+static void cg_wpwrite_done(struct tevent_req *subreq);
+static int cg_wpwrite_destructor(struct cg_wpwrite_state *state);
+
+static struct tevent_req *cg_wpwrite_issue(struct cg_wpwrite_state *state)
+{
+	if (state->wio.path == CG_PATH_UNCACHED) {
+		return cg_upwrite_send(state, state->ev, state->wf,
+				       state->data, state->n, state->offset);
+	}
+	return SMB_VFS_NEXT_PWRITE_SEND(state, state->ev, state->handle,
+					state->fsp, state->data, state->n,
+					state->offset);
+}
+
+struct tevent_req *cg_wfile_pwrite_send(TALLOC_CTX *mem_ctx,
+					struct tevent_context *ev,
+					struct vfs_handle_struct *handle,
+					struct files_struct *fsp,
+					struct cg_wfile *wf,
+					const void *data,
+					size_t n,
+					off_t offset)
+{
+	struct tevent_req *req = NULL;
+	struct tevent_req *subreq = NULL;
+	struct cg_wpwrite_state *state = NULL;
+
+	req = tevent_req_create(mem_ctx, &state, struct cg_wpwrite_state);
+	if (req == NULL) {
+		return NULL;
+	}
+	*state = (struct cg_wpwrite_state){
+		.ev = ev,
+		.handle = handle,
+		.fsp = fsp,
+		.wf = wf,
+		.req = req,
+		.wio = {.path = CG_PATH_NEXT},
+		.data = data,
+		.n = n,
+		.offset = offset,
+		.ret = -1,
+	};
+	if (wf != NULL) {
+		state->wio = cg_write_begin(&wf->w, offset, n);
+	}
+	subreq = cg_wpwrite_issue(state);
+	if (tevent_req_nomem(subreq, req)) {
+		return tevent_req_post(req, ev);
+	}
+	tevent_req_set_callback(subreq, cg_wpwrite_done, req);
+	return req;
+}
+
+static void cg_wpwrite_done(struct tevent_req *subreq)
+{
+	struct tevent_req *req = tevent_req_callback_data(subreq,
+							  struct tevent_req);
+	struct cg_wpwrite_state *state =
+		tevent_req_data(req, struct cg_wpwrite_state);
+	int err = 0;
+
+	if (state->wio.path == CG_PATH_UNCACHED) {
+		state->ret = cg_upwrite_recv(subreq, &err);
+	} else {
+		state->ret = SMB_VFS_PWRITE_RECV(subreq, &state->vfs_aio_state);
+	}
+	TALLOC_FREE(subreq);
+	if (state->ret == -1 && state->wio.path == CG_PATH_UNCACHED) {
+		/* Write it again through the next module */
+		cg_wfile_fell_back(state->wf, &state->wio, err);
+		subreq = cg_wpwrite_issue(state);
+		if (tevent_req_nomem(subreq, req)) {
+			return;
+		}
+		tevent_req_set_callback(subreq, cg_wpwrite_done, req);
+		return;
+	}
+	if (state->wf == NULL) {
+		tevent_req_done(req);
+		return;
+	}
+	cg_wfile_ended(state->wf, &state->wio, state->ret);
+	if (cg_write_lagging(&state->wf->w)) {
+		/* The device is behind: answer once the job in flight ends */
+		DLIST_ADD_END(state->wf->held, state);
+		talloc_set_destructor(state, cg_wpwrite_destructor);
+		return;
+	}
+	tevent_req_done(req);
+}
+
+static int cg_wpwrite_destructor(struct cg_wpwrite_state *state)
+{
+	DLIST_REMOVE(state->wf->held, state);
+	return 0;
+}
+
+/* A job ended (or the file goes): answer the writes held for it */
+static void cg_wpwrite_release(struct cg_wfile *wf)
+{
+	while (wf->held != NULL) {
+		struct cg_wpwrite_state *state = wf->held;
+
+		DLIST_REMOVE(wf->held, state);
+		talloc_set_destructor(state, NULL);
+		tevent_req_done(state->req);
+	}
+}
+
+ssize_t cg_wfile_pwrite_recv(struct tevent_req *req,
+			     struct vfs_aio_state *vfs_aio_state)
+{
+	struct cg_wpwrite_state *state =
+		tevent_req_data(req, struct cg_wpwrite_state);
+
+	if (tevent_req_is_unix_error(req, &vfs_aio_state->error)) {
+		return -1;
+	}
+	*vfs_aio_state = state->vfs_aio_state;
+	return state->ret;
+}
+
+/*
+ * A flush: the next module's fsync, then, once no writeback job of the
+ * file is in flight, any error a job consumed, ahead of fsync's own
+ */
+struct cg_wfsync_state {
+	struct cg_wfsync_state *prev, *next;
+	struct tevent_req *req;
+	struct cg_wfile *wf;	/* NULL: the file is not watched */
+	int ret;
+	struct vfs_aio_state vfs_aio_state;
+};
+
+static void cg_wfsync_done(struct tevent_req *subreq);
+
+static int cg_wfsync_destructor(struct cg_wfsync_state *state)
+{
+	if (state->wf != NULL) {
+		DLIST_REMOVE(state->wf->waiters, state);
+	}
+	return 0;
+}
+
+struct tevent_req *cg_wfile_fsync_send(TALLOC_CTX *mem_ctx,
+				       struct tevent_context *ev,
+				       struct vfs_handle_struct *handle,
+				       struct files_struct *fsp,
+				       struct cg_wfile *wf)
+{
+	struct tevent_req *req = NULL;
+	struct tevent_req *subreq = NULL;
+	struct cg_wfsync_state *state = NULL;
+
+	req = tevent_req_create(mem_ctx, &state, struct cg_wfsync_state);
+	if (req == NULL) {
+		return NULL;
+	}
+	*state = (struct cg_wfsync_state){.req = req, .ret = -1};
+	subreq = SMB_VFS_NEXT_FSYNC_SEND(state, ev, handle, fsp);
+	if (tevent_req_nomem(subreq, req)) {
+		return tevent_req_post(req, ev);
+	}
+	/* Only from here on can a job's end find it */
+	state->wf = wf;
+	tevent_req_set_callback(subreq, cg_wfsync_done, req);
+	return req;
+}
+
+static void cg_wfsync_done(struct tevent_req *subreq)
+{
+	struct tevent_req *req = tevent_req_callback_data(subreq,
+							  struct tevent_req);
+	struct cg_wfsync_state *state =
+		tevent_req_data(req, struct cg_wfsync_state);
+
+	state->ret = SMB_VFS_FSYNC_RECV(subreq, &state->vfs_aio_state);
+	TALLOC_FREE(subreq);
+	if (state->wf != NULL && cg_write_busy(&state->wf->w)) {
+		/* Its error may be this flush's: wait for the job */
+		DLIST_ADD_END(state->wf->waiters, state);
+		talloc_set_destructor(state, cg_wfsync_destructor);
+		return;
+	}
+	cg_wfsync_finish(state);
+}
+
+static void cg_wfsync_finish(struct cg_wfsync_state *state)
+{
+	int err = state->ret == -1 ? state->vfs_aio_state.error : 0;
+
+	if (state->wf != NULL) {
+		DLIST_REMOVE(state->wf->waiters, state);
+		talloc_set_destructor(state, NULL);
+		err = cg_write_flush(&state->wf->w, err);
+		state->wf = NULL;
+	}
+	if (err != 0) {
+		state->ret = -1;
+		state->vfs_aio_state.error = err;
+	}
+	tevent_req_done(state->req);
+}
+
+int cg_wfile_fsync_recv(struct tevent_req *req,
+			struct vfs_aio_state *vfs_aio_state)
+{
+	struct cg_wfsync_state *state =
+		tevent_req_data(req, struct cg_wfsync_state);
+
+	if (tevent_req_is_unix_error(req, &vfs_aio_state->error)) {
+		return -1;
+	}
+	*vfs_aio_state = state->vfs_aio_state;
+	return state->ret;
+}
+
+int cg_wfile_close(struct cg_wfile *wf)
+{
+	const struct cg_wstats *st = &wf->w.stats;
+	struct cg_range r = cg_write_close(&wf->w);
+
+	if (r.end > r.off) {
+		/* Starts the writeback of what is dirty, drops the rest */
+		posix_fadvise(fsp_get_io_fd(wf->fsp), r.off, r.end - r.off,
+			      POSIX_FADV_DONTNEED);
+	}
+	if (st->streams > 0 || st->errors > 0) {
+		DBG_PREFIX(2,
+			   ("%s: written %ju mode %s; stream %ju uncached "
+			    "%ju written back and dropped %ju in %ju jobs; "
+			    "streams %ju; writeback errors %ju; "
+			    "fallbacks %ju\n",
+			    fsp_str_dbg(wf->fsp),
+			    (uintmax_t)st->bytes_written,
+			    cg_mode_name(wf->w.mode),
+			    (uintmax_t)st->bytes_stream,
+			    (uintmax_t)st->bytes_uncached,
+			    (uintmax_t)st->bytes_dropped,
+			    (uintmax_t)st->jobs,
+			    (uintmax_t)st->streams,
+			    (uintmax_t)st->errors,
+			    (uintmax_t)st->fallbacks));
+	}
+	/* An error no flush has reported yet: the close reports it */
+	return cg_write_flush(&wf->w, 0);
+}

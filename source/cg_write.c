@@ -1,0 +1,401 @@
+/*
+ * vfs_cacheguard engine: write streams, write-behind, kept errors
+ *
+ * Copyright (C) 2026 The vfs_cacheguard authors
+ *
+ * This program is free software; you can redistribute it and/or modify
+ * it under the terms of the GNU General Public License as published by
+ * the Free Software Foundation; either version 3 of the License, or
+ * (at your option) any later version.
+ *
+ * This program is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ * GNU General Public License for more details.
+ *
+ * You should have received a copy of the GNU General Public License
+ * along with this program.  If not, see <http://www.gnu.org/licenses/>.
+ */
+
+/*
+ * How an upload is seen
+ * ---------------------
+ *
+ * As a download (cg_stream.c): an SMB2 client keeps several writes in
+ * flight and smbd's pool finishes them in any order, so a write belongs
+ * to the stream when it starts within one window of the stream front.
+ * A stream is active once it has written both stream trigger and min
+ * file size bytes: a file smaller than min file size is never touched,
+ * whatever its final size. Random and small writes never get there.
+ *
+ * Write-behind (dontneed, direct)
+ * -------------------------------
+ *
+ * Dirty pages cannot be dropped, so each window is written back first.
+ * Once [start, contig) (all of it written by the client) covers a new
+ * window, a job in smbd's pool starts its writeback
+ * (SYNC_FILE_RANGE_WRITE) and waits for the window started by the
+ * previous job (WAIT_BEFORE | WRITE | WAIT_AFTER), then DONTNEEDs that
+ * one. One job per file at a time: the upload's footprint is about three
+ * windows plus the writes in flight, whatever the file's size, as long
+ * as the device keeps up with the client. When it does not, and the
+ * stream's front runs CG_W_MAX_BEHIND windows ahead of what was waited
+ * for, the glue holds the answers to writes that completed until the
+ * job in flight ends (cg_write_lagging()): the client is slowed to the
+ * device's pace, as the kernel's dirty throttling would slow it, but
+ * at this file's footprint rather than a share of all memory. A write
+ * is never answered earlier than without the module.
+ *
+ *   write end --> whole new window? --> job: start [new window]
+ *                                            wait [window before]
+ *                                            DONTNEED [window before]
+ *
+ * No lost errors
+ * --------------
+ *
+ * sync_file_range(WAIT_AFTER) reports a writeback error to the open file
+ * description and marks it seen, so smbd's later fsync on it returns 0.
+ * The error is therefore kept here and returned to the client's next
+ * flush, once, as the kernel would have. Writes are acknowledged as
+ * before: the job never delays or fails one.
+ *
+ * dontcache
+ * ---------
+ *
+ * Stream writes are pwritev2(RWF_DONTCACHE): the kernel starts the
+ * writeback itself and drops the pages when it completes. Not all of
+ * them: a folio still busy when its writeback ends stays cached (seen
+ * here: 48 MiB of a 1 GiB upload right after the close), so the same
+ * write-behind jobs follow the stream, mostly finding nothing to do,
+ * and bound the footprint and the lag as in dontneed. A filesystem
+ * without it (EOPNOTSUPP, EINVAL) is remembered, and the file
+ * continues with write-behind alone; the failed write is redone
+ * buffered.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+
+#include "cg_write.h"
+#include "cg_sys.h"
+
+#define CG_PAGE 4096ULL
+#define CG_STRAY_LIMIT 8
+
+#define CG_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define CG_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+#ifndef SYNC_FILE_RANGE_WAIT_BEFORE
+#define SYNC_FILE_RANGE_WAIT_BEFORE 1
+#define SYNC_FILE_RANGE_WRITE 2
+#define SYNC_FILE_RANGE_WAIT_AFTER 4
+#endif
+
+enum cg_mode cg_write_mode(enum cg_mode want, unsigned fs_lacks)
+{
+	if ((want == CG_MODE_AUTO || want == CG_MODE_DONTCACHE) &&
+	    (fs_lacks & (CG_FS_NO_DONTCACHE | CG_FS_NO_DONTCACHE_WRITE)) ==
+		    0) {
+		return CG_MODE_DONTCACHE;
+	}
+	/* direct too: buffered writes, then write-behind (the man page) */
+	return CG_MODE_DONTNEED;
+}
+
+void cg_writer_init(struct cg_writer *w,
+		    const struct cg_config *cfg,
+		    unsigned fs_lacks)
+{
+	*w = (struct cg_writer){
+		.cfg = cfg,
+		.mode = cg_write_mode(cfg->mode, fs_lacks),
+		.span = {.off = UINT64_MAX, .end = 0},
+	};
+}
+
+static void cg_write_restart(struct cg_writer *w, uint64_t off)
+{
+	w->state = CG_W_DETECTING;
+	w->start = off;
+	w->front = off;
+	w->seq_bytes = 0;
+	w->strays = 0;
+	w->contig = off;
+	w->ndone = 0;
+	w->started_to = off & ~(CG_PAGE - 1);
+	w->waited_to = w->started_to;
+}
+
+struct cg_wio cg_write_begin(struct cg_writer *w, uint64_t off, size_t n)
+{
+	struct cg_wio wio = {.off = off, .path = CG_PATH_NEXT};
+	uint64_t tol = w->cfg->window;
+	uint64_t trigger = CG_MAX(w->cfg->stream_trigger,
+				  w->cfg->min_file_size);
+	bool near;
+
+	if (n == 0) {
+		return wio;
+	}
+	near = w->seq_bytes > 0 && off + tol >= w->front &&
+	       off <= w->front + tol;
+	if (!near) {
+		if (w->state == CG_W_ACTIVE && ++w->strays < CG_STRAY_LIMIT) {
+			return wio;
+		}
+		cg_write_restart(w, off);
+	}
+	w->strays = 0;
+	w->seq_bytes += n;
+	w->front = CG_MAX(w->front, off + n);
+	if (w->state == CG_W_DETECTING && w->seq_bytes >= trigger) {
+		w->state = CG_W_ACTIVE;
+		w->stats.streams++;
+	}
+	if (w->state == CG_W_ACTIVE) {
+		w->span.off = CG_MIN(w->span.off, w->start & ~(CG_PAGE - 1));
+		w->span.end = CG_MAX(w->span.end, w->front);
+		wio.in_stream = true;
+		if (w->mode == CG_MODE_DONTCACHE) {
+			wio.path = CG_PATH_UNCACHED;
+		}
+	}
+	return wio;
+}
+
+unsigned cg_write_failed(struct cg_writer *w, struct cg_wio *wio, int err)
+{
+	unsigned lacks = 0;
+
+	if (wio->path != CG_PATH_UNCACHED) {
+		return 0;
+	}
+	w->stats.fallbacks++;
+	wio->path = CG_PATH_NEXT;
+	if (err == EOPNOTSUPP || err == EINVAL) {
+		w->mode = CG_MODE_DONTNEED;
+		lacks = CG_FS_NO_DONTCACHE_WRITE;
+	}
+	return lacks;
+}
+
+/* Insert [off, end) above contig into the sorted, disjoint done[] */
+static void cg_wadd_done(struct cg_writer *w, uint64_t off, uint64_t end)
+{
+	unsigned i = 0, j;
+
+	while (i < w->ndone && w->done[i].end < off) {
+		i++;
+	}
+	if (i < w->ndone && w->done[i].off <= end) {
+		w->done[i].off = CG_MIN(w->done[i].off, off);
+		w->done[i].end = CG_MAX(w->done[i].end, end);
+		for (j = i + 1;
+		     j < w->ndone && w->done[j].off <= w->done[i].end;
+		     j++) {
+			w->done[i].end = CG_MAX(w->done[i].end, w->done[j].end);
+		}
+		memmove(w->done + i + 1,
+			w->done + j,
+			(w->ndone - j) * sizeof(w->done[0]));
+		w->ndone -= j - i - 1;
+		return;
+	}
+	if (w->ndone == CG_MAX_DONE) {
+		/* Forget the highest; the gap rule moves past it */
+		if (i == CG_MAX_DONE) {
+			return;
+		}
+		w->ndone--;
+	}
+	memmove(w->done + i + 1,
+		w->done + i,
+		(w->ndone - i) * sizeof(w->done[0]));
+	w->done[i] = (struct cg_range){.off = off, .end = end};
+	w->ndone++;
+}
+
+static void cg_wnote_done(struct cg_writer *w, uint64_t off, uint64_t end)
+{
+	unsigned k = 0;
+
+	if (end <= w->contig) {
+		return;
+	}
+	if (off <= w->contig) {
+		w->contig = end;
+	} else {
+		cg_wadd_done(w, off, end);
+	}
+	/* A gap more than a window behind the front was skipped */
+	if (w->front > w->cfg->window &&
+	    w->contig < w->front - w->cfg->window) {
+		w->contig = w->front - w->cfg->window;
+	}
+	while (k < w->ndone && w->done[k].off <= w->contig) {
+		w->contig = CG_MAX(w->contig, w->done[k].end);
+		k++;
+	}
+	if (k > 0) {
+		w->ndone -= k;
+		memmove(w->done, w->done + k, w->ndone * sizeof(w->done[0]));
+	}
+}
+
+bool cg_write_end(struct cg_writer *w,
+		  const struct cg_wio *wio,
+		  ssize_t nwritten,
+		  struct cg_wb_plan *plan)
+{
+	*plan = (struct cg_wb_plan){.start = {0, 0}, .wait = {0, 0}};
+	if (nwritten <= 0) {
+		return false;
+	}
+	w->stats.bytes_written += (uint64_t)nwritten;
+	if (!wio->in_stream) {
+		return false;
+	}
+	w->stats.bytes_stream += (uint64_t)nwritten;
+	if (wio->path == CG_PATH_UNCACHED) {
+		w->stats.bytes_uncached += (uint64_t)nwritten;
+	}
+	cg_wnote_done(w, wio->off, wio->off + (uint64_t)nwritten);
+	return cg_write_replan(w, plan);
+}
+
+bool cg_write_replan(struct cg_writer *w, struct cg_wb_plan *plan)
+{
+	uint64_t window = w->cfg->window;
+	uint64_t n;
+
+	*plan = (struct cg_wb_plan){.start = {0, 0}, .wait = {0, 0}};
+	if (w->state != CG_W_ACTIVE ||
+	    w->busy || w->contig < w->started_to + window) {
+		return false;
+	}
+	n = (w->contig - w->started_to) / window * window;
+	plan->start = (struct cg_range){
+		.off = w->started_to,
+		.end = w->started_to + n,
+	};
+	plan->wait = (struct cg_range){
+		.off = w->waited_to,
+		.end = w->started_to,
+	};
+	w->waited_to = w->started_to;
+	w->started_to += n;
+	w->busy = true;
+	w->stats.jobs++;
+	return true;
+}
+
+int cg_write_writeback(const struct cg_sys *sys,
+		       int fd,
+		       const struct cg_wb_plan *plan)
+{
+	const struct cg_range *s = &plan->start;
+	const struct cg_range *wt = &plan->wait;
+	int err = 0;
+
+	if (s->end > s->off &&
+	    sys->sync_file_range(fd, s->off, s->end - s->off,
+				 SYNC_FILE_RANGE_WRITE) == -1) {
+		err = errno;
+	}
+	if (wt->end <= wt->off) {
+		return err;
+	}
+	if (sys->sync_file_range(fd, wt->off, wt->end - wt->off,
+				 SYNC_FILE_RANGE_WAIT_BEFORE |
+					 SYNC_FILE_RANGE_WRITE |
+					 SYNC_FILE_RANGE_WAIT_AFTER) == -1 &&
+	    err == 0) {
+		err = errno;
+	}
+	sys->fadvise(fd, wt->off, wt->end - wt->off, POSIX_FADV_DONTNEED);
+	return err;
+}
+
+void cg_write_wb_done(struct cg_writer *w,
+		      const struct cg_wb_plan *plan,
+		      int err)
+{
+	w->busy = false;
+	if (plan->wait.end > plan->wait.off) {
+		w->stats.bytes_dropped += plan->wait.end - plan->wait.off;
+	}
+	if (err == 0) {
+		return;
+	}
+	w->stats.errors++;
+	/* The first one is kept, as fsync reports the oldest unseen one */
+	if (w->error == 0) {
+		w->error = err;
+	}
+}
+
+bool cg_write_busy(const struct cg_writer *w)
+{
+	return w->busy;
+}
+
+bool cg_write_lagging(const struct cg_writer *w)
+{
+	return w->busy &&
+	       w->front > w->waited_to + CG_W_MAX_BEHIND * w->cfg->window;
+}
+
+int cg_write_flush(struct cg_writer *w, int fsync_err)
+{
+	int err = w->error;
+
+	w->error = 0;
+	return err != 0 ? err : fsync_err;
+}
+
+struct cg_range cg_write_close(struct cg_writer *w)
+{
+	struct cg_range r = {0, 0};
+
+	/*
+	 * dontcache too: the writes before the stream was seen went
+	 * through the cache. What is still dirty stays, its writeback
+	 * started by the DONTNEED.
+	 */
+	if (w->span.end > w->span.off) {
+		r = w->span;
+	}
+	w->span = (struct cg_range){.off = UINT64_MAX, .end = 0};
+	w->state = CG_W_DETECTING;
+	return r;
+}
+
+ssize_t cg_pwrite_full(const struct cg_sys *sys,
+		       int fd,
+		       const void *buf,
+		       size_t n,
+		       uint64_t off,
+		       int flags)
+{
+	const char *p = buf;
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t ret = sys->pwritev2(fd, p + done, n - done,
+					    off + done, flags);
+
+		if (ret == -1 && errno == EINTR) {
+			continue;
+		}
+		if (ret == -1) {
+			return -1;
+		}
+		if (ret == 0) {
+			errno = EIO;
+			return -1;
+		}
+		done += (size_t)ret;
+	}
+	return (ssize_t)n;
+}

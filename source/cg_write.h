@@ -1,0 +1,175 @@
+/*
+ * vfs_cacheguard engine: write streams (uploads), free of Samba types
+ *
+ * Copyright (C) 2026 The vfs_cacheguard authors
+ *
+ * This program is free software; you can redistribute it and/or modify
+ * it under the terms of the GNU General Public License as published by
+ * the Free Software Foundation; either version 3 of the License, or
+ * (at your option) any later version.
+ *
+ * This program is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ * GNU General Public License for more details.
+ *
+ * You should have received a copy of the GNU General Public License
+ * along with this program.  If not, see <http://www.gnu.org/licenses/>.
+ */
+
+#ifndef CG_WRITE_H
+#define CG_WRITE_H
+
+#include "cacheguard.h"
+
+struct cg_sys;
+
+/*
+ * Writes (cg_write.c)
+ * ===================
+ *
+ * One struct cg_writer per open file that a client writes to. The glue
+ * brackets every write with cg_write_begin() and cg_write_end(); the
+ * engine answers with the path of the write and, once whole windows of
+ * a large sequential write stream are on their way, a writeback plan
+ * for smbd's thread pool (cg_write_writeback()). Its error is kept for
+ * the client's next flush (cg_write_flush()).
+ */
+
+/* Writes are held back when the front is this many windows ahead */
+#define CG_W_MAX_BEHIND 4
+
+/* What the filesystem lacks for writes; beside the CG_FS_NO_* flags */
+#define CG_FS_NO_DONTCACHE_WRITE 0x8
+
+enum cg_wstate {
+	CG_W_DETECTING = 0,	/* counting sequential bytes */
+	CG_W_ACTIVE,		/* a large sequential write stream */
+};
+
+/* One writeback job: all of it runs in a pool thread */
+struct cg_wb_plan {
+	/* sync_file_range(SYNC_FILE_RANGE_WRITE): start writeback */
+	struct cg_range start;
+	/* started one job earlier: wait for it, then DONTNEED */
+	struct cg_range wait;
+};
+
+struct cg_wstats {
+	uint64_t bytes_written;	/* all bytes the client wrote */
+	uint64_t bytes_stream;	/* of those, part of an active stream */
+	uint64_t bytes_uncached;	/* written with RWF_DONTCACHE */
+	uint64_t bytes_dropped;	/* waited for and handed to DONTNEED */
+	uint64_t streams;	/* times a write stream became active */
+	uint64_t jobs;		/* writeback jobs */
+	uint64_t errors;	/* writeback errors seen by those jobs */
+	uint64_t fallbacks;	/* uncached writes redone buffered */
+};
+
+struct cg_writer {
+	const struct cg_config *cfg;
+	/* resolved: CG_MODE_DONTCACHE, or CG_MODE_DONTNEED (write-behind) */
+	enum cg_mode mode;
+	enum cg_wstate state;
+
+	/* Detection, as for reads: the stream runs from start to front */
+	uint64_t start;
+	uint64_t front;
+	uint64_t seq_bytes;
+	unsigned strays;
+
+	/* All of [start, contig) has been written */
+	uint64_t contig;
+	struct cg_range done[CG_MAX_DONE];
+	unsigned ndone;
+
+	/* Writeback started below started_to, waited for below waited_to */
+	uint64_t started_to;
+	uint64_t waited_to;
+	bool busy;		/* a writeback job is in flight */
+	/* What every active stream wrote, dropped at close */
+	struct cg_range span;
+	/*
+	 * A writeback error a job saw. sync_file_range(WAIT_AFTER) hands
+	 * it to this open file description and marks it seen: smbd's own
+	 * fsync will not see it again, so it is kept for the next flush.
+	 */
+	int error;
+
+	struct cg_wstats stats;
+};
+
+/* What cg_write_begin() tells the caller to carry into cg_write_end() */
+struct cg_wio {
+	uint64_t off;
+	bool in_stream;
+	enum cg_path path;	/* CG_PATH_NEXT or CG_PATH_UNCACHED */
+};
+
+/* The write mode of a share mode, on a filesystem lacking fs_lacks */
+enum cg_mode cg_write_mode(enum cg_mode want, unsigned fs_lacks);
+
+void cg_writer_init(struct cg_writer *w,
+		    const struct cg_config *cfg,
+		    unsigned fs_lacks);
+
+struct cg_wio cg_write_begin(struct cg_writer *w, uint64_t off, size_t n);
+
+/*
+ * An uncached write failed with err; the caller writes the range again
+ * through the next module. Returns the CG_FS_* flag the filesystem now
+ * lacks, or 0.
+ */
+unsigned cg_write_failed(struct cg_writer *w, struct cg_wio *wio, int err);
+
+/*
+ * The write ended (nwritten bytes, or -1). true: run the writeback job
+ * *plan now in the pool, and report its end with cg_write_wb_done().
+ */
+bool cg_write_end(struct cg_writer *w,
+		  const struct cg_wio *wio,
+		  ssize_t nwritten,
+		  struct cg_wb_plan *plan);
+
+/*
+ * Plan the next job without a new write (the last one just ended):
+ * true when there is one to run now
+ */
+bool cg_write_replan(struct cg_writer *w, struct cg_wb_plan *plan);
+
+/*
+ * The writeback lags behind the writes: the answer to a write that
+ * ended is held until the job in flight ends
+ */
+bool cg_write_lagging(const struct cg_writer *w);
+
+/*
+ * The job itself, in a pool thread: touches only fd and sys. Returns
+ * 0 or the first error of its sync_file_range calls.
+ */
+int cg_write_writeback(const struct cg_sys *sys,
+		       int fd,
+		       const struct cg_wb_plan *plan);
+
+/* The job of *plan ended with err (0 or an errno value) */
+void cg_write_wb_done(struct cg_writer *w,
+		      const struct cg_wb_plan *plan,
+		      int err);
+
+/* A job is in flight: a flush must wait for it before it is answered */
+bool cg_write_busy(const struct cg_writer *w);
+
+/*
+ * The client flushes; its fsync returned fsync_err (0 or an errno
+ * value). Returns the error to report: a kept writeback error is
+ * reported once, as the kernel reports one per open file.
+ */
+int cg_write_flush(struct cg_writer *w, int fsync_err);
+
+/*
+ * The file is closed: the range to DONTNEED now (it also starts the
+ * writeback of what is still dirty), empty when there is none.
+ */
+struct cg_range cg_write_close(struct cg_writer *w);
+
+#endif /* CG_WRITE_H */

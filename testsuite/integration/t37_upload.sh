@@ -1,0 +1,186 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Uploads through real smbd and smbclient: a 1 GiB + 123 byte put through
+# every mode is byte-identical and leaves at most 48 MiB of the file
+# cached, peaking at 64 MiB while it runs (a plain share keeps it all);
+# a small file and random writes stay cached; and a writeback error the
+# module's own sync_file_range saw reaches the client's flush in every
+# mode.
+#
+# The error is a real one, from the kernel: a share on ext4 (no journal)
+# on a loop device whose image lives in a small tmpfs. Once the tmpfs is
+# full, the loop device fails the writes: ext4 loses the pages' write
+# ("lost async page write") and records the error for the file. The
+# client writes half its upload, pauses while the filesystem is synced
+# (the writeback of all that is dirty fails), then, with the space given
+# back, writes the other half, whose writeback succeeds, and flushes.
+# In every mode the module's own waits on the second half consume the
+# error (its log says so), and the flush's fsync finds nothing new: the
+# flush fails only if the module hands the error on.
+# (vfs_cgtest sits below cacheguard in the VFS, but the module's
+# writeback calls are system calls, not VFS calls, so no test module
+# can fail them.)
+set -u
+. "$(dirname "$0")/../lib/check.sh"
+cg_need_root "uploads"
+. "$(dirname "$0")/../lib/smbd.sh"
+cg_enter_namespace "$0" "$@"
+
+MiB=1048576
+size=$((1024 * MiB + 123))
+modes="dontneed direct dontcache auto"
+
+cg_smbd_init
+cg_share plain
+for m in $modes; do
+	cg_share "$m" "vfs objects = cacheguard" "cacheguard:mode = $m" \
+		"cacheguard:window = 8M"
+done
+
+# Every write followed by smbd's own fsync, through the module's hook
+cg_share syncalways "vfs objects = cacheguard" "cacheguard:mode = dontneed" \
+	"cacheguard:window = 8M" "strict sync = yes" "sync always = yes"
+
+# The failing filesystem: a 1 GiB ext4 image in a 96 MiB tmpfs
+wbtmp=$CG_ROOT/wbtmp wbfs=$CG_ROOT/wbfs
+mkdir -p "$wbtmp" "$wbfs"
+if mount -t tmpfs -o size=96m tmpfs "$wbtmp"; then
+	CG_MOUNTS="$wbtmp ${CG_MOUNTS:-}"
+	truncate -s 1G "$wbtmp/img"
+	# inode tables written now, so that they are in the tmpfs already
+	if mkfs.ext4 -q -F -m 0 -O ^has_journal -E lazy_itable_init=0 \
+		"$wbtmp/img" >"$CG_ROOT/log/mkfs-wb.out" 2>&1 &&
+		mount -o loop "$wbtmp/img" "$wbfs"; then
+		CG_MOUNTS="$wbfs ${CG_MOUNTS:-}"
+		chmod 1777 "$wbfs"
+	fi
+fi
+for m in plain $modes; do
+	cg_share_at "wb-$m" "$wbfs" "vfs objects = cacheguard" \
+		"cacheguard:mode = ${m/plain/off}" "cacheguard:window = 8M"
+done
+cg_smbd_start || { cg_fail "smbd starts" "see above"; exit 1; }
+
+src=$CG_ROOT/src.bin
+head -c "$size" /dev/urandom >"$src"
+sum=$(md5sum <"$src" | cut -d' ' -f1)
+
+# put SHARE NAME LOCAL: upload; sets resident (after the close), peak,
+# dirty-free sameness (same) of the file on the share
+put()
+{
+	local share=$1 name=$2 local=$3 out=$CG_ROOT/put.out
+	local file=$CG_SHARE/$name
+
+	rm -f "$file"
+	sync
+	# (the file appears with the put; cgcache says so until then)
+	cg_sample_start "$file" 2>/dev/null
+	cg_smbclient "$share" "put $local $name" >"$out" 2>&1
+	cg_sample_stop
+	resident=$(cg_resident "$file" 2>/dev/null || echo -1)
+	peak=$CG_PEAK
+	same=no
+	if [ "$(md5sum <"$file" | cut -d' ' -f1)" = \
+		"$(md5sum <"$local" | cut -d' ' -f1)" ]; then
+		same=yes
+	fi
+}
+
+put plain big.bin "$src"
+cg_expect "[plain] upload is byte-identical" test "$same" = yes
+cg_expect_ge "[plain] share leaves the uploaded file cached" "$resident" \
+	$((size * 95 / 100))
+for m in $modes; do
+	put "$m" big.bin "$src"
+	cg_expect "[$m] 1 GiB + 123 upload is byte-identical" test "$same" = yes
+	cg_expect_le "[$m] cached after the upload" "$resident" $((48 * MiB))
+	cg_expect_le "[$m] peak cached during the upload" "$peak" \
+		$((64 * MiB))
+done
+cg_expect "an upload stream was seen, written back and dropped" \
+	grep -qE "big.bin: written $size mode dontneed; .*dropped [1-9]" \
+	"$CG_LOG"
+cg_expect "dontcache wrote the stream with RWF_DONTCACHE" \
+	grep -qE "big.bin: written $size mode dontcache; .*uncached [1-9]" \
+	"$CG_LOG"
+rm -f "$CG_SHARE/big.bin"
+
+# sync always: flushes interleave with the write-behind jobs
+head -c $((96 * MiB + 5)) /dev/urandom >"$CG_ROOT/mid.bin"
+put syncalways mid.bin "$CG_ROOT/mid.bin"
+cg_expect "[sync always] a 96 MiB upload is byte-identical" \
+	test "$same" = yes
+cg_expect "[sync always] the upload was a write stream" \
+	grep -qE "mid.bin: written $((96 * MiB + 5)) mode dontneed; .*jobs" \
+	"$CG_LOG"
+rm -f "$CG_SHARE/mid.bin"
+
+# Below min file size (16M): untouched, in every mode
+head -c $((12 * MiB)) /dev/urandom >"$CG_ROOT/small.bin"
+for m in $modes; do
+	put "$m" small.bin "$CG_ROOT/small.bin"
+	cg_expect "[$m] a 12 MiB upload is byte-identical" test "$same" = yes
+	cg_expect_ge "[$m] a 12 MiB upload stays cached" "$resident" \
+		$((12 * MiB))
+done
+
+# Random 64 KiB writes: every page they wrote stays cached
+for m in dontneed dontcache; do
+	out=$("$CG_TOP/testsuite/tools/smb_upload.py" -p "$CG_PORT" \
+		-U "$CG_USER%$CG_PASS" random "//127.0.0.1/$m/rnd.bin" \
+		$((256 * MiB)) 1500 7 2>&1)
+	touched=$(sed -n 's/^touched //p' <<<"$out")
+	if [ -z "$touched" ]; then
+		cg_fail "[$m] random writes through the share" "$out"
+		continue
+	fi
+	resident=$(cg_resident "$CG_SHARE/rnd.bin")
+	cg_expect_ge "[$m] random writes stay cached" "$resident" "$touched"
+	rm -f "$CG_SHARE/rnd.bin"
+done
+
+# The writeback error reaches the flush
+if ! mountpoint -q "$wbfs"; then
+	cg_skip "writeback errors" "no tmpfs-backed ext4 loop filesystem"
+	exit 0
+fi
+for m in plain $modes; do
+	ready=$CG_ROOT/ready go=$CG_ROOT/go
+	rm -f "$wbfs"/up.bin "$ready" "$go" "$wbtmp/filler"
+	sync
+	# the last upload's blocks go back to the tmpfs: every run starts
+	# from the same free space, and no block is backed already
+	fstrim "$wbfs"
+	# 4 MiB of the tmpfs left: the upload's writeback fails soon
+	free=$(df -B1 --output=avail "$wbtmp" | tail -n 1)
+	echo "[$m] tmpfs: $((free / MiB)) MiB free before the filler"
+	head -c $((free - 4 * MiB)) /dev/zero >"$wbtmp/filler" 2>/dev/null
+	lines=$(wc -l <"$CG_LOG")
+	"$CG_TOP/testsuite/tools/smb_upload.py" -p "$CG_PORT" \
+		-U "$CG_USER%$CG_PASS" flush "//127.0.0.1/wb-$m/up.bin" \
+		$((96 * MiB)) "$ready" "$go" >"$CG_ROOT/flush.out" 2>&1 &
+	client=$!
+	if ! cg_wait_file "$ready"; then
+		cg_fail "[$m] writeback error" "the client never got to its flush"
+		kill "$client" 2>/dev/null
+		wait "$client"
+		continue
+	fi
+	# The writeback of the first half fails now, then space comes back
+	sync -f "$wbfs"
+	rm -f "$wbtmp/filler"
+	touch "$go"
+	wait "$client"
+	out=$(cat "$CG_ROOT/flush.out")
+	echo "[$m] client: $(tr '\n' ' ' <<<"$out")"
+	cg_expect "[$m] the writeback error reaches the client's flush" \
+		grep -q '^flush failed' <<<"$out"
+	if [ "$m" != plain ]; then
+		# the module's own wait saw it (else the test proves nothing)
+		cg_expect "[$m] the module's writeback saw the error" \
+			grep -q "up.bin: writeback of .* failed" \
+			<(tail -n +"$lines" "$CG_LOG")
+	fi
+done
+exit 0

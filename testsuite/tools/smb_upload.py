@@ -1,0 +1,119 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# smb_upload: the writes of t37 that smbclient cannot make: random writes,
+# and a sequential upload that pauses before its flush.
+#
+#   smb_upload.py [-p PORT] [-U USER%PASS] random //HOST/SHARE/PATH \
+#                 SIZE COUNT SEED
+#	COUNT writes of 64 KiB at random 64 KiB-aligned offsets below
+#	SIZE into a new file; prints "touched BYTES" (distinct bytes)
+#   smb_upload.py [-p PORT] [-U USER%PASS] flush //HOST/SHARE/PATH \
+#                 BYTES READY GO
+#	BYTES written in order, 1 MiB at a time, into a new file, with a
+#	pause half way: it creates the local file READY and waits up to
+#	60 s for GO. Then it flushes and closes. Prints "flush ok" or
+#	"flush failed 0xSTATUS", then "close ok" or "close failed
+#	0xSTATUS".
+#
+# Exits 0 when the client did all it was asked (a failed flush is an
+# answer, not an error), 2 on other errors, 77 when python3-impacket is
+# missing.
+#
+# Copyright (C) 2026 The vfs_cacheguard authors
+
+import getopt
+import os
+import random
+import sys
+import time
+
+try:
+    from impacket import smb3, smb3structs as s3
+except ImportError:
+    print("python3-impacket is not installed")
+    sys.exit(77)
+
+MiB = 1 << 20
+
+
+def connect(unc, port, user, password):
+    host, share, path = unc.lstrip('/').split('/', 2)
+    conn = smb3.SMB3(host, host, sess_port=port)
+    conn.login(user, password)
+    tree = conn.connectTree(share)
+    fid = conn.create(tree, path,
+                      s3.FILE_READ_DATA | s3.FILE_WRITE_DATA |
+                      s3.FILE_READ_ATTRIBUTES, 0,
+                      s3.FILE_NON_DIRECTORY_FILE, s3.FILE_OVERWRITE_IF, 0)
+    return conn, tree, fid
+
+
+def status(call):
+    try:
+        call()
+        return "ok"
+    except smb3.SessionError as e:
+        return "failed 0x%08x" % e.get_error_code()
+
+
+def random_writes(conn, tree, fid, size, count, seed):
+    rnd = random.Random(seed)
+    blk = 64 * 1024
+    touched = set()
+    for _ in range(count):
+        off = rnd.randrange(size // blk) * blk
+        conn.writeFile(tree, fid, os.urandom(blk), off)
+        touched.add(off)
+    conn.close(tree, fid)
+    print("touched %d" % (len(touched) * blk))
+
+
+def write_to(conn, tree, fid, off, end):
+    while off < end:
+        n = min(MiB, end - off)
+        off += conn.writeFile(tree, fid, os.urandom(n), off)
+    return off
+
+
+def flush_after_pause(conn, tree, fid, nbytes, ready, go):
+    off = write_to(conn, tree, fid, 0, nbytes // 2)
+    open(ready, "w").close()
+    for _ in range(600):
+        if os.path.exists(go):
+            break
+        time.sleep(0.1)
+    write_to(conn, tree, fid, off, nbytes)
+    print("flush " + status(lambda: conn.flush(tree, fid)))
+    print("close " + status(lambda: conn.close(tree, fid)))
+
+
+def main():
+    port, user, password = 445, "guest", ""
+    opts, args = getopt.getopt(sys.argv[1:], "p:U:")
+    for o, v in opts:
+        if o == "-p":
+            port = int(v)
+        elif o == "-U":
+            user, _, password = v.partition("%")
+    if len(args) < 2:
+        print(__doc__ if __doc__ else "usage: see the file's head")
+        return 2
+    conn, tree, fid = connect(args[1], port, user, password)
+    if args[0] == "random" and len(args) == 5:
+        random_writes(conn, tree, fid, int(args[2]), int(args[3]),
+                      int(args[4]))
+    elif args[0] == "flush" and len(args) == 5:
+        flush_after_pause(conn, tree, fid, int(args[2]), args[3], args[4])
+    else:
+        print("unknown mode or arguments: %s" % " ".join(args))
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except Exception as e:
+        print("error: %s" % e)
+        sys.exit(2)

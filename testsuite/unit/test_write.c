@@ -1,0 +1,402 @@
+/*
+ * Unit tests of cg_write: write streams, write-behind, kept errors
+ *
+ * Copyright (C) 2026 The vfs_cacheguard authors
+ *
+ * This program is free software; you can redistribute it and/or modify
+ * it under the terms of the GNU General Public License as published by
+ * the Free Software Foundation; either version 3 of the License, or
+ * (at your option) any later version.
+ *
+ * This program is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ * GNU General Public License for more details.
+ *
+ * You should have received a copy of the GNU General Public License
+ * along with this program.  If not, see <http://www.gnu.org/licenses/>.
+ */
+
+/*
+ * The engine's side of uploads, driven as the glue drives it, with a
+ * fake syscall layer that records sync_file_range and fadvise calls and
+ * can fail a wait with an injected writeback error.
+ */
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "cg_write.h"
+#include "cg_sys.h"
+
+#define MiB (1ULL << 20)
+#define N_ELEM(a) (sizeof(a) / sizeof((a)[0]))
+#define SFR_WAIT_ALL 7
+#define SFR_WRITE 2
+
+struct call {
+	int what;	/* POSIX_FADV_*, or 100 + sync_file_range flags */
+	uint64_t off;
+	uint64_t len;
+};
+
+static struct call calls[4096];
+static unsigned ncalls;
+static int wait_error;		/* the next wait fails with this */
+static int pwrite_error;	/* pwritev2 fails with this */
+static unsigned npwrite;
+
+static int fake_fadvise(int fd, uint64_t off, uint64_t len, int advice)
+{
+	calls[ncalls++] = (struct call){advice, off, len};
+	return 0;
+}
+
+static int fake_sfr(int fd, uint64_t off, uint64_t len, unsigned flags)
+{
+	calls[ncalls++] = (struct call){100 + (int)flags, off, len};
+	if (flags == SFR_WAIT_ALL && wait_error != 0) {
+		errno = wait_error;
+		wait_error = 0;
+		return -1;
+	}
+	return 0;
+}
+
+static ssize_t fake_pwritev2(int fd, const void *buf, size_t n,
+			     uint64_t off, int flags)
+{
+	npwrite++;
+	if (pwrite_error != 0) {
+		errno = pwrite_error;
+		return -1;
+	}
+	/* short writes, to be completed by cg_pwrite_full */
+	return n > 4096 ? 4096 : (ssize_t)n;
+}
+
+static const struct cg_sys fake_sys = {
+	.fadvise = fake_fadvise,
+	.sync_file_range = fake_sfr,
+	.pwritev2 = fake_pwritev2,
+};
+
+static int setup(void **state)
+{
+	ncalls = 0;
+	wait_error = 0;
+	pwrite_error = 0;
+	npwrite = 0;
+	return 0;
+}
+
+/* One write as the glue does it; runs a planned job at once */
+static enum cg_path put(struct cg_writer *w, uint64_t off, size_t n)
+{
+	struct cg_wio wio = cg_write_begin(w, off, n);
+	struct cg_wb_plan plan;
+
+	if (cg_write_end(w, &wio, (ssize_t)n, &plan)) {
+		cg_write_wb_done(w, &plan, cg_write_writeback(&fake_sys, 3,
+							      &plan));
+	}
+	return wio.path;
+}
+
+static void init(struct cg_writer *w, struct cg_config *cfg,
+		 enum cg_mode mode)
+{
+	cg_config_init(cfg);
+	cfg->mode = mode;
+	cg_writer_init(w, cfg, 0);
+}
+
+static void test_modes(void **state)
+{
+	static const struct {
+		enum cg_mode want;
+		unsigned lacks;
+		enum cg_mode got;
+	} cases[] = {
+		{CG_MODE_AUTO, 0, CG_MODE_DONTCACHE},
+		{CG_MODE_AUTO, CG_FS_NO_DONTCACHE, CG_MODE_DONTNEED},
+		{CG_MODE_AUTO, CG_FS_NO_DONTCACHE_WRITE, CG_MODE_DONTNEED},
+		{CG_MODE_DONTCACHE, 0, CG_MODE_DONTCACHE},
+		{CG_MODE_DONTCACHE, CG_FS_NO_DONTCACHE_WRITE, CG_MODE_DONTNEED},
+		{CG_MODE_DIRECT, 0, CG_MODE_DONTNEED},
+		{CG_MODE_DONTNEED, 0, CG_MODE_DONTNEED},
+	};
+	size_t i;
+
+	for (i = 0; i < N_ELEM(cases); i++) {
+		assert_int_equal(cg_write_mode(cases[i].want, cases[i].lacks),
+				 cases[i].got);
+	}
+}
+
+/* Below min file size of sequential bytes nothing happens; then it does */
+static void test_detect(void **state)
+{
+	struct cg_config cfg;
+	struct cg_writer w;
+	uint64_t off;
+
+	init(&w, &cfg, CG_MODE_DONTNEED);
+	for (off = 0; off < cfg.min_file_size; off += MiB) {
+		put(&w, off, MiB);
+	}
+	assert_int_equal(w.state, CG_W_ACTIVE);
+	assert_int_equal(w.stats.streams, 1);
+
+	/* a small file, even written sequentially: untouched */
+	setup(NULL);
+	init(&w, &cfg, CG_MODE_DONTNEED);
+	for (off = 0; off < cfg.min_file_size - MiB; off += MiB) {
+		put(&w, off, MiB);
+	}
+	assert_int_equal(w.state, CG_W_DETECTING);
+	assert_int_equal(ncalls, 0);
+	cg_write_close(&w);
+}
+
+/* Random writes, however many bytes, never make a stream */
+static void test_random(void **state)
+{
+	struct cg_config cfg;
+	struct cg_writer w;
+	uint64_t x = 12345;
+	unsigned i;
+
+	init(&w, &cfg, CG_MODE_DONTNEED);
+	for (i = 0; i < 4096; i++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		put(&w, (x >> 20) % (64ULL << 30), 64 * 1024);
+	}
+	assert_int_equal(w.stats.streams, 0);
+	assert_int_equal(ncalls, 0);
+	assert_int_equal(cg_write_close(&w).end, 0);
+}
+
+/*
+ * Writes completing out of order within a window are one stream; each
+ * window is started, waited for one window later, then dropped, and
+ * nothing dirty is ever more than about three windows behind the front
+ */
+static void test_reorder_writeback(void **state)
+{
+	struct cg_config cfg;
+	struct cg_writer w;
+	struct cg_wio wio[4];
+	struct cg_wb_plan plan;
+	uint64_t off, expect_start = 0, expect_wait = 0;
+	unsigned i, k;
+
+	init(&w, &cfg, CG_MODE_DONTNEED);
+	for (off = 0; off < 256 * MiB; off += 4 * MiB) {
+		for (k = 0; k < 4; k++) {
+			wio[k] = cg_write_begin(&w, off + k * MiB, MiB);
+		}
+		for (k = 4; k-- > 0;) {
+			if (!cg_write_end(&w, &wio[k], MiB, &plan)) {
+				continue;
+			}
+			cg_write_wb_done(&w, &plan,
+					 cg_write_writeback(&fake_sys, 3,
+							    &plan));
+		}
+		assert_true(w.front - w.waited_to <= 3 * cfg.window);
+	}
+	assert_int_equal(w.stats.streams, 1);
+	/* started in order, each waited for exactly once, then dropped */
+	for (i = 0; i < ncalls; i++) {
+		if (calls[i].what == 100 + SFR_WRITE) {
+			assert_int_equal(calls[i].off, expect_start);
+			expect_start += calls[i].len;
+		} else if (calls[i].what == 100 + SFR_WAIT_ALL) {
+			assert_int_equal(calls[i].off, expect_wait);
+			assert_true(calls[i].off + calls[i].len <=
+				    expect_start);
+			assert_int_equal(calls[i + 1].what,
+					 POSIX_FADV_DONTNEED);
+			assert_int_equal(calls[i + 1].off, calls[i].off);
+			expect_wait += calls[i].len;
+		}
+	}
+	assert_true(expect_start >= 256 * MiB - cfg.window);
+	assert_true(expect_wait >= 256 * MiB - 2 * cfg.window);
+	assert_int_equal(w.stats.bytes_dropped, expect_wait);
+	/* the close drops the whole stream's range */
+	assert_int_equal(cg_write_close(&w).off, 0);
+}
+
+/* A job in flight holds back the next one; nothing is lost meanwhile */
+static void test_one_job(void **state)
+{
+	struct cg_config cfg;
+	struct cg_writer w;
+	struct cg_wb_plan plan, held;
+	struct cg_wio wio;
+	uint64_t off;
+	bool have = false;
+
+	init(&w, &cfg, CG_MODE_DONTNEED);
+	for (off = 0; off < 64 * MiB; off += MiB) {
+		wio = cg_write_begin(&w, off, MiB);
+		if (cg_write_end(&w, &wio, MiB, &plan)) {
+			assert_false(have);
+			held = plan;
+			have = true;
+		}
+	}
+	assert_true(have);
+	assert_true(cg_write_busy(&w));
+	/* 64 MiB written, nothing waited for: the writes are held back */
+	assert_true(cg_write_lagging(&w));
+	cg_write_wb_done(&w, &held, 0);
+	assert_false(cg_write_lagging(&w));
+	wio = cg_write_begin(&w, off, MiB);
+	assert_true(cg_write_end(&w, &wio, MiB, &plan));
+	/* the next job catches up: it starts everything written since */
+	assert_int_equal(plan.start.off, held.start.end);
+	assert_int_equal(plan.start.end, 64 * MiB);
+	assert_int_equal(plan.wait.off, held.start.off);
+	assert_int_equal(plan.wait.end, held.start.end);
+	cg_write_wb_done(&w, &plan, 0);
+	/* jobs that keep up: nothing is ever held */
+	for (off += MiB; off < 160 * MiB; off += MiB) {
+		put(&w, off, MiB);
+		assert_false(cg_write_lagging(&w));
+	}
+	/* a job's end plans the next at once, with no new write */
+	do {
+		wio = cg_write_begin(&w, off, MiB);
+		off += MiB;
+	} while (!cg_write_end(&w, &wio, MiB, &held));
+	for (; off < 200 * MiB; off += MiB) {
+		wio = cg_write_begin(&w, off, MiB);
+		assert_false(cg_write_end(&w, &wio, MiB, &plan));
+	}
+	cg_write_wb_done(&w, &held, 0);
+	assert_true(cg_write_replan(&w, &plan));
+	assert_int_equal(plan.start.off, held.start.end);
+	assert_int_equal(plan.start.end, 200 * MiB);
+	cg_write_wb_done(&w, &plan, 0);
+	assert_false(cg_write_replan(&w, &plan));
+}
+
+/*
+ * The point of it all: an error a job's wait consumed reaches the next
+ * flush (even when smbd's own fsync then succeeds), exactly once
+ */
+static void test_error_reaches_flush(void **state)
+{
+	struct cg_config cfg;
+	struct cg_writer w;
+	uint64_t off;
+
+	init(&w, &cfg, CG_MODE_DONTNEED);
+	for (off = 0; off < 40 * MiB; off += MiB) {
+		put(&w, off, MiB);
+	}
+	assert_int_equal(cg_write_flush(&w, 0), 0);
+	wait_error = EIO;
+	for (; off < 80 * MiB; off += MiB) {
+		put(&w, off, MiB);
+	}
+	assert_int_equal(wait_error, 0);	/* the fake did fail a wait */
+	assert_int_equal(w.stats.errors, 1);
+	assert_int_equal(cg_write_flush(&w, 0), EIO);
+	assert_int_equal(cg_write_flush(&w, 0), 0);
+	/* smbd's own fsync error is passed on as it is */
+	assert_int_equal(cg_write_flush(&w, ENOSPC), ENOSPC);
+
+	/* the first of several errors is the one reported */
+	wait_error = ENOSPC;
+	for (; off < 120 * MiB; off += MiB) {
+		put(&w, off, MiB);
+		if (wait_error == 0 && w.stats.errors == 2) {
+			wait_error = EIO;
+		}
+	}
+	assert_int_equal(cg_write_flush(&w, EIO), ENOSPC);
+	assert_int_equal(cg_write_flush(&w, 0), 0);
+}
+
+/*
+ * dontcache: stream writes are uncached, write-behind follows them for
+ * what the kernel leaves behind; fallback on EOPNOTSUPP
+ */
+static void test_dontcache(void **state)
+{
+	struct cg_config cfg;
+	struct cg_writer w;
+	struct cg_wio wio;
+	struct cg_wb_plan plan;
+	char buf[3 * 4096 + 5];
+	uint64_t off;
+
+	init(&w, &cfg, CG_MODE_DONTCACHE);
+	/* the write that reaches min file size is the first uncached one */
+	for (off = 0; off < cfg.min_file_size - MiB; off += MiB) {
+		assert_int_equal(put(&w, off, MiB), CG_PATH_NEXT);
+	}
+	assert_int_equal(put(&w, off, MiB), CG_PATH_UNCACHED);
+	for (off += MiB; off < 64 * MiB; off += MiB) {
+		assert_int_equal(put(&w, off, MiB), CG_PATH_UNCACHED);
+	}
+	assert_true(w.stats.jobs > 0);
+	assert_int_equal(w.stats.bytes_uncached, 64 * MiB - 15 * MiB);
+
+	/* all bytes, through short writes */
+	assert_int_equal(cg_pwrite_full(&fake_sys, 3, buf, sizeof(buf), 0,
+					CG_RWF_DONTCACHE),
+			 sizeof(buf));
+	assert_int_equal(npwrite, 4);
+	pwrite_error = EIO;
+	assert_int_equal(cg_pwrite_full(&fake_sys, 3, buf, sizeof(buf), 0,
+					CG_RWF_DONTCACHE),
+			 -1);
+
+	/* an I/O error: this write only; EOPNOTSUPP: the filesystem */
+	wio = cg_write_begin(&w, off, MiB);
+	assert_int_equal(cg_write_failed(&w, &wio, EIO), 0);
+	assert_int_equal(wio.path, CG_PATH_NEXT);
+	assert_int_equal(w.mode, CG_MODE_DONTCACHE);
+	cg_write_end(&w, &wio, MiB, &plan);
+	off += MiB;
+	wio = cg_write_begin(&w, off, MiB);
+	assert_int_equal(cg_write_failed(&w, &wio, EOPNOTSUPP),
+			 CG_FS_NO_DONTCACHE_WRITE);
+	assert_int_equal(w.mode, CG_MODE_DONTNEED);
+	if (cg_write_end(&w, &wio, MiB, &plan)) {
+		cg_write_wb_done(&w, &plan, 0);
+	}
+	/* and from now on write-behind alone */
+	ncalls = 0;
+	for (off += MiB; off < 128 * MiB; off += MiB) {
+		assert_int_equal(put(&w, off, MiB), CG_PATH_NEXT);
+	}
+	assert_true(ncalls > 0);
+	assert_int_equal(w.stats.fallbacks, 2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_modes, setup),
+		cmocka_unit_test_setup(test_detect, setup),
+		cmocka_unit_test_setup(test_random, setup),
+		cmocka_unit_test_setup(test_reorder_writeback, setup),
+		cmocka_unit_test_setup(test_one_job, setup),
+		cmocka_unit_test_setup(test_error_reaches_flush, setup),
+		cmocka_unit_test_setup(test_dontcache, setup),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
