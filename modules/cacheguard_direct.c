@@ -693,6 +693,12 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 	return d;
 }
 
+bool cg_direct_finished(const struct cg_direct *d, bool still_direct)
+{
+	return d->waiters == NULL &&
+	       (!still_direct || d->pf.front >= d->file_size);
+}
+
 unsigned cg_direct_note_write(struct file_id id, off_t offset, size_t n)
 {
 	struct cg_direct *d = NULL;

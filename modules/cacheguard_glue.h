@@ -134,6 +134,11 @@ NTSTATUS cacheguard_offload_write_recv(struct vfs_handle_struct *handle,
 				       struct tevent_req *req,
 				       off_t *copied);
 
+/*
+ * The stream needs its buffer no more: no request waits on it, and it
+ * has read to end of file or its file left direct mode (still_direct)
+ */
+bool cg_direct_finished(const struct cg_direct *d, bool still_direct);
 /* Bytes of prefetch buffer this process holds now */
 size_t cg_direct_memory_in_use(void);
 

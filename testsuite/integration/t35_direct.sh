@@ -190,6 +190,21 @@ cg_smbclient budget "get p2.bin $CG_ROOT/p2.back" >/dev/null 2>&1
 cg_expect "... and the next client's stream is direct" \
 	grep -qE "mode direct; .* direct [1-9]" <<<"$(summary p2.bin)"
 rm -f "$CG_ROOT/p2.back"
+# a client that has read to the end but keeps the file open holds nothing
+cold "$p1"
+rm -f "$CG_ROOT/paused" "$CG_ROOT/go"
+"$CG_BUILD/smb_readpause" -p "$CG_PORT" -U "$CG_USER%$CG_PASS" \
+	-b $((64 * MiB)) -r "$CG_ROOT/paused" -w "$CG_ROOT/go" -t 60 \
+	//127.0.0.1/budget/p1.bin "$p1" >"$CG_ROOT/pause.out" 2>&1 &
+reader=$!
+cg_wait_file "$CG_ROOT/paused"
+cg_expect "a stream read to its end, file still open, holds no budget" \
+	test "$(held)" = 0
+touch "$CG_ROOT/go"
+wait "$reader"
+cg_expect "... its bytes were right" grep -q '^ok ' "$CG_ROOT/pause.out"
+cg_expect "... served direct" \
+	grep -qE "mode direct; .* direct [1-9]" <<<"$(summary p1.bin)"
 
 # --- one file cannot be reopened: only that file loses direct ------------
 # The O_DIRECT reopen checks permissions again, as the client's user: a
