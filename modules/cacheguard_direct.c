@@ -128,6 +128,7 @@ struct cg_direct {
 	struct pthreadpool_tevent *pool;
 	size_t align;			/* offsets, lengths and buffers */
 	uint64_t file_size;		/* at the last lookup */
+	uint64_t limit;			/* cacheguard:direct memory */
 	bool prefetch_off;		/* a fill failed: read on demand only */
 	struct cg_prefetch pf;
 	struct cg_direct_job *fills;	/* in flight */
@@ -270,10 +271,14 @@ static int cg_direct_budget_open(void)
 
 /*
  * Units of the budget for mem bytes: the budget descriptor holding them,
- * or -1; *spent when the budget has no room for them. When the budget file
+ * or -1; *spent when the budget has no room for them. Without a usable
+ * budget file, per_process holds this process's buffers to the limit. When the budget file
  * cannot be used, this process's own total is held to the limit.
  */
-static int cg_direct_budget_take(size_t mem, uint64_t limit, bool *spent)
+static int cg_direct_budget_take(size_t mem,
+				 uint64_t limit,
+				 bool per_process,
+				 bool *spent)
 {
 	int fd = -1;
 
@@ -299,9 +304,17 @@ static int cg_direct_budget_take(size_t mem, uint64_t limit, bool *spent)
 		cg_direct_budget_broken = true;
 		close(fd);
 	}
-	*spent = cg_direct_mem_in_use > limit ||
-		 mem > limit - cg_direct_mem_in_use;
+	*spent = per_process && (cg_direct_mem_in_use > limit ||
+				 mem > limit - cg_direct_mem_in_use);
 	return -1;
+}
+
+/* Give back the units budget_fd holds (-1: none) */
+static void cg_direct_budget_give(int budget_fd)
+{
+	if (budget_fd != -1) {
+		close(budget_fd);
+	}
 }
 
 /*
@@ -395,6 +408,7 @@ struct cg_direct_job {
 
 	struct cg_direct_io *io;
 	void *bounce;			/* owned, for a request's read */
+	int budget_fd;			/* holds the bounce buffer's units */
 	int slot;
 	struct cg_direct *d;		/* NULL once the stream is gone */
 	struct cg_direct_read_state *rs;	/* NULL once it is gone */
@@ -457,6 +471,9 @@ static void cg_direct_do(void *private_data)
 static int cg_direct_job_destructor(struct cg_direct_job *job)
 {
 	cg_direct_buf_free(job->bounce, job->count);
+	if (job->budget_fd != -1) {
+		close(job->budget_fd);
+	}
 	cg_direct_io_unref(job->io);
 	return 0;
 }
@@ -498,6 +515,7 @@ static struct cg_direct_job *cg_direct_job_send(struct cg_direct *d,
 		.bounce = bounce ? buf : NULL,
 		.slot = slot,
 		.d = bounce ? NULL : d,
+		.budget_fd = -1,
 	};
 	d->io->refs++;
 	talloc_set_destructor(job, cg_direct_job_destructor);
@@ -662,10 +680,12 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 		.pool = handle->conn->sconn->pool,
 		.align = align,
 		.file_size = size,
+		.limit = cfg->direct_memory,
 	};
 	cg_prefetch_init(&d->pf, cfg->direct_prefetch, align);
 	mem = cg_prefetch_memory(&d->pf);
-	budget_fd = cg_direct_budget_take(mem, cfg->direct_memory, &spent);
+	budget_fd = cg_direct_budget_take(mem, cfg->direct_memory, true,
+					  &spent);
 	if (spent) {
 		*fail = CG_DIRECT_FAIL_MEMORY;
 		DBG_INFO("%s: %zu bytes of prefetch buffer would pass "
@@ -731,27 +751,41 @@ static int cg_direct_read_state_destructor(struct cg_direct_read_state *state)
 	return 0;
 }
 
-/* A MISS: the request's own aligned read, into a bounce buffer */
+/*
+ * A MISS: the request's own aligned read, into a bounce buffer, counted
+ * in the budget while it lives; without room, CG_DIRECT_NO_BUDGET
+ */
 static void cg_direct_read_start(struct cg_direct *d,
 				 struct cg_direct_read_state *state)
 {
 	void *bounce = NULL;
+	int budget_fd;
+	bool spent;
 
 	if (!cg_dio_plan(state->offset, state->n, d->align, &state->plan)) {
 		tevent_req_error(state->req, EINVAL);
 		return;
 	}
+	budget_fd = cg_direct_budget_take(state->plan.len, d->limit, false,
+					  &spent);
+	if (spent) {
+		tevent_req_error(state->req, CG_DIRECT_NO_BUDGET);
+		return;
+	}
 	bounce = cg_direct_buf_alloc(state->plan.len);
 	if (bounce == NULL) {
+		cg_direct_budget_give(budget_fd);
 		tevent_req_error(state->req, ENOMEM);
 		return;
 	}
 	state->job = cg_direct_job_send(d, state->ev, -1, bounce,
 					state->plan.off, state->plan.len);
 	if (state->job == NULL) {
+		cg_direct_budget_give(budget_fd);
 		tevent_req_error(state->req, ENOMEM);
 		return;
 	}
+	state->job->budget_fd = budget_fd;
 	state->job->rs = state;
 }
 
@@ -906,6 +940,8 @@ ssize_t cg_direct_pread(struct cg_direct *d, void *data, size_t n, off_t offset)
 {
 	struct cg_dio_plan plan;
 	void *bounce = NULL;
+	int budget_fd;
+	bool spent;
 	size_t avail = 0;
 	ssize_t got;
 	int err;
@@ -925,21 +961,26 @@ ssize_t cg_direct_pread(struct cg_direct *d, void *data, size_t n, off_t offset)
 	}
 	d->misses++;
 	cg_direct_refill(d);	/* the fills overlap the read below */
+	budget_fd = cg_direct_budget_take(plan.len, d->limit, false, &spent);
+	if (spent) {
+		errno = CG_DIRECT_NO_BUDGET;
+		return -1;
+	}
 	bounce = cg_direct_buf_alloc(plan.len);
 	if (bounce == NULL) {
+		cg_direct_budget_give(budget_fd);
 		errno = ENOMEM;
 		return -1;
 	}
 	got = cg_direct_read_full(d->io->fd, bounce, plan.len,
 				  (off_t)plan.off, d->align);
-	if (got == -1) {
-		err = errno;
-		cg_direct_buf_free(bounce, plan.len);
-		errno = err;
-		return -1;
+	err = errno;
+	if (got != -1) {
+		got = (ssize_t)cg_dio_trim(&plan, n, (size_t)got);
+		memcpy(data, (uint8_t *)bounce + plan.skip, (size_t)got);
 	}
-	got = (ssize_t)cg_dio_trim(&plan, n, (size_t)got);
-	memcpy(data, (uint8_t *)bounce + plan.skip, (size_t)got);
 	cg_direct_buf_free(bounce, plan.len);
+	cg_direct_budget_give(budget_fd);
+	errno = err;
 	return got;
 }

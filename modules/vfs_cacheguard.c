@@ -498,7 +498,9 @@ static ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
 		ret = cg_direct_pread(cgf->direct, data, n, offset);
 	}
 	if (ret == -1 && path != CG_PATH_NEXT) {
-		cacheguard_fell_back(fsp, cgf, path, errno);
+		if (errno != CG_DIRECT_NO_BUDGET) {
+			cacheguard_fell_back(fsp, cgf, path, errno);
+		}
 		path = CG_PATH_NEXT;
 	}
 	if (path == CG_PATH_NEXT) {
@@ -634,10 +636,12 @@ static void cacheguard_pread_done(struct tevent_req *subreq)
 
 	if (state->ret == -1 && state->path != CG_PATH_NEXT) {
 		/* The fast path failed: read the range buffered instead */
-		cacheguard_fell_back(state->fsp,
-				     state->cgf,
-				     state->path,
-				     state->vfs_aio_state.error);
+		if (state->vfs_aio_state.error != CG_DIRECT_NO_BUDGET) {
+			cacheguard_fell_back(state->fsp,
+					     state->cgf,
+					     state->path,
+					     state->vfs_aio_state.error);
+		}
 		state->path = CG_PATH_NEXT;
 		state->vfs_aio_state = (struct vfs_aio_state){0};
 		subreq = cacheguard_pread_issue(state);

@@ -58,12 +58,18 @@ copy plain "$big"
 cg_expect_ge "plain share leaves the 1 GiB file cached" "$resident" \
 	$((1024 * MiB * 95 / 100))
 
+# sendfile hands the pages of a read to the socket, which holds them
+# until they are sent: a drop-behind cannot free those, so the reads in
+# flight there are one read (8 MiB from smbclient) more than the socket
+# has sent
 for share in guard sendfile uring ro; do
 	copy "$share" "$big"
+	limit=$bound
+	[ "$share" = sendfile ] && limit=$((bound + 8 * MiB))
 	cg_expect "[$share] copy is byte-identical" test "$same" = yes
 	cg_expect_le "[$share] resident after the copy" "$resident" "$bound"
 	cg_expect_le "[$share] peak resident during the copy" "${peak:-0}" \
-		"$bound"
+		"$limit"
 done
 cg_expect "the sendfile share read through SMB_VFS_SENDFILE" \
 	grep -qE "big.bin: .*sendfile [1-9]" "$CG_LOG"
