@@ -192,6 +192,7 @@ struct cg_stream {
 	uint64_t low;		/* lowest stream read, if below start */
 	uint64_t front;
 	uint64_t seq_bytes;
+	uint64_t max_read;	/* the largest stream read: readahead floor */
 	unsigned strays;	/* far reads in a row while active */
 
 	/* Bookkeeping: all of [start, contig) has been read */

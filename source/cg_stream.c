@@ -52,8 +52,8 @@
  * The stream's own readahead, not the kernel's. With cacheguard:readahead
  * above 0 an active stream's descriptor gets FADV_RANDOM, which turns the
  * kernel's readahead off for this open file only, and a stream through
- * the page cache (dontneed) gets WILLNEED up to readahead past its front,
- * in steps of a quarter of it. The kernel would keep up to two windows
+ * the page cache (dontneed) gets WILLNEED up to readahead past its front
+ * (at least its largest read), in steps of a quarter of it. The kernel would keep up to two windows
  * of the device's read_ahead_kb ahead of each reader (FADV_SEQUENTIAL
  * doubles them): 14-30 MiB per stream at 8 MiB, in requests of up to that
  * size. With several copies at once that is what pushes a hot set out of
@@ -247,6 +247,7 @@ static void cg_stream_restart(struct cg_stream *s, int fd, uint64_t off)
 	s->low = off;
 	s->front = off;
 	s->seq_bytes = 0;
+	s->max_read = 0;
 	s->strays = 0;
 	s->contig = off;
 	s->ndone = 0;
@@ -270,9 +271,24 @@ static uint64_t cg_willneed_chunk(const struct cg_stream *s)
 	return CG_WILLNEED_CHUNK;
 }
 
+/*
+ * How far ahead of the front: the option, but at least the largest read
+ * of the stream. A client reading 8 MiB at a time (smbclient) would
+ * otherwise find only part of its next read on its way and wait for the
+ * rest, read at once; one read ahead keeps the device busy between its
+ * requests.
+ */
+static uint64_t cg_ra_distance(const struct cg_stream *s)
+{
+	if (s->cfg->readahead == 0) {
+		return 0;
+	}
+	return CG_MAX(s->cfg->readahead, s->max_read);
+}
+
 static void cg_willneed(struct cg_stream *s, int fd)
 {
-	uint64_t ra = s->cfg->readahead;
+	uint64_t ra = cg_ra_distance(s);
 	uint64_t target, from, n;
 
 	if (ra == 0 || s->via != CG_VIA_CACHE || s->state != CG_ACTIVE) {
@@ -330,7 +346,7 @@ static bool cg_resident_ahead(struct cg_stream *s,
 			      uint64_t *resident,
 			      uint64_t *len)
 {
-	uint64_t from = s->front + cg_ra_window(s) + s->cfg->readahead;
+	uint64_t from = s->front + cg_ra_window(s) + cg_ra_distance(s);
 
 	*resident = 0;
 	*len = 0;
@@ -418,6 +434,7 @@ struct cg_io cg_read_begin(struct cg_stream *s, int fd, uint64_t off, size_t n)
 	}
 	s->strays = 0;
 	s->low = CG_MIN(s->low, off);
+	s->max_read = CG_MAX(s->max_read, (uint64_t)n);
 	s->seq_bytes += n;
 	s->front = CG_MAX(s->front, off + n);
 	if (s->state == CG_DETECTING &&

@@ -94,6 +94,8 @@ bench_parameters()
 	echo "  limited to $BENCH_SMBD_CGROUP_MIB MiB, the reader in a" \
 		"sibling, both under the $BENCH_CGROUP_MIB MiB"
 	echo "- configurations: $BENCH_CONFIGS; scenarios: $BENCH_SCENARIOS"
+	[ -z "${BENCH_OPTIONS:-}" ] ||
+		echo "- every cacheguard share also has: $BENCH_OPTIONS"
 }
 
 bench_fio_table()
