@@ -53,26 +53,27 @@
  * above 0 an active stream's descriptor gets FADV_RANDOM, which turns the
  * kernel's readahead off for this open file only, and a stream through
  * the page cache (dontneed) gets WILLNEED up to readahead past its front
- * (at least its largest read), in steps of a quarter of it. The kernel would keep up to two windows
- * of the device's read_ahead_kb ahead of each reader (FADV_SEQUENTIAL
- * doubles them): 14-30 MiB per stream at 8 MiB, in requests of up to that
- * size. With several copies at once that is what pushes a hot set out of
- * a small memory cgroup, and what a hot read queues behind at the device
- * (docs/benchmarks.md, scenario C). An uncached stream (dontcache, direct)
- * gets no WILLNEED: its pages would stay cached, as RWF_DONTCACHE drops
- * only pages its read created; dontcache's reads are then exactly what
- * the client asked for, with the client's queue depth. FADV_NORMAL is
- * restored when the stream ends, moves to the direct path or the file
- * closes: the descriptor serves every other read of this open too.
- * cacheguard:readahead = 0 leaves the kernel's readahead alone (no hint).
+ * (at least its largest read), in steps of a quarter of it. The kernel
+ * would keep up to two windows of the device's read_ahead_kb ahead of
+ * each reader (FADV_SEQUENTIAL doubles them): 14-30 MiB per stream at
+ * 8 MiB, in requests of up to that size. With several copies at once
+ * that is what pushes a hot set out of a small memory cgroup, and what a
+ * hot read queues behind at the device (docs/benchmarks.md, scenario C).
+ * An uncached stream (dontcache, direct) gets no WILLNEED: its pages
+ * would stay cached, as RWF_DONTCACHE drops only pages its read created;
+ * dontcache's reads are then exactly what the client asked for, read in
+ * 1 MiB pieces (cg_read.c). FADV_NORMAL is restored when the stream
+ * ends, moves to the direct path or the file closes: the descriptor
+ * serves every other read of this open too. cacheguard:readahead = 0
+ * leaves the kernel's readahead alone (no hint).
  *
- * An uncached stream's window
- * drops cover only windows where some read went through the cache (the
- * detection reads, fallbacks, small reads), so pages that RWF_DONTCACHE
- * leaves cached because others had them stay cached; but a dontcache
- * stream of a file that was cold at its start drops every window, since
- * RWF_DONTCACHE leaves pages behind when a folio is busy as the read
- * completes (seen on a loop device: 37 MiB of a 1 GiB copy).
+ * An uncached stream's window drops cover only windows where some read
+ * went through the cache (the detection reads, fallbacks, small reads),
+ * so pages that RWF_DONTCACHE leaves cached because others had them stay
+ * cached; but a dontcache stream of a file that was cold at its start
+ * drops every window, since RWF_DONTCACHE leaves pages behind when a
+ * folio is busy as the read completes (seen on a loop device: 37 MiB of
+ * a 1 GiB copy).
  *
  * Reads in flight are tracked one by one up to CG_MAX_INFLIGHT. A deeper
  * queue spills into two batches that only remember their count and

@@ -591,7 +591,7 @@ static void test_inorder(void **state)
 				assert_int_equal(h->s.state, CG_DETECTING);
 				assert_int_equal(h->ncalls, 0);
 			} else if (nr == act) {
-				/* Activation: the kernel's readahead, no hint */
+				/* Activation: no hint (readahead 0) */
 				assert_int_equal(h->s.state, CG_ACTIVE);
 				assert_int_equal(h->ncalls, 0);
 			}
