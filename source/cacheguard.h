@@ -54,7 +54,12 @@ struct cg_config {
 	uint64_t window;
 	/* Percent of a file resident at stream start that marks it hot */
 	unsigned hot_threshold;
-	/* WILLNEED this far ahead of the front; 0 leaves it to the kernel */
+	/*
+	 * An active stream's own readahead: the kernel's is turned off on
+	 * its descriptor (FADV_RANDOM) and, through the page cache,
+	 * WILLNEED keeps this far ahead of the front. 0 leaves readahead
+	 * to the kernel (the device's read_ahead_kb, no hint).
+	 */
 	uint64_t readahead;
 	uint64_t direct_prefetch;
 	uint64_t direct_memory;
@@ -173,6 +178,8 @@ struct cg_stream {
 	 */
 	uint64_t kernel_ra;
 	enum cg_via via;	/* cg_stream_set_via() */
+	/* FADV_RANDOM is in force on the descriptor: restore NORMAL */
+	bool ra_off;
 	/*
 	 * Nothing of the file ahead of the stream was cached when it
 	 * became active: no one else's pages to spare.
@@ -185,6 +192,7 @@ struct cg_stream {
 	uint64_t low;		/* lowest stream read, if below start */
 	uint64_t front;
 	uint64_t seq_bytes;
+	uint64_t max_read;	/* the largest stream read: readahead floor */
 	unsigned strays;	/* far reads in a row while active */
 
 	/* Bookkeeping: all of [start, contig) has been read */

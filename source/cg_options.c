@@ -40,7 +40,7 @@ const struct cg_option cg_options[] = {
 	{"stream trigger", CG_OPT_SIZE, "4M", CG_FIELD(stream_trigger)},
 	{"window", CG_OPT_SIZE, "8M", CG_FIELD(window)},
 	{"hot threshold", CG_OPT_PERCENT, "50", CG_FIELD(hot_threshold)},
-	{"readahead", CG_OPT_SIZE, "0", CG_FIELD(readahead)},
+	{"readahead", CG_OPT_SIZE, "4M", CG_FIELD(readahead)},
 	{"direct prefetch", CG_OPT_SIZE, "8M", CG_FIELD(direct_prefetch)},
 	{"direct memory", CG_OPT_SIZE, "64M", CG_FIELD(direct_memory)},
 	{"direct min io", CG_OPT_SIZE, "64K", CG_FIELD(direct_min_io)},

@@ -21,6 +21,18 @@
 
 #include "cg_sys.h"
 
+/*
+ * An uncached read goes to the kernel in pieces of at most this much.
+ * With the kernel's readahead off on the descriptor (cg_stream.c), the
+ * kernel allocates and reads every missing page of one call at once, and
+ * RWF_DONTCACHE frees them only as the call copies them out: a client
+ * read of 8 MiB would hold 8 MiB of page cache while it waits for the
+ * device, two in flight per copy 16 MiB. In pieces, a stream holds at
+ * most a piece per read in flight, and its device requests stay small,
+ * so a hot read that misses queues behind less.
+ */
+#define CG_UNCACHED_PIECE (1024 * 1024)
+
 ssize_t cg_pread_full(const struct cg_sys *sys,
 		      int fd,
 		      void *buf,
@@ -31,11 +43,14 @@ ssize_t cg_pread_full(const struct cg_sys *sys,
 	size_t done = 0;
 
 	while (done < n) {
-		ssize_t ret = sys->preadv2(fd,
-					   (char *)buf + done,
-					   n - done,
-					   off + done,
-					   flags);
+		size_t want = n - done;
+		ssize_t ret;
+
+		if ((flags & CG_RWF_DONTCACHE) && want > CG_UNCACHED_PIECE) {
+			want = CG_UNCACHED_PIECE;
+		}
+		ret = sys->preadv2(fd, (char *)buf + done, want, off + done,
+				   flags);
 
 		if (ret == -1 && errno == EINTR) {
 			continue;

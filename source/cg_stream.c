@@ -46,16 +46,34 @@
  * the front is a range the client skipped: contig moves past it, which
  * keeps the footprint bounded by window + readahead + reads in flight.
  *
- * Hints follow the path (enum cg_via). Only a stream served through the
- * page cache (dontneed) gets FADV_SEQUENTIAL and WILLNEED; an uncached
- * one (dontcache, direct) gets none, since they would fill the cache
- * with pages the stream then reads around. An uncached stream's window
- * drops cover only windows where some read went through the cache (the
- * detection reads, fallbacks, small reads), so pages that RWF_DONTCACHE
- * leaves cached because others had them stay cached; but a dontcache
- * stream of a file that was cold at its start drops every window, since
- * RWF_DONTCACHE leaves pages behind when a folio is busy as the read
- * completes (seen on a loop device: 37 MiB of a 1 GiB copy).
+ * Who reads ahead
+ * ---------------
+ *
+ * The stream's own readahead, not the kernel's. With cacheguard:readahead
+ * above 0 an active stream's descriptor gets FADV_RANDOM, which turns the
+ * kernel's readahead off for this open file only, and a stream through
+ * the page cache (dontneed) gets WILLNEED up to readahead past its front
+ * (at least its largest read), in steps of a quarter of it. The kernel
+ * would keep up to two windows of the device's read_ahead_kb ahead of
+ * each reader (FADV_SEQUENTIAL doubles them): 14-30 MiB per stream at
+ * 8 MiB, in requests of up to that size. With several copies at once
+ * that is what pushes a hot set out of a small memory cgroup, and what a
+ * hot read queues behind at the device (docs/benchmarks.md, scenario C).
+ * An uncached stream (dontcache, direct) gets no WILLNEED: its pages
+ * would stay cached, as RWF_DONTCACHE drops only pages its read created;
+ * dontcache's reads are then exactly what the client asked for, read in
+ * 1 MiB pieces (cg_read.c). FADV_NORMAL is restored when the stream
+ * ends, moves to the direct path or the file closes: the descriptor
+ * serves every other read of this open too. cacheguard:readahead = 0
+ * leaves the kernel's readahead alone (no hint).
+ *
+ * An uncached stream's window drops cover only windows where some read
+ * went through the cache (the detection reads, fallbacks, small reads),
+ * so pages that RWF_DONTCACHE leaves cached because others had them stay
+ * cached; but a dontcache stream of a file that was cold at its start
+ * drops every window, since RWF_DONTCACHE leaves pages behind when a
+ * folio is busy as the read completes (seen on a loop device: 37 MiB of
+ * a 1 GiB copy).
  *
  * Reads in flight are tracked one by one up to CG_MAX_INFLIGHT. A deeper
  * queue spills into two batches that only remember their count and
@@ -82,6 +100,8 @@
  * largest default TCP send buffer (4 MiB), with room.
  */
 #define CG_ZEROCOPY_LAG (8ULL << 20)
+/* The largest WILLNEED, the kernel's own step (force_page_cache_ra()) */
+#define CG_WILLNEED_CHUNK (2ULL << 20)
 
 #define CG_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define CG_MAX(a, b) ((a) > (b) ? (a) : (b))
@@ -99,13 +119,6 @@ static uint64_t cg_ra_window(const struct cg_stream *s)
 	return CG_MAX(s->kernel_ra, CG_RA_SLACK);
 }
 
-/*
- * The end of what a stream may have brought into the cache: its front,
- * plus the kernel's readahead (FADV_SEQUENTIAL doubles the window, and
- * the kernel keeps up to two windows, the current and the async one,
- * ahead of the reader), plus our own WILLNEED. Dropping up to here at
- * the end removes what the stream caused and nothing far beyond it.
- */
 /* Whether every window behind the stream is dropped, or only cached */
 static bool cg_drops_all(const struct cg_stream *s)
 {
@@ -113,6 +126,14 @@ static bool cg_drops_all(const struct cg_stream *s)
 	       (s->via == CG_VIA_DONTCACHE && s->cold);
 }
 
+/*
+ * The end of what a stream may have brought into the cache: its front,
+ * plus the kernel's readahead (of the reads before the stream became
+ * active, or of all with cacheguard:readahead = 0: up to two windows, the
+ * current and the async one, ahead of the reader, with room), plus our
+ * own WILLNEED. Dropping up to here at the end removes what the stream
+ * caused and nothing far beyond it.
+ */
 static uint64_t cg_stream_reach(const struct cg_stream *s)
 {
 	uint64_t end = CG_MAX(s->front + 4 * cg_ra_window(s), s->willneed_to);
@@ -123,8 +144,8 @@ static uint64_t cg_stream_reach(const struct cg_stream *s)
 /*
  * What a stream may have left in the cache, to drop at its end: for a
  * stream through the cache all it read and its readahead; for an
- * uncached one what its cached reads caused (the kernel's readahead,
- * without FADV_SEQUENTIAL's doubling), or nothing.
+ * uncached one what its cached reads caused (the kernel's readahead),
+ * or nothing.
  */
 static struct cg_range cg_stream_footprint(const struct cg_stream *s)
 {
@@ -210,8 +231,11 @@ void cg_stream_init(struct cg_stream *s,
 	}
 }
 
-static void cg_stream_restart(struct cg_stream *s, uint64_t off)
+static void cg_hints_off(struct cg_stream *s, int fd);
+
+static void cg_stream_restart(struct cg_stream *s, int fd, uint64_t off)
 {
+	cg_hints_off(s, fd);
 	if (s->state == CG_ACTIVE) {
 		struct cg_range r = cg_stream_footprint(s);
 
@@ -224,6 +248,7 @@ static void cg_stream_restart(struct cg_stream *s, uint64_t off)
 	s->low = off;
 	s->front = off;
 	s->seq_bytes = 0;
+	s->max_read = 0;
 	s->strays = 0;
 	s->contig = off;
 	s->ndone = 0;
@@ -234,12 +259,40 @@ static void cg_stream_restart(struct cg_stream *s, uint64_t off)
 	s->cached_min = CG_FREE;
 }
 
+/*
+ * One WILLNEED reads at most max(read_ahead_kb, the device's largest
+ * request) and silently ignores the rest (force_page_cache_ra()), so a
+ * long range goes in pieces no larger than the device's readahead.
+ */
+static uint64_t cg_willneed_chunk(const struct cg_stream *s)
+{
+	if (s->kernel_ra >= CG_PAGE && s->kernel_ra < CG_WILLNEED_CHUNK) {
+		return cg_page_down(s->kernel_ra);
+	}
+	return CG_WILLNEED_CHUNK;
+}
+
+/*
+ * How far ahead of the front: the option, but at least the largest read
+ * of the stream. A client reading 8 MiB at a time (smbclient) would
+ * otherwise find only part of its next read on its way and wait for the
+ * rest, read at once; one read ahead keeps the device busy between its
+ * requests.
+ */
+static uint64_t cg_ra_distance(const struct cg_stream *s)
+{
+	if (s->cfg->readahead == 0) {
+		return 0;
+	}
+	return CG_MAX(s->cfg->readahead, s->max_read);
+}
+
 static void cg_willneed(struct cg_stream *s, int fd)
 {
-	uint64_t ra = s->cfg->readahead;
-	uint64_t target, from;
+	uint64_t ra = cg_ra_distance(s);
+	uint64_t target, from, n;
 
-	if (ra == 0 || s->via != CG_VIA_CACHE) {
+	if (ra == 0 || s->via != CG_VIA_CACHE || s->state != CG_ACTIVE) {
 		return;
 	}
 	target = CG_MIN(s->front + ra, CG_MAX(s->file_size, s->front));
@@ -248,8 +301,39 @@ static void cg_willneed(struct cg_stream *s, int fd)
 	if (target <= from || target - from < CG_MAX(ra / 4, CG_PAGE)) {
 		return;
 	}
-	s->sys->fadvise(fd, from, target - from, POSIX_FADV_WILLNEED);
+	for (; from < target; from += n) {
+		n = CG_MIN(target - from, cg_willneed_chunk(s));
+		s->sys->fadvise(fd, from, n, POSIX_FADV_WILLNEED);
+	}
 	s->willneed_to = target;
+}
+
+/*
+ * The stream's readahead is its own from now (see "Who reads ahead"):
+ * the kernel's off on the descriptor, WILLNEED ahead where it applies.
+ * A stream on the direct path reads elsewhere; this descriptor serves
+ * only its small reads and strays, with the kernel's usual readahead.
+ */
+static void cg_hints_on(struct cg_stream *s, int fd)
+{
+	if (s->cfg->readahead == 0 || s->via == CG_VIA_DIRECT) {
+		cg_hints_off(s, fd);
+		return;
+	}
+	if (!s->ra_off) {
+		s->sys->fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+		s->ra_off = true;
+	}
+	cg_willneed(s, fd);
+}
+
+/* The descriptor gets the kernel's readahead back */
+static void cg_hints_off(struct cg_stream *s, int fd)
+{
+	if (s->ra_off) {
+		s->sys->fadvise(fd, 0, 0, POSIX_FADV_NORMAL);
+		s->ra_off = false;
+	}
 }
 
 /*
@@ -263,7 +347,7 @@ static bool cg_resident_ahead(struct cg_stream *s,
 			      uint64_t *resident,
 			      uint64_t *len)
 {
-	uint64_t from = s->front + cg_ra_window(s) + s->cfg->readahead;
+	uint64_t from = s->front + cg_ra_window(s) + cg_ra_distance(s);
 
 	*resident = 0;
 	*len = 0;
@@ -291,21 +375,14 @@ static void cg_stream_activate(struct cg_stream *s, int fd)
 	s->cold = known && resident < s->cfg->window;
 	s->state = CG_ACTIVE;
 	CG_COUNT(s, streams, 1);
-	if (s->via == CG_VIA_CACHE) {
-		s->sys->fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-		cg_willneed(s, fd);
-	}
+	cg_hints_on(s, fd);
 }
 
 void cg_stream_set_via(struct cg_stream *s, int fd, enum cg_via via)
 {
-	enum cg_via was = s->via;
-
 	s->via = via;
-	if (was != CG_VIA_CACHE && via == CG_VIA_CACHE &&
-	    s->state == CG_ACTIVE) {
-		s->sys->fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-		cg_willneed(s, fd);
+	if (s->state == CG_ACTIVE) {
+		cg_hints_on(s, fd);
 	}
 }
 
@@ -354,10 +431,11 @@ struct cg_io cg_read_begin(struct cg_stream *s, int fd, uint64_t off, size_t n)
 			cg_track(s, &io);
 			return io;
 		}
-		cg_stream_restart(s, off);
+		cg_stream_restart(s, fd, off);
 	}
 	s->strays = 0;
 	s->low = CG_MIN(s->low, off);
+	s->max_read = CG_MAX(s->max_read, (uint64_t)n);
 	s->seq_bytes += n;
 	s->front = CG_MAX(s->front, off + n);
 	if (s->state == CG_DETECTING &&
@@ -540,5 +618,6 @@ void cg_stream_close(struct cg_stream *s, int fd)
 		CG_COUNT(s, bytes_dropped,
 			 end > s->dropped_to ? end - s->dropped_to : 0);
 	}
+	cg_hints_off(s, fd);
 	s->state = CG_DETECTING;
 }

@@ -4,8 +4,14 @@
 # page-cache samples over time, smbd's CPU time, a process's device reads,
 # the smbd process serving a given client, and fio's device limit.
 #
-#   bench_sampler OUT CGROUP SECONDS	background: "EPOCH BIG HOT CGFILE
-#					CGUSAGE" every BENCH_SAMPLE_S
+#   bench_sampler OUT CGROUP SECONDS	background: "EPOCH COPIED HOT CGFILE
+#					CGUSAGE [PER-FILE...]" every
+#					BENCH_SAMPLE_S; COPIED sums the files
+#					being copied (BENCH_COPY_FILES), each
+#					of them listed after CGUSAGE when
+#					there are several
+#   bench_snapshot_kernel DIR TAG	memory.stat of DIR and /proc/vmstat
+#					into the run directory
 #   bench_smbd_cpu_ticks		user+system ticks of smbd, children
 #					it reaped included
 #   bench_smbd_children			live children of the main smbd
@@ -15,11 +21,11 @@
 #   bench_fio NAME OUT-JSON ARGS...	one fio read job on the big file
 
 # bench_sampler OUT CGROUP MAX-SECONDS: runs until killed or MAX-SECONDS.
-# $EPOCHREALTIME and read builtins keep it to three short-lived processes
-# per sample (two cgcache, one sleep).
+# $EPOCHREALTIME and read builtins keep it to a few short-lived processes
+# per sample (a cgcache per file, one sleep).
 bench_sampler()
 {
-	local out=$1 cg=$2 max=$3 n i key val file usage
+	local out=$1 cg=$2 max=$3 n i key val file usage f sum each b
 
 	n=$(awk -v m="$max" -v s="$BENCH_SAMPLE_S" 'BEGIN {
 		printf "%d", m / s + 1 }')
@@ -36,12 +42,29 @@ bench_sampler()
 			file=$val
 		done <"$cg/memory.stat"
 		read -r usage <"$cg/$BENCH_CG_USAGE_FILE"
-		printf '%s %s %s %s %s\n' "$EPOCHREALTIME" \
-			"$("$BENCH_BIN/cgcache" stat "$BENCH_BIG")" \
+		sum=0
+		each=
+		for f in $BENCH_COPY_FILES; do
+			b=$("$BENCH_BIN/cgcache" stat "$f")
+			sum=$((sum + ${b:-0}))
+			each+=" ${b:-0}"
+		done
+		[ "$BENCH_COPY_FILES" = "$BENCH_BIG" ] && each=
+		printf '%s %s %s %s %s%s\n' "$EPOCHREALTIME" "$sum" \
 			"$("$BENCH_BIN/cgcache" stat "$BENCH_HOT")" \
-			"$file" "$usage"
+			"$file" "$usage" "$each"
 		sleep "$BENCH_SAMPLE_S"
 	done >"$out"
+}
+
+# The kernel's own accounting at a phase change, kept raw for diagnosis:
+# the cgroup's memory.stat (LRU lists, refaults) and the machine's
+# /proc/vmstat (pgscan/pgsteal, allocstall, workingset_*)
+bench_snapshot_kernel()
+{
+	cp "$1/memory.stat" "$BENCH_RUN/memory.stat.$2" 2>/dev/null
+	cp /proc/vmstat "$BENCH_RUN/vmstat.$2" 2>/dev/null
+	return 0
 }
 
 # Running, not a zombie waiting to be reaped

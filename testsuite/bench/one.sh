@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 # One configuration in one scenario, from a warmed hot set and a cold
-# big.bin, in cgroups of its own:
+# big.bin (scenario C: BENCH_COPIES cold files copied at once), in cgroups
+# of its own:
 #
 #   bench_one SCENARIO CONFIG	run it; append its line to results.tsv
 #
@@ -18,7 +19,8 @@
 # results.tsv columns, tab-separated, "-" where a run did not get that far
 BENCH_FIELDS="scenario config status mbps cpu_s_per_gib idle_p50 idle_p99
 	copy_p50 copy_p99 after_p50 after_p99 copy_reads_per_s refaults
-	hot_dev_mib hot_start_mib hot_end_mib peak_mib end_mib oom load copy_s"
+	hot_dev_mib hot_start_mib hot_end_mib peak_mib end_mib oom load copy_s
+	copies slowest_mbps stream_peak_mib"
 
 declare -A BENCH_R
 BENCH_CLK_TCK=$(getconf CLK_TCK)
@@ -77,7 +79,7 @@ bench_start_smbd()
 
 bench_setup()
 {
-	local scen=$1 cfg=$2
+	local scen=$1 cfg=$2 f
 
 	BENCH_SHARE=plain
 	case $cfg in
@@ -87,19 +89,24 @@ bench_setup()
 		bench_failed "nocache is not installed ($NOCACHE_SO)"
 		return 1
 	fi
+	BENCH_COPY_FILES=$BENCH_BIG
+	[ "$scen" = C ] && BENCH_COPY_FILES=$(echo $BENCH_MANY)
 	bench_cgroups "$scen" "$cfg" ||
 		{ bench_failed "cannot create the cgroups"; return 1; }
 	bench_start_smbd "$cfg" ||
 		{ bench_failed "smbd did not start"; return 1; }
 	# warm hot set, charged to its owner; cold big file
 	"$BENCH_BIN/cgcache" drop "$BENCH_HOT" &&
-		bench_cg_run "$WARM_CG" "$BENCH_BIN/cgcache" load "$BENCH_HOT" &&
-		"$BENCH_BIN/cgcache" drop "$BENCH_BIG" ||
+		bench_cg_run "$WARM_CG" "$BENCH_BIN/cgcache" load "$BENCH_HOT" ||
 		{ bench_failed "cannot warm the hot set"; return 1; }
-	if [ "$("$BENCH_BIN/cgcache" stat "$BENCH_BIG")" != 0 ]; then
-		bench_failed "big.bin is still cached after the drop"
-		return 1
-	fi
+	for f in $BENCH_COPY_FILES; do
+		"$BENCH_BIN/cgcache" drop "$f" ||
+			{ bench_failed "cannot drop $f"; return 1; }
+		if [ "$("$BENCH_BIN/cgcache" stat "$f")" != 0 ]; then
+			bench_failed "${f##*/} is still cached after the drop"
+			return 1
+		fi
+	done
 	return 0
 }
 
@@ -131,13 +138,78 @@ bench_start_reader()
 	return 0
 }
 
-bench_copy()
+# bench_copy_one NAME OUT: one smbclient copy to /dev/null; its end time
+# goes to OUT.end
+bench_copy_one()
 {
+	local rc
+
 	timeout "$BENCH_COPY_TIMEOUT" smbclient "//127.0.0.1/$BENCH_SHARE" \
 		-p "$CG_PORT" -U "$CG_USER%$CG_PASS" \
-		-c "get big.bin /dev/null" >"$BENCH_RUN/smbclient.out" 2>&1 &&
-		grep -q "of size $((BENCH_FILE_MIB << 20)) " \
-			"$BENCH_RUN/smbclient.out"
+		-c "get $1 /dev/null" >"$2" 2>&1
+	rc=$?
+	echo "$EPOCHREALTIME" >"$2.end"
+	return $rc
+}
+
+# Scenario C: every copy at once, one client each; all must succeed
+bench_copy()
+{
+	local i pids= rc=0 size=$((BENCH_COPY_MIB << 20)) f
+
+	if [ "$1" != C ]; then
+		bench_copy_one big.bin "$BENCH_RUN/smbclient.out" &&
+			grep -q "of size $((BENCH_FILE_MIB << 20)) " \
+				"$BENCH_RUN/smbclient.out"
+		return
+	fi
+	for f in $BENCH_COPY_FILES; do
+		f=${f##*/}
+		bench_copy_one "$f" "$BENCH_RUN/smbclient-${f%.bin}.out" &
+		pids+=" $!"
+	done
+	for i in $pids; do
+		wait "$i" || rc=1
+	done
+	for f in $BENCH_COPY_FILES; do
+		f=${f##*/}
+		grep -q "of size $size " "$BENCH_RUN/smbclient-${f%.bin}.out" ||
+			rc=1
+	done
+	return $rc
+}
+
+# The slowest copy's MB/s (scenario C; A and B: the copy's)
+bench_slowest()
+{
+	local f end slow=
+
+	for f in "$BENCH_RUN"/smbclient*.out.end; do
+		read -r end <"$f" || continue
+		if [ -z "$slow" ] || awk -v a="$end" -v b="$slow" \
+			'BEGIN { exit !(a > b) }'; then
+			slow=$end
+		fi
+	done
+	awk -v b="$1" -v t0="${BENCH_R[t0]}" -v t1="${slow:-${BENCH_R[t1]}}" \
+		'BEGIN { printf "%.0f", b / (t1 - t0) / 1e6 }'
+}
+
+# BENCH_STACKS=1: sample the local hot reader's kernel stack every 10 ms
+# during the copy, so slow reads show where they wait
+bench_stack_sampler()
+{
+	local pid=$1 out=$2 line stack
+
+	while kill -0 "$pid" 2>/dev/null; do
+		stack=
+		while read -r line; do
+			line=${line#*] }
+			stack+="${stack:+;}${line%%+*}"
+		done <"/proc/$pid/stack"
+		echo "$stack"
+		sleep 0.01
+	done >"$out" 2>/dev/null
 }
 
 # The smbd child that served the copy exits after the client hangs up;
@@ -177,11 +249,12 @@ bench_snapshot()
 	BENCH_R[io_$tag]=$(bench_proc_read_bytes "$BENCH_HOT_IO_PID")
 	BENCH_R[cpu_$tag]=$(bench_smbd_cpu_ticks)
 	BENCH_R[hcpu_$tag]=$(bench_hot_ticks "$scen")
+	bench_snapshot_kernel "$STAT_CG" "$tag"
 }
 
 bench_measure()
 {
-	local scen=$1 marks=$BENCH_RUN/marks kids
+	local scen=$1 marks=$BENCH_RUN/marks kids f
 
 	bench_sampler "$BENCH_RUN/samples" "$STAT_CG" "$BENCH_MAX_S" &
 	BENCH_SAMPLER_PID=$!
@@ -196,16 +269,30 @@ bench_measure()
 	bench_snapshot 0 "$scen"
 	kill -USR1 "$BENCH_READER_PID"
 	BENCH_R[t0]=$EPOCHREALTIME
-	bench_copy
+	if [ "${BENCH_STACKS:-0}" = 1 ] && [ "$scen" != B ]; then
+		bench_stack_sampler "$BENCH_READER_PID" "$BENCH_RUN/stacks" &
+		BENCH_STACK_PID=$!
+	fi
+	bench_copy "$scen"
 	BENCH_R[copy_rc]=$?
 	BENCH_R[t1]=$EPOCHREALTIME
 	kill -USR1 "$BENCH_READER_PID"
+	bench_snapshot_kernel "$STAT_CG" 1
+	if [ -n "${BENCH_STACK_PID:-}" ]; then
+		kill "$BENCH_STACK_PID" 2>/dev/null
+		wait "$BENCH_STACK_PID" 2>/dev/null
+		BENCH_STACK_PID=
+	fi
 	printf 'copy %s\nafter %s\n' "${BENCH_R[t0]}" "${BENCH_R[t1]}" \
 		>>"$marks"
 	bench_wait_copy_child "$kids"
 	BENCH_R[cpu_1]=$(bench_smbd_cpu_ticks)
 	BENCH_R[hcpu_1]=$(bench_hot_ticks "$scen")
-	BENCH_R[end_bytes]=$("$BENCH_BIN/cgcache" stat "$BENCH_BIG")
+	BENCH_R[end_bytes]=0
+	for f in $BENCH_COPY_FILES; do
+		BENCH_R[end_bytes]=$((BENCH_R[end_bytes] +
+			$("$BENCH_BIN/cgcache" stat "$f")))
+	done
 
 	sleep "$BENCH_AFTER_S"
 	bench_snapshot 2 "$scen"
@@ -250,21 +337,31 @@ bench_parse_logs()
 		-v peak="${BENCH_R[end_bytes]}" '
 		$1 <= t0 { hs = $3 }
 		$1 >= t0 && $1 <= t1 && $2 > peak { peak = $2 }
+		$1 >= t0 && $1 <= t1 { for (i = 6; i <= NF; i++)
+			if ($i > speak) speak = $i }
 		{ last = $3 }
 		END { m = 1048576
 			printf "hot_start_mib %.0f\nhot_end_mib %.0f\n",
 				hs / m, last / m
-			printf "peak_mib %.1f\n", peak / m }' \
+			printf "peak_mib %.1f\n", peak / m
+			if (NF > 5) printf "stream_peak_mib %.1f\n", speak / m }' \
 		"$BENCH_RUN/samples"
 }
 
 bench_results()
 {
-	local k v
+	local k v b=$((BENCH_FILE_MIB << 20)) n=1
+
+	if [ "${BENCH_R[scenario]}" = C ]; then
+		n=$BENCH_COPIES
+		b=$((BENCH_COPIES * (BENCH_COPY_MIB << 20)))
+	fi
+	BENCH_R[copies]=$n
+	BENCH_R[slowest_mbps]=$(bench_slowest $((b / n)))
 
 	while read -r k v; do
 		BENCH_R[$k]=$v
-	done < <(bench_parse_logs; awk -v b=$((BENCH_FILE_MIB << 20)) \
+	done < <(bench_parse_logs; awk -v b="$b" \
 		-v t0="${BENCH_R[t0]}" -v t1="${BENCH_R[t1]}" \
 		-v cpu=$((BENCH_R[cpu_1] - BENCH_R[cpu_0] -
 			(BENCH_R[hcpu_1] - BENCH_R[hcpu_0]))) \

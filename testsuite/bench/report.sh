@@ -86,12 +86,16 @@ bench_parameters()
 	echo "  reads at $BENCH_RATE reads/s; idle ${BENCH_IDLE_S} s before"
 	echo "  the copy, ${BENCH_AFTER_S} s after it"
 	echo "- copied file: $BENCH_FILE_MIB MiB, cold, smbclient to"
-	echo "  /dev/null over 127.0.0.1"
+	echo "  /dev/null over 127.0.0.1; scenario C: ${BENCH_COPIES:-4}" \
+		"clients at once, each copying a distinct cold file of" \
+		"${BENCH_COPY_MIB:-1024} MiB"
 	echo "- smbd and the reader in one memory cgroup of" \
 		"$BENCH_CGROUP_MIB MiB; for smbd-cgroup, smbd in a child"
 	echo "  limited to $BENCH_SMBD_CGROUP_MIB MiB, the reader in a" \
 		"sibling, both under the $BENCH_CGROUP_MIB MiB"
 	echo "- configurations: $BENCH_CONFIGS; scenarios: $BENCH_SCENARIOS"
+	[ -z "${BENCH_OPTIONS:-}" ] ||
+		echo "- every cacheguard share also has: $BENCH_OPTIONS"
 }
 
 bench_fio_table()
@@ -151,20 +155,26 @@ bench_table()
 	{ row[++rows] = $0 }
 	$c["config"] == "plain" && $c["status"] == "ok" { plain = $c["mbps"] }
 	END {
-		print "| configuration | share MB/s | vs plain |" \
+		many = scen == "C"
+		printf "| configuration | %s | vs plain |",
+			many ? "copies MB/s, summed" : "share MB/s"
+		print "" \
 			" smbd CPU s/GiB | hot p50 / p99 idle |" \
 			" hot p50 / p99 during copy |" \
 			" hot reads/s during copy | refaults (pages) |" \
 			" hot set from device (MiB) |" \
 			" hot set cached before → after (MiB) |" \
-			" copied file cached peak / end (MiB) | load |"
-		print "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+			" copied file cached peak / end (MiB) | load |" \
+			(many ? " slowest copy MB/s |" \
+				" one copy cached, peak (MiB) |" : "")
+		print "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|" \
+			(many ? "---:|---:|" : "")
 		for (r = 1; r <= rows; r++) {
 			split(row[r], f, "\t")
 			name = label[f[c["config"]]]
 			if (f[c["status"]] != "ok") {
-				printf "| %s | %s | | | | | | | | | | |\n",
-					name, f[c["status"]]
+				printf "| %s | %s | | | | | | | | | | |%s\n",
+					name, f[c["status"]], many ? " | |" : ""
 				continue
 			}
 			ratio = plain > 0 ? sprintf("%.2fx",
@@ -174,11 +184,15 @@ bench_table()
 				f[c["cpu_s_per_gib"]],
 				us(f[c["idle_p50"]]), us(f[c["idle_p99"]]),
 				us(f[c["copy_p50"]]), us(f[c["copy_p99"]])
-			printf " %s | %s | %s | %s → %s | %s / %s | %s |\n",
+			printf " %s | %s | %s | %s → %s | %s / %s | %s |",
 				f[c["copy_reads_per_s"]], f[c["refaults"]],
 				f[c["hot_dev_mib"]], f[c["hot_start_mib"]],
 				f[c["hot_end_mib"]], f[c["peak_mib"]],
 				f[c["end_mib"]], f[c["load"]]
+			if (many)
+				printf " %s | %s |", f[c["slowest_mbps"]],
+					f[c["stream_peak_mib"]]
+			print ""
 		}
 	}' "$BENCH_RESULTS/results.tsv"
 }
@@ -229,6 +243,8 @@ bench_report()
 		A) echo "## Scenario A: local hot set, copy through SMB" ;;
 		B) echo "## Scenario B: hot set on the share, read by a" \
 			"second SMB client" ;;
+		C) echo "## Scenario C: local hot set, $BENCH_COPIES" \
+			"copies at once through SMB" ;;
 		esac
 		echo
 		bench_table "$scen"
@@ -272,7 +288,9 @@ bench_plot_links()
 bench_columns()
 {
 	cat <<'EOF2'
-- share MB/s: big.bin bytes / wall time of the smbclient copy.
+- share MB/s: big.bin bytes / wall time of the smbclient copy; scenario
+  C: the bytes of all copies / the wall time from their common start to
+  the end of the last one (slowest copy MB/s: that last one's).
 - smbd CPU s/GiB: user+system time of all smbd processes from the start
   of the copy until the smbd child that served it exited, per GiB copied;
   in scenario B the time of the child serving the hot-set reader is
@@ -288,7 +306,10 @@ bench_columns()
   (the reader in A, the smbd child serving it in B), same interval.
 - hot set cached: hot.bin resident before the copy and at the end.
 - copied file cached: big.bin resident at its peak while copying (sampled
-  every BENCH_SAMPLE_S) and once the copy's smbd child had exited.
+  every BENCH_SAMPLE_S) and once the copy's smbd child had exited;
+  scenario C: all copied files summed, and one copy cached, peak: the
+  largest residency any one of them reached (a stream's footprint,
+  kernel readahead included).
 - load: the machine's 1-minute load average as the copy started; above
   about 2 other work competed for the 2 cores during that run.
 - cacheguard mode off runs the module's hooks without acting: its

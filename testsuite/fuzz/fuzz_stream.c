@@ -38,7 +38,9 @@
  * - no DONTNEED overlaps a read in flight, tracked by the engine or not;
  * - every fadvise is on the file's descriptor; window drops are whole
  *   windows; WILLNEED stays within the file (or the front past it);
- * - SEQUENTIAL and WILLNEED only while the path is the page cache;
+ * - never SEQUENTIAL; WILLNEED only while the path is the page cache;
+ *   RANDOM (whole file) never on a direct stream, and RANDOM and NORMAL
+ *   alternate, NORMAL last when the file closes;
  * - the file's mode is dontneed, dontcache or direct, its stream's
  *   hints follow it, and it is none the filesystem is known to lack;
  *   a fast path only for an active stream's read, in its mode's path;
@@ -119,6 +121,7 @@ struct fz_stream {
 	uint64_t close_end;
 	unsigned calls;		/* fadvise calls so far */
 	uint64_t willneed_end;	/* the highest WILLNEED end */
+	bool ra_off;		/* FADV_RANDOM given, no NORMAL since */
 	/* since the open: cached stream reads, DONTNEEDs, restarts */
 	struct fz_cached cached[MAX_LOG];
 	unsigned ncached;
@@ -159,10 +162,18 @@ static int fake_fadvise(int fd, uint64_t off, uint64_t len, int advice)
 	if (fd != FD) {
 		fz_violation("fadvise on fd %d, not %d", fd, FD);
 	}
-	if ((advice == POSIX_FADV_SEQUENTIAL ||
-	     advice == POSIX_FADV_WILLNEED) && s->via != CG_VIA_CACHE) {
+	if (advice == POSIX_FADV_SEQUENTIAL ||
+	    (advice == POSIX_FADV_WILLNEED && s->via != CG_VIA_CACHE) ||
+	    (advice == POSIX_FADV_RANDOM && s->via == CG_VIA_DIRECT)) {
 		fz_violation("advice %d on a stream whose path is %d",
 			     advice, (int)s->via);
+	}
+	if (advice == POSIX_FADV_RANDOM || advice == POSIX_FADV_NORMAL) {
+		if (f->ra_off == (advice == POSIX_FADV_RANDOM) || off != 0 ||
+		    len != 0) {
+			fz_violation("advice %d out of turn", advice);
+		}
+		f->ra_off = advice == POSIX_FADV_RANDOM;
 	}
 	if (advice == POSIX_FADV_DONTNEED) {
 		check_dontneed(f, off, len);
@@ -577,6 +588,9 @@ static void close_file(struct fz_stream *f, struct fz_in *in)
 	f->close_drop = false;
 	cg_stream_close(&f->file.stream, FD);
 	f->closing = false;
+	if (f->ra_off) {
+		fz_violation("closed with the kernel's readahead still off");
+	}
 	if (active && !f->restarted) {
 		check_nothing_left(f);
 	}

@@ -25,9 +25,10 @@ cg_smbd_start || { cg_fail "smbd starts" "see above"; exit 1; }
 
 big=$CG_SHARE/big.bin
 head -c $((1024 * MiB)) /dev/urandom >"$big"
-# window + readahead + 32M, the bound the drop-behind promises. With
-# cacheguard:readahead = 0 the readahead is the kernel's: the device's
-# read_ahead_kb, doubled by the POSIX_FADV_SEQUENTIAL a stream gets.
+# window + readahead + 32M, the bound the drop-behind promises. Before a
+# stream is seen the readahead is the kernel's (up to two windows of the
+# device's read_ahead_kb ahead of the reader); an active stream's is its
+# own (cacheguard:readahead, 4M by default), smaller here.
 readahead=$((2 * $(cg_device_readahead "$big")))
 bound=$((window + readahead + 32 * MiB))
 echo "bound: window $window + readahead $readahead + 32 MiB = $bound"

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-3.0-or-later
 # The mixed-workload benchmark at smoke sizes (BENCH_SMOKE=1: every
-# configuration in both scenarios, tiny files) produces a complete table,
+# configuration in scenarios A and B, tiny files; then scenario C alone
+# with two copies) produces a complete table,
 # the fio device-limit table and a PNG per configuration, and leaves no
 # smbd, cgroup or data behind. It asserts no timings: at these sizes and
 # on a shared 2-core machine they mean nothing.
@@ -92,6 +93,38 @@ else
 		"$(diff "$out/results.first.md" "$res/results.md" | head -n 4 |
 			tr '\n' ' ')"
 fi
+
+# Scenario C alone (concurrent copies): a complete row per configuration
+# with its two extra columns. Two copies of 48 MiB, and a cgroup large
+# enough for two smbd children with smbclient's 8 MiB reads in flight
+# (64 MiB is not: OOM).
+resc=$out/results-c
+if BENCH_SMOKE=1 BENCH_RESULTS=$resc BENCH_CONFIGS="plain dontcache" \
+	BENCH_SCENARIOS=C BENCH_COPIES=2 BENCH_CGROUP_MIB=192 \
+	BENCH_PORT=$port timeout 600 "$top/testsuite/bench/run" \
+	>"$out/run-c.log" 2>&1; then
+	cg_pass "scenario C alone runs to the end"
+else
+	cg_fail "scenario C alone runs to the end" \
+		"exit $?: $(tail -n 5 "$out/run-c.log" | tr '\n' ' ')"
+fi
+rows=$(awk 'index($0, "## Scenario C:") == 1 { on = 1; next }
+	/^## / { on = 0 }
+	on && /^\| / && !/^\| configuration/ { print }' \
+	"$resc/results.md" 2>/dev/null)
+bad=$(printf '%s\n' "$rows" | awk -F'|' 'NF != 16 { print; next }
+	{ for (i = 2; i <= 15; i++) if ($i ~ /^ *$/ || $i ~ /failed/) {
+		print; next } }')
+n=$(printf '%s\n' "$rows" | grep -c '^|')
+if [ -z "$bad" ] && [ "$n" = 2 ]; then
+	cg_pass "scenario C: every row complete, summed and slowest copy"
+else
+	cg_fail "scenario C: every row complete, summed and slowest copy" \
+		"$n rows; $(echo "$bad" | head -n 2)"
+fi
+cg_expect "scenario C: each copied file sampled on its own" awk \
+	'NF != 7 { bad = 1 } END { exit bad || NR == 0 }' \
+	"$resc/runs/C-plain/samples"
 
 # Cleanup: no smbd on the smoke port, no cgroup of the run left
 if ss -ltnH "( sport = :$port )" | grep -q .; then

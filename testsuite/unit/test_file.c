@@ -43,11 +43,15 @@
 #define NO_DIO CG_FS_NO_DIRECT
 
 static unsigned n_sequential;
+static unsigned n_random;
+static unsigned n_normal;
 static unsigned n_willneed;
 
 static int fake_fadvise(int fd, uint64_t off, uint64_t len, int advice)
 {
 	n_sequential += advice == POSIX_FADV_SEQUENTIAL;
+	n_random += advice == POSIX_FADV_RANDOM;
+	n_normal += advice == POSIX_FADV_NORMAL;
 	n_willneed += advice == POSIX_FADV_WILLNEED;
 	return 0;
 }
@@ -245,18 +249,22 @@ static void test_hints_follow_mode(void **state)
 	struct cg_config cfg;
 	struct cg_file f;
 
-	n_sequential = n_willneed = 0;
+	n_sequential = n_random = n_normal = n_willneed = 0;
 	cg_config_init(&cfg);
 	cfg.mode = CG_MODE_DIRECT;
-	cfg.readahead = 32 * MiB;
+	cfg.readahead = 8 * MiB;
 	cg_file_init(&f, &cfg, &fake_sys, 1024 * MiB, NONE, 3);
 	choose(&f, 0, 8 * MiB);
 	assert_int_equal(f.stream.state, CG_ACTIVE);
 	assert_int_equal(choose(&f, 8 * MiB, MiB), CG_PATH_DIRECT);
-	assert_int_equal(n_sequential + n_willneed, 0);
+	assert_int_equal(n_random + n_normal + n_willneed, 0);
+	/* Buffered from now: the stream's own readahead, 2 MiB a piece */
 	cg_file_read_failed(&f, 3, CG_PATH_DIRECT, EIO, NONE);
-	assert_int_equal(n_sequential, 1);
-	assert_int_equal(n_willneed, 1);
+	assert_int_equal(n_random, 1);
+	assert_int_equal(n_willneed, 4);
+	cg_stream_close(&f.stream, 3);
+	assert_int_equal(n_normal, 1);
+	assert_int_equal(n_sequential, 0);
 	cg_file_served(&f, CG_PATH_NEXT, 100);
 	cg_file_served(&f, CG_PATH_DIRECT, -1);
 	assert_int_equal(f.bytes[CG_PATH_NEXT], 100);

@@ -49,6 +49,8 @@ static struct {
 	unsigned nsteps;
 	unsigned calls;
 	int flags_seen;
+	size_t largest;		/* the largest n asked of one call */
+	uint64_t size;		/* the file's size; 0: FILE_SIZE */
 } fake;
 
 static unsigned char file_byte(uint64_t off)
@@ -65,16 +67,17 @@ static ssize_t fake_preadv2(int fd, void *buf, size_t n, uint64_t off,
 	assert_true(fake.calls < fake.nsteps);
 	st = &fake.steps[fake.calls++];
 	fake.flags_seen = flags;
+	fake.largest = n > fake.largest ? n : fake.largest;
 	if (st->max == -1) {
 		errno = st->err;
 		return -1;
 	}
 	len = n < (size_t)st->max ? n : (size_t)st->max;
-	if (off >= FILE_SIZE) {
+	if (off >= (fake.size != 0 ? fake.size : FILE_SIZE)) {
 		return 0;
 	}
-	if (len > FILE_SIZE - off) {
-		len = FILE_SIZE - off;
+	if (len > (fake.size != 0 ? fake.size : FILE_SIZE) - off) {
+		len = (fake.size != 0 ? fake.size : FILE_SIZE) - off;
 	}
 	for (i = 0; i < len; i++) {
 		((unsigned char *)buf)[i] = file_byte(off + i);
@@ -151,10 +154,51 @@ static void test_pread_full(void **state)
 	}
 }
 
+/*
+ * An uncached read of 8 MiB goes in 1 MiB pieces, in order, so that no
+ * more than a piece of it is in the page cache at once; the bytes are
+ * the file's, and end of file still ends it short. Without the flag it
+ * is one call.
+ */
+static void test_pread_pieces(void **state)
+{
+	static const struct step big[] = {
+		{8 << 20, 0}, {8 << 20, 0}, {8 << 20, 0}, {8 << 20, 0},
+		{8 << 20, 0}, {8 << 20, 0}, {8 << 20, 0}, {8 << 20, 0},
+		{8 << 20, 0},
+	};
+	static unsigned char buf[8 << 20];
+	ssize_t got;
+
+	/* 7.5 MiB left in the file: seven full pieces and a half one */
+	fake.size = (16 << 20) + (7 << 20) + (1 << 19);
+	fake.steps = big;
+	fake.nsteps = 9;
+	fake.calls = 0;
+	fake.largest = 0;
+	got = cg_pread_full(&fake_sys, 3, buf, sizeof(buf), 16 << 20,
+			    CG_RWF_DONTCACHE);
+	assert_int_equal(got, (7 << 20) + (1 << 19));
+	assert_int_equal(fake.largest, 1 << 20);
+	/* and one more that finds the end of the file */
+	assert_int_equal(fake.calls, 9);
+	check_bytes(buf, 16 << 20, (size_t)got);
+
+	/* Through the cache: one call for all of it */
+	fake.calls = 0;
+	fake.largest = 0;
+	got = cg_pread_full(&fake_sys, 3, buf, sizeof(buf), 16 << 20, 0);
+	assert_int_equal(got, (7 << 20) + (1 << 19));
+	assert_int_equal(fake.largest, sizeof(buf));
+	assert_int_equal(fake.calls, 2);
+	fake.size = 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pread_full),
+		cmocka_unit_test(test_pread_pieces),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -114,6 +114,7 @@ struct harness {
 	unsigned high;		/* reads[] at and above this are idle */
 
 	bool closing;
+	bool ra_off;		/* FADV_RANDOM given, no NORMAL since */
 	char ctx[96];		/* printed with every failure: the seed */
 	char violation[256];	/* the first broken rule, "" if none */
 };
@@ -214,6 +215,23 @@ static int fake_fadvise(int fd, uint64_t off, uint64_t len, int advice)
 	if (advice == POSIX_FADV_DONTNEED) {
 		check_dontneed(h, off, len);
 	}
+	/* The stream's readahead is the module's: never the doubled one */
+	if (advice == POSIX_FADV_SEQUENTIAL) {
+		violate(h, "FADV_SEQUENTIAL doubles the kernel's readahead");
+	}
+	/*
+	 * FADV_RANDOM and FADV_NORMAL alternate, whole file: the kernel's
+	 * readahead goes off once per stream and comes back once.
+	 */
+	if (advice == POSIX_FADV_RANDOM || advice == POSIX_FADV_NORMAL) {
+		bool off_now = advice == POSIX_FADV_RANDOM;
+
+		if (h->ra_off == off_now || off != 0 || len != 0) {
+			violate(h, "%s [%" PRIu64 ", +%" PRIu64 ") out of turn",
+				off_now ? "RANDOM" : "NORMAL", off, len);
+		}
+		h->ra_off = off_now;
+	}
 	return 0;
 }
 
@@ -262,10 +280,18 @@ static void h_reset(struct harness *h)
 	h->noverflow = 0;
 	h->high = 0;
 	h->closing = false;
+	h->ra_off = false;
 	h->ctx[0] = '\0';
 	h->violation[0] = '\0';
 	cg_config_init(&h->cfg);
 	h->cfg.mode = CG_MODE_DONTNEED;
+	/*
+	 * The drop-behind tests count every fadvise: they run with the
+	 * kernel's readahead (no hint at all). The stream's own readahead,
+	 * the default, has tests of its own (test_readahead,
+	 * test_own_readahead_*) and is in the property test's mix.
+	 */
+	h->cfg.readahead = 0;
 }
 
 static void h_start(struct harness *h, uint64_t file_size)
@@ -388,6 +414,9 @@ static void h_close(struct harness *h)
 	h->closing = true;
 	cg_stream_close(&h->s, TEST_FD);
 	h->closing = false;
+	if (h->ra_off) {
+		violate(h, "closed with the kernel's readahead still off");
+	}
 	h_check(h);
 }
 
@@ -404,13 +433,15 @@ static unsigned count_advice(const struct harness *h, int advice)
 	return n;
 }
 
+/* DONTNEEDs made by cg_stream_close() */
 static unsigned count_closing(const struct harness *h)
 {
 	unsigned n = 0;
 	size_t i;
 
 	for (i = 0; i < h->ncalls; i++) {
-		if (h->calls[i].closing) {
+		if (h->calls[i].closing &&
+		    h->calls[i].advice == POSIX_FADV_DONTNEED) {
 			n++;
 		}
 	}
@@ -491,7 +522,8 @@ static void check_close_drop(const struct harness *h,
 	size_t i;
 
 	for (i = 0; i < h->ncalls; i++) {
-		if (h->calls[i].closing) {
+		if (h->calls[i].closing &&
+		    h->calls[i].advice == POSIX_FADV_DONTNEED) {
 			c = &h->calls[i];
 		}
 	}
@@ -559,13 +591,9 @@ static void test_inorder(void **state)
 				assert_int_equal(h->s.state, CG_DETECTING);
 				assert_int_equal(h->ncalls, 0);
 			} else if (nr == act) {
-				/* Activation: SEQUENTIAL, once, whole file */
+				/* Activation: no hint (readahead 0) */
 				assert_int_equal(h->s.state, CG_ACTIVE);
-				assert_int_equal(h->ncalls, 1);
-				assert_int_equal(h->calls[0].advice,
-						 POSIX_FADV_SEQUENTIAL);
-				assert_int_equal(h->calls[0].off, 0);
-				assert_int_equal(h->calls[0].len, 0);
+				assert_int_equal(h->ncalls, 0);
 			}
 			rd_end(h, i, file_read_len(h, off, c->rsize));
 			nr++;
@@ -576,7 +604,7 @@ static void test_inorder(void **state)
 				assert_true(end - h->s.dropped_to < w);
 			}
 		}
-		assert_int_equal(count_advice(h, POSIX_FADV_SEQUENTIAL), 1);
+		assert_int_equal(count_advice(h, POSIX_FADV_SEQUENTIAL), 0);
 		total = check_window_drops(h, c->start);
 		assert_int_equal(total,
 				 (c->file_size - (c->start & ~(PAGE - 1))) /
@@ -674,7 +702,7 @@ static void test_reordered(void **state)
 
 		assert_int_equal(h->s.state, CG_ACTIVE);
 		assert_int_equal(h->s.stats.streams, 1);
-		assert_int_equal(count_advice(h, POSIX_FADV_SEQUENTIAL), 1);
+		assert_int_equal(count_advice(h, POSIX_FADV_SEQUENTIAL), 0);
 		/*
 		 * The first read to arrive starts the stream; reads of its
 		 * group below it still count, and drops are aligned to it.
@@ -778,8 +806,7 @@ static void test_mixed(void **state)
 
 	for (off = run; off < run + run_len; off += MiB) {
 		rd_one(h, off, MiB);
-		if (h->ncalls > 0 && h->s.stats.streams == 1 &&
-		    h->calls[0].advice == POSIX_FADV_SEQUENTIAL) {
+		if (h->s.stats.streams == 1) {
 			continue;
 		}
 		/* Not active yet: only the first reads of the run */
@@ -788,7 +815,7 @@ static void test_mixed(void **state)
 	}
 	assert_int_equal(h->s.state, CG_ACTIVE);
 	assert_int_equal(h->s.stats.streams, 1);
-	assert_int_equal(count_advice(h, POSIX_FADV_SEQUENTIAL), 1);
+	assert_int_equal(count_advice(h, POSIX_FADV_SEQUENTIAL), 0);
 	/* Whole windows from where the run's stream started */
 	assert_true(check_window_drops(h, h->s.start) >= run_len - 8 * MiB);
 	assert_true(h->s.start >= run - h->cfg.window);
@@ -926,7 +953,8 @@ static void test_readahead(void **state)
 		uint64_t ra = c->readahead;
 		uint64_t batch = MAX(ra / 4, PAGE);
 		uint64_t off, prev_end = 0, ahead = 0;
-		unsigned nreads = 0, nwill;
+		uint64_t batch_front = 0, batch_len = 0;
+		unsigned nreads = 0, nwill, nbatch = 0;
 		size_t i;
 
 		h_reset(h);
@@ -956,9 +984,10 @@ static void test_readahead(void **state)
 			assert_int_equal(nwill, 0);
 			continue;
 		}
-		/* The first hint comes with activation */
+		/* Activation: the kernel's readahead off, then WILLNEED */
 		assert_true(h->ncalls >= 2);
-		assert_int_equal(h->calls[0].advice, POSIX_FADV_SEQUENTIAL);
+		assert_int_equal(h->calls[0].advice, POSIX_FADV_RANDOM);
+		assert_int_equal(h->calls[0].len, 0);
 		assert_int_equal(h->calls[1].advice, POSIX_FADV_WILLNEED);
 		for (i = 0; i < h->ncalls; i++) {
 			const struct call *w = &h->calls[i];
@@ -970,13 +999,193 @@ static void test_readahead(void **state)
 			assert_true(w->off >= w->front);
 			assert_true(w->off + w->len <= w->front + ra);
 			assert_true(w->off + w->len <= c->file_size);
-			/* Batched, and never the same range twice */
-			assert_true(w->len >= batch);
+			/* No piece larger than the kernel reads of one */
+			assert_true(w->len <= 2 * MiB);
+			/* A batch: the pieces made at one front */
+			if (nbatch == 0 || w->front != batch_front) {
+				assert_true(nbatch == 0 || batch_len >= batch);
+				nbatch++;
+				batch_front = w->front;
+				batch_len = 0;
+			}
+			batch_len += w->len;
+			/* Never the same range twice */
 			assert_true(w->off >= prev_end);
 			prev_end = w->off + w->len;
 		}
-		assert_true(nwill <= nreads * c->rsize / batch + 1);
-		assert_true(nwill < nreads / 2);
+		assert_true(batch_len >= batch);
+		assert_true(nbatch <= nreads * c->rsize / batch + 1);
+		assert_true(nbatch < nreads / 2);
+		assert_true(nwill >= nbatch);
+	}
+}
+
+/* The calls with advice, in order: their indexes into h->calls */
+static unsigned find_advice(const struct harness *h,
+			    int advice,
+			    size_t *idx,
+			    unsigned max)
+{
+	unsigned n = 0;
+	size_t i;
+
+	for (i = 0; i < h->ncalls && n < max; i++) {
+		if (h->calls[i].advice == advice) {
+			idx[n++] = i;
+		}
+	}
+	return n;
+}
+
+/*
+ * The stream's own readahead over its life (dontneed): the kernel's goes
+ * off at activation, comes back when strays end the stream, goes off
+ * again with the next stream, comes back while the file is served
+ * direct, and at close. The fake checks that RANDOM and NORMAL alternate.
+ */
+static void test_own_readahead_lifecycle(void **state)
+{
+	struct harness *h = *state;
+	size_t rnd[8], nrm[8];
+	uint64_t off;
+	unsigned i;
+
+	h->cfg.readahead = 4 * MiB;
+	h_start(h, GiB);
+	for (off = 0; off < 32 * MiB; off += MiB) {
+		rd_one(h, off, MiB);
+	}
+	assert_int_equal(h->s.state, CG_ACTIVE);
+	assert_int_equal(find_advice(h, POSIX_FADV_RANDOM, rnd, 8), 1);
+	assert_int_equal(rnd[0], 0);
+	assert_true(count_advice(h, POSIX_FADV_WILLNEED) >= 2);
+	assert_int_equal(count_advice(h, POSIX_FADV_NORMAL), 0);
+	assert_true(h->s.willneed_to + MiB >= h->s.front + 4 * MiB);
+
+	/* Strays end the stream: readahead back to the kernel */
+	for (i = 0; i < STRAY_LIMIT; i++) {
+		rd_one(h, 600 * MiB + i * 10 * MiB, 64 * KiB);
+	}
+	assert_int_equal(h->s.state, CG_DETECTING);
+	assert_int_equal(find_advice(h, POSIX_FADV_NORMAL, nrm, 8), 1);
+	assert_true(nrm[0] > rnd[0]);
+
+	/* A new stream there: off again */
+	for (off = 670 * MiB; off < 700 * MiB; off += MiB) {
+		rd_one(h, off, MiB);
+	}
+	assert_int_equal(h->s.state, CG_ACTIVE);
+	assert_int_equal(find_advice(h, POSIX_FADV_RANDOM, rnd, 8), 2);
+	assert_true(rnd[1] > nrm[0]);
+
+	/* Served direct: this descriptor's readahead is the kernel's */
+	cg_stream_set_via(&h->s, TEST_FD, CG_VIA_DIRECT);
+	assert_int_equal(count_advice(h, POSIX_FADV_NORMAL), 2);
+	cg_stream_set_via(&h->s, TEST_FD, CG_VIA_CACHE);
+	assert_int_equal(count_advice(h, POSIX_FADV_RANDOM), 3);
+
+	h_close(h);
+	assert_int_equal(find_advice(h, POSIX_FADV_NORMAL, nrm, 8), 3);
+	assert_true(h->calls[nrm[2]].closing);
+}
+
+/*
+ * Which streams get which hints with cacheguard:readahead set: dontneed
+ * RANDOM and WILLNEED; dontcache RANDOM only (WILLNEED's pages would
+ * outlive its uncached reads); direct, a hot file and readahead = 0
+ * none. WILLNEED pieces shrink to a smaller device readahead.
+ */
+struct own_ra_case {
+	enum cg_via via;
+	uint64_t readahead;
+	uint64_t kernel_ra;
+	unsigned resident_pct;
+	unsigned nrandom;
+	bool willneed;
+	uint64_t max_piece;
+};
+
+static const struct own_ra_case own_ra_cases[] = {
+	{CG_VIA_CACHE, 4 * MiB, 0, 0, 1, true, 2 * MiB},
+	{CG_VIA_CACHE, 4 * MiB, 8 * MiB, 0, 1, true, 2 * MiB},
+	{CG_VIA_CACHE, 4 * MiB, 512 * KiB, 0, 1, true, 512 * KiB},
+	{CG_VIA_CACHE, 0, 8 * MiB, 0, 0, false, 0},
+	{CG_VIA_CACHE, 4 * MiB, 8 * MiB, 100, 0, false, 0},
+	{CG_VIA_DONTCACHE, 4 * MiB, 8 * MiB, 0, 1, false, 0},
+	{CG_VIA_DIRECT, 4 * MiB, 8 * MiB, 0, 0, false, 0},
+};
+
+static void test_own_readahead_paths(void **state)
+{
+	struct harness *h = *state;
+	uint64_t off;
+	size_t k, i;
+
+	for (k = 0; k < N_ELEM(own_ra_cases); k++) {
+		const struct own_ra_case *c = &own_ra_cases[k];
+
+		h_reset(h);
+		snprintf(h->ctx, sizeof(h->ctx), "case %zu: ", k);
+		h->cfg.readahead = c->readahead;
+		h->resident_pct = c->resident_pct;
+		h_start(h, GiB);
+		h->s.kernel_ra = c->kernel_ra;
+		cg_stream_set_via(&h->s, TEST_FD, c->via);
+		for (off = 0; off < 64 * MiB; off += MiB) {
+			if (c->via == CG_VIA_CACHE || off < 4 * MiB) {
+				rd_one(h, off, MiB);
+			} else {
+				rd_one_uncached(h, off, MiB);
+			}
+		}
+		h_check(h);
+		assert_int_equal(count_advice(h, POSIX_FADV_RANDOM),
+				 c->nrandom);
+		assert_int_equal(count_advice(h, POSIX_FADV_WILLNEED) > 0,
+				 c->willneed);
+		for (i = 0; i < h->ncalls; i++) {
+			if (h->calls[i].advice == POSIX_FADV_WILLNEED) {
+				assert_true(h->calls[i].len <= c->max_piece);
+			}
+		}
+		h_close(h);
+		assert_int_equal(count_advice(h, POSIX_FADV_NORMAL),
+				 c->nrandom);
+	}
+}
+
+/*
+ * A client reading more than readahead at a time (smbclient: 8 MiB, two
+ * in flight) gets at least one read's worth ahead of the front, so its
+ * next read is on its way before it asks; smaller reads get readahead.
+ */
+static void test_own_readahead_covers_a_read(void **state)
+{
+	struct harness *h = *state;
+	const size_t rsizes[] = {8 * MiB, 64 * KiB};
+	uint64_t off, want;
+	size_t k, i[2];
+
+	for (k = 0; k < N_ELEM(rsizes); k++) {
+		h_reset(h);
+		h->cfg.readahead = 4 * MiB;
+		h_start(h, GiB);
+		for (off = 0; off < 128 * MiB; off += 2 * rsizes[k]) {
+			/* two in flight, ended in order */
+			i[0] = rd_begin(h, off, rsizes[k]);
+			i[1] = rd_begin(h, off + rsizes[k], rsizes[k]);
+			rd_end(h, i[0], (ssize_t)rsizes[k]);
+			rd_end(h, i[1], (ssize_t)rsizes[k]);
+			want = MAX(4 * MiB, (uint64_t)rsizes[k]);
+			if (h->s.state != CG_ACTIVE) {
+				continue;	/* detecting: the kernel's */
+			}
+			/* within a quarter step of front + one read */
+			assert_true(h->s.willneed_to + want / 4 >=
+				    h->s.front + want);
+			assert_true(h->s.willneed_to <= h->s.front + want);
+		}
+		h_close(h);
 	}
 }
 
@@ -1023,7 +1232,7 @@ static void test_strays_keep_stream(void **state)
 	}
 	assert_int_equal(h->s.state, CG_ACTIVE);
 	assert_int_equal(h->s.stats.streams, 1);
-	assert_int_equal(count_advice(h, POSIX_FADV_SEQUENTIAL), 1);
+	assert_int_equal(count_advice(h, POSIX_FADV_SEQUENTIAL), 0);
 	assert_int_equal(check_window_drops(h, 0), GiB);
 	h_close(h);
 	/* No abandoned stream: the close drop only */
@@ -1194,12 +1403,12 @@ static void test_close_drops_own_ranges(void **state)
 }
 
 /*
- * Hints follow the path: an uncached stream (dontcache, direct) gets no
- * FADV_SEQUENTIAL and no WILLNEED, even with cacheguard:readahead set;
+ * Hints follow the path: a direct stream gets no hint and no WILLNEED,
+ * even with cacheguard:readahead set;
  * only windows some read went through the cache for are dropped (the
  * detection reads, a fallback read), and its close drops what those
  * reads caused, nothing of the rest. A fallback to the cache turns the
- * hints on.
+ * stream's own readahead on.
  */
 static void test_uncached_hints(void **state)
 {
@@ -1256,9 +1465,12 @@ static void test_uncached_hints(void **state)
 		rd_one_uncached(h, off, MiB);
 	}
 	assert_int_equal(count_advice(h, POSIX_FADV_SEQUENTIAL), 0);
+	assert_int_equal(count_advice(h, POSIX_FADV_RANDOM), 0);
 	cg_stream_set_via(&h->s, TEST_FD, CG_VIA_CACHE);
-	assert_int_equal(count_advice(h, POSIX_FADV_SEQUENTIAL), 1);
-	assert_int_equal(count_advice(h, POSIX_FADV_WILLNEED), 1);
+	assert_int_equal(count_advice(h, POSIX_FADV_SEQUENTIAL), 0);
+	assert_int_equal(count_advice(h, POSIX_FADV_RANDOM), 1);
+	/* 32 MiB ahead, in pieces of 2 MiB (the kernel caps one WILLNEED) */
+	assert_int_equal(count_advice(h, POSIX_FADV_WILLNEED), 16);
 	for (; off < 128 * MiB; off += MiB) {
 		rd_one(h, off, MiB);
 	}
@@ -2068,6 +2280,9 @@ int main(void)
 		T(test_hot_file),
 		T(test_hot_state),
 		T(test_readahead),
+		T(test_own_readahead_lifecycle),
+		T(test_own_readahead_paths),
+		T(test_own_readahead_covers_a_read),
 		T(test_strays_keep_stream),
 		T(test_strays_restart),
 		T(test_close),
