@@ -16,7 +16,8 @@
 #   make test-asan	unit and integration tests under ASan/UBSan, valgrind
 #   make fuzz		the libFuzzer harnesses, CG_FUZZ_TIME seconds each
 #   make demo		copy a 1 GiB file through a plain and a guarded share
-#   make bench-upload	the mixed workload with a 4 GiB upload
+#   make bench-upload	the mixed workload with a 4 GiB upload (make bench
+#			runs it after the download scenarios)
 #   make soak		a randomized client load against every mode for
 #			SOAK_MINUTES (default 10); not part of make test
 #   make install	cacheguard.so into smbd's modules dir (DESTDIR honoured)
@@ -108,8 +109,10 @@ demo: build
 	@tools/demo
 
 # The mixed-workload benchmark (testsuite/bench); smoke: tiny sizes
+# The download scenarios, then the upload one (BENCH_UPLOAD=0: without)
 bench: build
 	@testsuite/bench/run
+	@if [ "$${BENCH_UPLOAD:-1}" != 0 ]; then testsuite/bench/upload.sh; fi
 
 bench-smoke: build
 	@BENCH_SMOKE=1 testsuite/bench/run
