@@ -885,6 +885,8 @@ static ssize_t cacheguard_write_recvfile(struct vfs_handle_struct *handle,
 	if (wf == NULL) {
 		return cacheguard_recvfile(handle, fromfd, tofsp, offset, n);
 	}
+	DBG_DEBUG("%s: recvfile of %zu at %jd\n",
+		  fsp_str_dbg(tofsp), n, (intmax_t)offset);
 	cg_changes(tofsp, "recvfile", offset, n);
 	ret = cg_wfile_recvfile(wf, fromfd, offset, n);
 	cg_changes(tofsp, "recvfile", offset, n);

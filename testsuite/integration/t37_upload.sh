@@ -3,9 +3,11 @@
 # Uploads through real smbd and smbclient: a 1 GiB + 123 byte put through
 # every mode is byte-identical and leaves at most 48 MiB of the file
 # cached, peaking at 64 MiB while it runs (a plain share keeps it all);
-# a small file and random writes stay cached; and a writeback error the
-# module's own sync_file_range saw reaches the client's flush in every
-# mode.
+# the same through smbd's recvfile path (96 MiB per mode); a small file
+# and random writes stay cached; a client that vanishes, or
+# its smbd killed, mid-upload loses no acknowledged byte; and a
+# writeback error the module's own sync_file_range saw reaches the
+# client's flush in every mode.
 #
 # The error is a real one, from the kernel: a share on ext4 (no journal)
 # on a loop device whose image lives in a small tmpfs. Once the tmpfs is
@@ -106,6 +108,51 @@ cg_expect "dontcache wrote the stream with RWF_DONTCACHE" \
 	"$CG_LOG"
 rm -f "$CG_SHARE/big.bin"
 
+# A client that vanishes, or its smbd killed, in the middle of an upload
+# (write-behind jobs running, nothing flushed): every byte the server had
+# acknowledged is in the file
+holders()
+{
+	local pid
+
+	for pid in $(cg_smbd_pids); do
+		if ls -l "/proc/$pid/fd" 2>/dev/null | grep -q "/gone.bin$"; then
+			echo "$pid"
+		fi
+	done
+}
+for m in $modes; do
+	for how in client smbd; do
+		rm -f "$CG_ROOT/ready" "$CG_ROOT/acked.bin" "$CG_SHARE/gone.bin"
+		"$CG_TOP/testsuite/tools/smb_upload.py" -p "$CG_PORT" \
+			-U "$CG_USER%$CG_PASS" abandon "//127.0.0.1/$m/gone.bin" \
+			$((64 * MiB + 5)) "$CG_ROOT/acked.bin" "$CG_ROOT/ready" \
+			>"$CG_ROOT/abandon.out" 2>&1 &
+		client=$!
+		if ! cg_wait_file "$CG_ROOT/ready"; then
+			cg_fail "[$m] an upload, then its $how gone" \
+				"$(cat "$CG_ROOT/abandon.out")"
+			kill "$client" 2>/dev/null
+			wait "$client"
+			continue
+		fi
+		if [ "$how" = smbd ]; then
+			# shellcheck disable=SC2046
+			kill -9 $(holders) 2>/dev/null
+		fi
+		kill -9 "$client" 2>/dev/null
+		wait "$client" 2>/dev/null
+		# smbd closes the file once it sees the connection gone
+		for _ in $(seq 100); do
+			[ -z "$(holders)" ] && break
+			sleep 0.1
+		done
+		cg_expect "[$m] $how gone mid-upload: every acknowledged byte is in the file" \
+			cmp -s "$CG_ROOT/acked.bin" "$CG_SHARE/gone.bin"
+	done
+done
+rm -f "$CG_ROOT/ready" "$CG_ROOT/acked.bin" "$CG_SHARE/gone.bin"
+
 # sync always: flushes interleave with the write-behind jobs
 head -c $((96 * MiB + 5)) /dev/urandom >"$CG_ROOT/mid.bin"
 put syncalways mid.bin "$CG_ROOT/mid.bin"
@@ -182,5 +229,24 @@ for m in plain $modes; do
 			grep -q "up.bin: writeback of .* failed" \
 			<(tail -n +"$lines" "$CG_LOG")
 	fi
+done
+
+# Uploads through smbd's recvfile path ("min receivefile size"; smbclient
+# does not sign): the writes come from the socket into the file
+cg_smbd_stop
+sed -i 's/^\[global\]$/[global]\n\tmin receivefile size = 16384/' "$CG_CONF"
+cg_smbd_start || { cg_fail "smbd starts with recvfile" "see above"; exit 1; }
+for m in $modes; do
+	before=$(grep -c "mid.bin: recvfile of " "$CG_LOG")
+	put "$m" mid.bin "$CG_ROOT/mid.bin"
+	cg_expect "[$m] recvfile: a 96 MiB upload is byte-identical" \
+		test "$same" = yes
+	cg_expect "[$m] recvfile: the writes went through recvfile" test \
+		"$(grep -c "mid.bin: recvfile of " "$CG_LOG")" -gt "$before"
+	cg_expect_le "[$m] recvfile: cached after the upload" "$resident" \
+		$((48 * MiB))
+	cg_expect_le "[$m] recvfile: peak cached during the upload" "$peak" \
+		$((64 * MiB))
+	rm -f "$CG_SHARE/mid.bin"
 done
 exit 0

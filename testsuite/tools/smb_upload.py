@@ -15,6 +15,12 @@
 #	60 s for GO. Then it flushes and closes. Prints "flush ok" or
 #	"flush failed 0xSTATUS", then "close ok" or "close failed
 #	0xSTATUS".
+#   smb_upload.py [-p PORT] [-U USER%PASS] abandon //HOST/SHARE/PATH \
+#                 BYTES LOCAL READY
+#	BYTES of random data written in order, 1 MiB at a time, into a new
+#	file; each piece, once the server has acknowledged it, is appended
+#	to LOCAL too. Then it creates READY and sleeps without flushing or
+#	closing, for the test to kill it (or the smbd) in the middle.
 #
 # Exits 0 when the client did all it was asked (a failed flush is an
 # answer, not an error), 2 on other errors, 77 when python3-impacket is
@@ -76,6 +82,18 @@ def write_to(conn, tree, fid, off, end):
     return off
 
 
+def abandon(conn, tree, fid, nbytes, local, ready):
+    off = 0
+    with open(local, "wb") as out:
+        while off < nbytes:
+            data = os.urandom(min(MiB, nbytes - off))
+            n = conn.writeFile(tree, fid, data, off)
+            out.write(data[:n])
+            off += n
+    open(ready, "w").close()
+    time.sleep(600)
+
+
 def flush_after_pause(conn, tree, fid, nbytes, ready, go):
     off = write_to(conn, tree, fid, 0, nbytes // 2)
     open(ready, "w").close()
@@ -103,6 +121,8 @@ def main():
     if args[0] == "random" and len(args) == 5:
         random_writes(conn, tree, fid, int(args[2]), int(args[3]),
                       int(args[4]))
+    elif args[0] == "abandon" and len(args) == 5:
+        abandon(conn, tree, fid, int(args[2]), args[3], args[4])
     elif args[0] == "flush" and len(args) == 5:
         flush_after_pause(conn, tree, fid, int(args[2]), args[3], args[4])
     else:
