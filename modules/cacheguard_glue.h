@@ -176,6 +176,13 @@ void cg_status_file_close(struct cg_file *f);
 void cg_status_write(bool force);
 
 /*
+ * A new descriptor of <state directory>/cacheguard/NAME, a file of the
+ * server's used only for its OFD locks; opened as root (the directory is
+ * root's). -1 and errno on failure.
+ */
+int cg_state_file_open(const char *name);
+
+/*
  * Uploads (cacheguard_write.c): one struct cg_wfile per open file a
  * client writes, a talloc child of the fsp. Every write smbd makes for a
  * client goes through it; a flush gets the writeback error its jobs

@@ -290,3 +290,30 @@ void cg_status_write(bool force)
 	/* Called between a read and its return: the caller's errno stays */
 	errno = saved_errno;
 }
+
+int cg_state_file_open(const char *name)
+{
+	char *dir = talloc_asprintf(talloc_tos(), "%s/cacheguard",
+				    lp_state_directory());
+	char *path = NULL;
+	int fd = -1;
+	int err = ENOMEM;
+
+	if (dir != NULL) {
+		path = talloc_asprintf(dir, "%s/%s", dir, name);
+	}
+	if (path != NULL) {
+		become_root();
+		if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+			err = errno;
+		} else {
+			fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW |
+					O_CLOEXEC, 0600);
+			err = errno;
+		}
+		unbecome_root();
+	}
+	TALLOC_FREE(dir);
+	errno = err;
+	return fd;
+}

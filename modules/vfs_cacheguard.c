@@ -116,7 +116,26 @@ static int cacheguard_resident(int fd,
 	return ret;
 }
 
-/* cg_sys_linux with cacheguard_resident; set up by the init function */
+/*
+ * The server's stream file (source/cg_share.c): streams of one file in
+ * several smbd processes keep what the others still need. Without it each
+ * stream drops as if alone; said once per process.
+ */
+static int cacheguard_share_open(void)
+{
+	static bool logged;
+	int fd = cg_state_file_open("streams");
+
+	if (fd == -1 && !logged) {
+		logged = true;
+		DBG_ERR("stream file: %s; streams of one file in several "
+			"smbd processes drop each other's pages\n",
+			strerror(errno));
+	}
+	return fd;
+}
+
+/* cg_sys_linux with cacheguard_resident and cacheguard_share_open */
 static struct cg_sys cacheguard_sys;
 
 /*
@@ -365,6 +384,7 @@ static struct cacheguard_file *cacheguard_track(
 		     cg_fs_lacks_of(dev),
 		     fsp_get_io_fd(fsp));
 	cgf->file.stream.kernel_ra = cg_fs_readahead(dev);
+	cgf->file.stream.share_slot = cg_share_slot(st.st_dev, st.st_ino);
 	cg_status_file_open(&cgf->file);
 	DBG_DEBUG("%s: tracking, size %ju, mode %s\n",
 		  fsp_str_dbg(fsp),
@@ -1018,6 +1038,7 @@ NTSTATUS vfs_cacheguard_init(TALLOC_CTX *ctx)
 	}
 	cacheguard_sys = cg_sys_linux;
 	cacheguard_sys.resident = cacheguard_resident;
+	cacheguard_sys.share_open = cacheguard_share_open;
 	status = smb_register_vfs(SMB_VFS_INTERFACE_VERSION,
 				  "cacheguard",
 				  &vfs_cacheguard_fns);

@@ -61,6 +61,12 @@ struct cg_config {
 	 * to the kernel (the device's read_ahead_kb, no hint).
 	 */
 	uint64_t readahead;
+	/*
+	 * Streams of one file (cg_share.c): how far behind another stream
+	 * a reader may be and still find its pages cached. 0: each stream
+	 * drops as if alone.
+	 */
+	uint64_t reader_gap;
 	uint64_t direct_prefetch;
 	uint64_t direct_memory;
 	uint64_t direct_min_io;
@@ -223,6 +229,13 @@ struct cg_stream {
 	} batch[2];
 	unsigned cur_batch;	/* the batch new overflow reads join */
 
+	/* Streams of this file in other opens, any process (cg_share.c) */
+	uint64_t share_slot;	/* set by the caller; UINT64_MAX: none */
+	int share_fd;		/* the stream file, while active; or -1 */
+	struct cg_range claim;	/* what this stream told others it needs */
+	uint64_t kept_lo;	/* lowest byte a drop kept for another */
+	bool shared;		/* another stream of the file was seen */
+
 	struct cg_stats stats;
 };
 
@@ -265,6 +278,26 @@ void cg_read_end(struct cg_stream *s, int fd, struct cg_io *io, ssize_t nread);
 
 /* Drop what is left of the file's streams; no reads are in flight */
 void cg_stream_close(struct cg_stream *s, int fd);
+
+/*
+ * Streams of one file in several processes (cg_share.c): the slot of the
+ * file with this device and inode in the server's stream file, for
+ * cg_stream.share_slot
+ */
+uint64_t cg_share_slot(uint64_t dev, uint64_t ino);
+
+/* For cg_stream.c: an active stream joins the file's streams */
+void cg_share_begin(struct cg_stream *s);
+/*
+ * The stream still needs the file from "from" on: move its claim (once
+ * a window), learn whether others read the file, retry kept bytes
+ */
+void cg_share_update(struct cg_stream *s, int fd, uint64_t from);
+/* DONTNEED [off, end) except what others claim: the lowest byte kept */
+uint64_t cg_share_drop(struct cg_stream *s, int fd, uint64_t off,
+		       uint64_t end);
+/* The stream ended: give up its claim; close_it: and the descriptor */
+void cg_share_end(struct cg_stream *s, bool close_it);
 
 /*
  * Files (cg_file.c)

@@ -91,7 +91,9 @@ enum cg_path cg_file_choose(const struct cg_file *f,
 	if (!io->in_stream || f->stream.state != CG_ACTIVE) {
 		return CG_PATH_NEXT;
 	}
-	if (f->mode == CG_MODE_DONTCACHE) {
+	/* A dontcache stream that others share reads through the cache */
+	if (f->mode == CG_MODE_DONTCACHE &&
+	    f->stream.via == CG_VIA_DONTCACHE) {
 		return CG_PATH_UNCACHED;
 	}
 	if (f->mode == CG_MODE_DIRECT && n >= f->stream.cfg->direct_min_io) {

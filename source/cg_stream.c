@@ -167,13 +167,10 @@ static struct cg_range cg_stream_footprint(const struct cg_stream *s)
 	};
 }
 
+/* What other streams of the file still need stays (cg_share.c) */
 static void cg_drop_range(struct cg_stream *s, int fd, struct cg_range r)
 {
-	if (r.end <= r.off) {
-		return;
-	}
-	s->sys->fadvise(fd, r.off, r.end - r.off, POSIX_FADV_DONTNEED);
-	CG_COUNT(s, drops, 1);
+	cg_share_drop(s, fd, r.off, r.end);
 }
 
 /*
@@ -225,6 +222,9 @@ void cg_stream_init(struct cg_stream *s,
 		.file_size = file_size,
 		.cached_lo = CG_FREE,
 		.cached_min = CG_FREE,
+		.share_slot = CG_FREE,
+		.share_fd = -1,
+		.kept_lo = CG_FREE,
 	};
 	for (i = 0; i < CG_MAX_INFLIGHT; i++) {
 		s->inflight[i] = CG_FREE;
@@ -242,6 +242,7 @@ static void cg_stream_restart(struct cg_stream *s, int fd, uint64_t off)
 		if (r.end > r.off) {
 			cg_add_tail(s, r);
 		}
+		cg_share_end(s, false);
 	}
 	s->state = CG_DETECTING;
 	s->start = off;
@@ -376,6 +377,8 @@ static void cg_stream_activate(struct cg_stream *s, int fd)
 	s->state = CG_ACTIVE;
 	CG_COUNT(s, streams, 1);
 	cg_hints_on(s, fd);
+	cg_share_begin(s);
+	cg_share_update(s, fd, s->dropped_to);
 }
 
 void cg_stream_set_via(struct cg_stream *s, int fd, enum cg_via via)
@@ -537,11 +540,11 @@ static uint64_t cg_lowest_inflight(const struct cg_stream *s)
 	return low;
 }
 
-static void cg_drop_behind(struct cg_stream *s, int fd)
+/* Drop the whole windows below limit, the lowest byte still needed */
+static void cg_drop_behind(struct cg_stream *s, int fd, uint64_t limit)
 {
-	uint64_t limit, n;
+	uint64_t n;
 
-	limit = CG_MIN(s->contig, cg_lowest_inflight(s));
 	if (limit < s->dropped_to + s->lag) {
 		return;
 	}
@@ -551,9 +554,11 @@ static void cg_drop_behind(struct cg_stream *s, int fd)
 		return;
 	}
 	if (cg_drops_all(s) || s->cached_lo < s->dropped_to + n) {
-		s->sys->fadvise(fd, s->dropped_to, n, POSIX_FADV_DONTNEED);
+		uint64_t kept = cg_share_drop(s, fd, s->dropped_to,
+					      s->dropped_to + n);
+
+		s->kept_lo = CG_MIN(s->kept_lo, kept);
 		CG_COUNT(s, bytes_dropped, n);
-		CG_COUNT(s, drops, 1);
 	}
 	s->dropped_to += n;
 	/* Cached reads above the drop may lie anywhere up to cached_hi */
@@ -563,6 +568,7 @@ static void cg_drop_behind(struct cg_stream *s, int fd)
 void cg_read_end(struct cg_stream *s, int fd, struct cg_io *io, ssize_t nread)
 {
 	bool data = nread > 0 && io->in_stream;
+	uint64_t need;
 
 	if (io->track == CG_TRACK_SLOT) {
 		s->inflight[io->idx] = CG_FREE;
@@ -595,7 +601,9 @@ void cg_read_end(struct cg_stream *s, int fd, struct cg_io *io, ssize_t nread)
 		CG_COUNT(s, bytes_stream, (uint64_t)nread);
 	}
 	/* Any completion, a stray's too, may release held-back windows */
-	cg_drop_behind(s, fd);
+	need = CG_MIN(s->contig, cg_lowest_inflight(s));
+	cg_drop_behind(s, fd, need);
+	cg_share_update(s, fd, need);
 	cg_willneed(s, fd);
 }
 
@@ -618,6 +626,7 @@ void cg_stream_close(struct cg_stream *s, int fd)
 		CG_COUNT(s, bytes_dropped,
 			 end > s->dropped_to ? end - s->dropped_to : 0);
 	}
+	cg_share_end(s, true);
 	cg_hints_off(s, fd);
 	s->state = CG_DETECTING;
 }

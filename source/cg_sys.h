@@ -55,6 +55,11 @@ struct cg_sys {
 			    size_t n,
 			    uint64_t off,
 			    int flags);
+	/*
+	 * A new descriptor of the server's stream file (cg_share.c), or -1
+	 * and errno. NULL: every stream drops as if alone.
+	 */
+	int (*share_open)(void);
 };
 
 extern const struct cg_sys cg_sys_linux;

@@ -55,6 +55,7 @@ static void assert_cfg_equal(const struct cg_config *a,
 	assert_int_equal(a->window, b->window);
 	assert_int_equal(a->hot_threshold, b->hot_threshold);
 	assert_int_equal(a->readahead, b->readahead);
+	assert_int_equal(a->reader_gap, b->reader_gap);
 	assert_int_equal(a->direct_prefetch, b->direct_prefetch);
 	assert_int_equal(a->direct_memory, b->direct_memory);
 	assert_int_equal(a->direct_min_io, b->direct_min_io);
@@ -297,6 +298,7 @@ static void test_set_size_fields(void **state)
 		{"stream trigger", offsetof(struct cg_config, stream_trigger)},
 		{"window", offsetof(struct cg_config, window)},
 		{"readahead", offsetof(struct cg_config, readahead)},
+		{"reader gap", offsetof(struct cg_config, reader_gap)},
 		{"direct prefetch",
 		 offsetof(struct cg_config, direct_prefetch)},
 		{"direct memory", offsetof(struct cg_config, direct_memory)},
@@ -456,6 +458,7 @@ static void test_defaults_match_table(void **state)
 		offsetof(struct cg_config, window),
 		offsetof(struct cg_config, hot_threshold),
 		offsetof(struct cg_config, readahead),
+		offsetof(struct cg_config, reader_gap),
 		offsetof(struct cg_config, direct_prefetch),
 		offsetof(struct cg_config, direct_memory),
 		offsetof(struct cg_config, direct_min_io),

@@ -1,0 +1,367 @@
+/*
+ * vfs_cacheguard unit tests: streams of one file in several processes
+ * (cg_share.c)
+ *
+ * Copyright (C) 2026 The vfs_cacheguard authors
+ *
+ * This program is free software; you can redistribute it and/or modify
+ * it under the terms of the GNU General Public License as published by
+ * the Free Software Foundation; either version 3 of the License, or
+ * (at your option) any later version.
+ *
+ * This program is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ * GNU General Public License for more details.
+ *
+ * You should have received a copy of the GNU General Public License
+ * along with this program.  If not, see <http://www.gnu.org/licenses/>.
+ */
+
+/*
+ * The locks are real: the stream file is a temporary file, and each
+ * stream opens its own descriptor of it, as two smbd processes would
+ * (OFD locks of two descriptors conflict like those of two processes).
+ * fadvise() is the fake: it records each DONTNEED per file descriptor,
+ * so a test can ask which bytes a stream dropped.
+ */
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cacheguard.h"
+#include "cg_sys.h"
+
+#define MiB (1ULL << 20)
+#define FILE_SIZE (256 * MiB)
+#define READ_SIZE MiB
+#define MAX_DROPS 4096
+
+struct drop {
+	int fd;
+	uint64_t off;
+	uint64_t end;
+};
+
+static struct {
+	char path[64];
+	struct drop drops[MAX_DROPS];
+	unsigned ndrops;
+	unsigned mark;		/* dropped() looks at drops from here */
+	unsigned opens;
+	bool open_fails;
+} h;
+
+static int fake_fadvise(int fd, uint64_t off, uint64_t len, int advice)
+{
+	if (advice == POSIX_FADV_DONTNEED && h.ndrops < MAX_DROPS) {
+		h.drops[h.ndrops++] = (struct drop){fd, off, off + len};
+	}
+	return 0;
+}
+
+static int fake_resident(int fd, uint64_t off, uint64_t len, uint64_t *bytes)
+{
+	*bytes = 0;	/* every file is cold */
+	return 0;
+}
+
+static int fake_share_open(void)
+{
+	h.opens++;
+	if (h.open_fails) {
+		errno = EACCES;
+		return -1;
+	}
+	return open(h.path, O_RDWR | O_CLOEXEC);
+}
+
+static const struct cg_sys fake_sys = {
+	.fadvise = fake_fadvise,
+	.resident = fake_resident,
+	.share_open = fake_share_open,
+};
+
+/* Bytes of [off, end) that fd's DONTNEEDs since h.mark covered */
+static uint64_t dropped(int fd, uint64_t off, uint64_t end)
+{
+	uint64_t total = 0, pos;
+
+	/* page by page: drops may overlap each other */
+	for (pos = off; pos < end; pos += 4096) {
+		unsigned i;
+
+		for (i = h.mark; i < h.ndrops; i++) {
+			if (h.drops[i].fd == fd && h.drops[i].off <= pos &&
+			    pos < h.drops[i].end) {
+				total += 4096;
+				break;
+			}
+		}
+	}
+	return total;
+}
+
+struct reader {
+	struct cg_config cfg;
+	struct cg_file f;
+	int fd;			/* the file's descriptor, for fadvise */
+	uint64_t pos;
+};
+
+static void reader_init(struct reader *r,
+			int fd,
+			enum cg_mode mode,
+			uint64_t slot)
+{
+	char err[128];
+
+	cg_config_init(&r->cfg);
+	assert_int_equal(cg_config_set(&r->cfg, "reader gap", "32M", err,
+				       sizeof(err)),
+			 0);
+	r->cfg.mode = mode;
+	r->fd = fd;
+	r->pos = 0;
+	cg_file_init(&r->f, &r->cfg, &fake_sys, FILE_SIZE, 0, fd);
+	r->f.stream.share_slot = slot;
+}
+
+/* Read sequentially up to "to", one request at a time */
+static void reader_read_to(struct reader *r, uint64_t to)
+{
+	while (r->pos < to) {
+		struct cg_io io = cg_read_begin(&r->f.stream, r->fd, r->pos,
+						READ_SIZE);
+
+		io.uncached = cg_file_choose(&r->f, &io, READ_SIZE) !=
+			      CG_PATH_NEXT;
+		cg_read_end(&r->f.stream, r->fd, &io, READ_SIZE);
+		r->pos += READ_SIZE;
+	}
+}
+
+static int setup(void **state)
+{
+	int fd;
+
+	memset(&h, 0, sizeof(h));
+	snprintf(h.path, sizeof(h.path), "/tmp/cg-share-test.XXXXXX");
+	fd = mkstemp(h.path);
+	assert_true(fd != -1);
+	close(fd);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	unlink(h.path);
+	return 0;
+}
+
+/*
+ * A reads ahead while B, started at the same file, still needs its
+ * first part: A keeps the reader gap ahead of B, drops the rest; B drops
+ * what it has read; once B has passed, what A kept goes too.
+ */
+static void test_leader_keeps_for_trailer(void **state)
+{
+	struct reader a, b;
+	uint64_t slot = cg_share_slot(8, 12);
+
+	reader_init(&a, 7, CG_MODE_DONTNEED, slot);
+	reader_init(&b, 8, CG_MODE_DONTNEED, slot);
+	/* B has read [0, 8M) and dropped it; it claims [8M, 40M) */
+	reader_read_to(&b, 8 * MiB);
+	assert_int_equal(b.f.stream.state, CG_ACTIVE);
+	assert_int_equal(dropped(8, 0, 8 * MiB), 8 * MiB);
+	reader_read_to(&a, 128 * MiB);
+	assert_int_equal(a.f.stream.state, CG_ACTIVE);
+	assert_true(a.f.stream.shared);
+	/* Nothing B still needs went, and A dropped beyond B's gap */
+	assert_int_equal(dropped(7, 8 * MiB, 40 * MiB), 0);
+	assert_int_equal(dropped(7, 40 * MiB, 96 * MiB), 56 * MiB);
+	assert_int_equal(a.f.stream.kept_lo, 8 * MiB);
+
+	/* B moves on: its claim follows, and A's next window drop lets go */
+	reader_read_to(&b, 48 * MiB);
+	reader_read_to(&a, 144 * MiB);
+	assert_true(dropped(7, 0, 24 * MiB) + dropped(8, 0, 24 * MiB) >=
+		    24 * MiB);
+
+	/* A closes: its footprint goes, except what B still needs */
+	h.mark = h.ndrops;
+	cg_stream_close(&a.f.stream, a.fd);
+	assert_int_equal(a.f.stream.share_fd, -1);
+	assert_int_equal(dropped(7, 48 * MiB, 80 * MiB), 0);
+	assert_int_equal(dropped(7, 80 * MiB, 144 * MiB), 64 * MiB);
+	h.mark = 0;
+	reader_read_to(&b, FILE_SIZE);
+	cg_stream_close(&b.f.stream, b.fd);
+	/* Every byte of the file was dropped by one of them */
+	{
+		uint64_t pos, missing = 0;
+
+		for (pos = 0; pos < FILE_SIZE; pos += MiB) {
+			if (dropped(7, pos, pos + MiB) +
+				    dropped(8, pos, pos + MiB) ==
+			    0) {
+				missing += MiB;
+			}
+		}
+		assert_int_equal(missing, 0);
+	}
+}
+
+/* A reader that goes away (its process died) no longer holds anything */
+static void test_trailer_gone(void **state)
+{
+	struct reader a, b;
+	uint64_t slot = cg_share_slot(8, 13);
+
+	reader_init(&a, 7, CG_MODE_DONTNEED, slot);
+	reader_init(&b, 8, CG_MODE_DONTNEED, slot);
+	reader_read_to(&b, 8 * MiB);
+	reader_read_to(&a, 64 * MiB);
+	assert_int_equal(dropped(7, 8 * MiB, 40 * MiB), 0);
+	/* The kernel drops an OFD lock when its last descriptor closes */
+	close(b.f.stream.share_fd);
+	b.f.stream.share_fd = -1;
+	reader_read_to(&a, 80 * MiB);
+	assert_int_equal(dropped(7, 0, 64 * MiB), 64 * MiB);
+	assert_int_equal(a.f.stream.kept_lo, UINT64_MAX);
+	cg_stream_close(&a.f.stream, a.fd);
+	cg_stream_close(&b.f.stream, b.fd);
+}
+
+/* Streams of other files, and a gap of 0, share nothing */
+static void test_alone(void **state)
+{
+	struct reader a, b;
+
+	reader_init(&a, 7, CG_MODE_DONTNEED, cg_share_slot(8, 14));
+	reader_init(&b, 8, CG_MODE_DONTNEED, cg_share_slot(8, 15));
+	assert_int_not_equal(a.f.stream.share_slot, b.f.stream.share_slot);
+	reader_read_to(&b, 8 * MiB);
+	reader_read_to(&a, 64 * MiB);
+	assert_false(a.f.stream.shared);
+	assert_int_equal(dropped(7, 0, 48 * MiB), 48 * MiB);
+	cg_stream_close(&a.f.stream, a.fd);
+	cg_stream_close(&b.f.stream, b.fd);
+
+	/* reader gap = 0: the stream file is not even opened */
+	h.opens = 0;
+	reader_init(&a, 7, CG_MODE_DONTNEED, cg_share_slot(8, 16));
+	a.cfg.reader_gap = 0;
+	reader_read_to(&a, 16 * MiB);
+	assert_int_equal(a.f.stream.state, CG_ACTIVE);
+	assert_int_equal(h.opens, 0);
+	cg_stream_close(&a.f.stream, a.fd);
+
+	/* Direct streams read the device by design: they take no part */
+	reader_init(&a, 7, CG_MODE_DIRECT, cg_share_slot(8, 16));
+	reader_read_to(&a, 16 * MiB);
+	assert_int_equal(h.opens, 0);
+	cg_stream_close(&a.f.stream, a.fd);
+}
+
+/* Without the stream file every stream drops as if alone */
+static void test_no_stream_file(void **state)
+{
+	struct reader a, b;
+	uint64_t slot = cg_share_slot(8, 17);
+
+	h.open_fails = true;
+	reader_init(&a, 7, CG_MODE_DONTNEED, slot);
+	reader_init(&b, 8, CG_MODE_DONTNEED, slot);
+	reader_read_to(&b, 8 * MiB);
+	reader_read_to(&a, 64 * MiB);
+	assert_true(h.opens >= 2);
+	assert_int_equal(dropped(7, 0, 48 * MiB), 48 * MiB);
+	cg_stream_close(&a.f.stream, a.fd);
+	cg_stream_close(&b.f.stream, b.fd);
+}
+
+/*
+ * A dontcache stream reads uncached while alone; once it sees another
+ * stream of its file it reads through the cache (RWF_DONTCACHE would
+ * drop what the other is about to read), for the rest of the stream
+ */
+static void test_dontcache_joins(void **state)
+{
+	struct reader a, b;
+	uint64_t slot = cg_share_slot(8, 18);
+	struct cg_io io;
+
+	reader_init(&a, 7, CG_MODE_DONTCACHE, slot);
+	reader_init(&b, 8, CG_MODE_DONTCACHE, slot);
+	reader_read_to(&a, 16 * MiB);
+	io = cg_read_begin(&a.f.stream, a.fd, a.pos, READ_SIZE);
+	assert_int_equal(cg_file_choose(&a.f, &io, READ_SIZE),
+			 CG_PATH_UNCACHED);
+	cg_read_end(&a.f.stream, a.fd, &io, READ_SIZE);
+	a.pos += READ_SIZE;
+
+	/* B starts behind A and sees A's claim at once */
+	reader_read_to(&b, 8 * MiB);
+	assert_true(b.f.stream.shared);
+	io = cg_read_begin(&b.f.stream, b.fd, b.pos, READ_SIZE);
+	assert_int_equal(cg_file_choose(&b.f, &io, READ_SIZE), CG_PATH_NEXT);
+	cg_read_end(&b.f.stream, b.fd, &io, READ_SIZE);
+	b.pos += READ_SIZE;
+
+	/* A sees B when its claim next moves, within a window */
+	reader_read_to(&a, a.pos + 16 * MiB);
+	assert_true(a.f.stream.shared);
+	io = cg_read_begin(&a.f.stream, a.fd, a.pos, READ_SIZE);
+	assert_int_equal(cg_file_choose(&a.f, &io, READ_SIZE), CG_PATH_NEXT);
+	cg_read_end(&a.f.stream, a.fd, &io, READ_SIZE);
+	a.pos += READ_SIZE;
+	/* and keeps what B still needs, from when B began */
+	assert_int_equal(dropped(7, 16 * MiB, 40 * MiB), 0);
+	cg_stream_close(&a.f.stream, a.fd);
+	cg_stream_close(&b.f.stream, b.fd);
+}
+
+/* Files far apart in inode space get different slots, spread out */
+static void test_slots(void **state)
+{
+	uint64_t seen[64];
+	unsigned i, j;
+
+	for (i = 0; i < 64; i++) {
+		seen[i] = cg_share_slot(2049, 12 + i);
+		assert_true(seen[i] < (1ULL << 23));
+		for (j = 0; j < i; j++) {
+			assert_int_not_equal(seen[i], seen[j]);
+		}
+	}
+	assert_int_not_equal(cg_share_slot(2049, 12), cg_share_slot(2050, 12));
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_leader_keeps_for_trailer),
+		T(test_trailer_gone),
+		T(test_alone),
+		T(test_no_stream_file),
+		T(test_dontcache_joins),
+		T(test_slots),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
