@@ -13,7 +13,8 @@
 #     check must not depend on.
 # So: every mode on ext4 and xfs with byte-identical copies, the random
 # read verifier and the footprint of a cold copy; a hot file kept; what
-# auto resolves to and that it is logged; direct mode coherent under a
+# auto resolves to and that it is logged; 4 readers of one file read it
+# from the device about once; direct mode coherent under a
 # local writer, SMB writers (recvfile) and set-zero-data, copy-chunk and
 # end-of-file changes. Files are modest (TCG is slow).
 #
@@ -155,6 +156,27 @@ for fs in $filesystems; do
 		cg_expect_ge "[${fs}_$mode] a hot file stays cached after a copy" \
 			"$(cg_resident "$f")" $((96 * MiB * 95 / 100))
 	done
+
+	# 4 clients read one file at once (4 smbd processes): each stream
+	# keeps what the others still need, so the device reads the file
+	# about once (OFD locks in the state directory, cg_share.c)
+	cold "$f"
+	before=$(cg_dev_read "$(cg_loop_dev "$dir")")
+	readers=
+	for i in 1 2 3 4; do
+		(cg_smbclient "${fs}_dontneed" "get f.bin -" 2>/dev/null |
+			md5sum | cut -d' ' -f1 >"$CG_ROOT/shared.$i") &
+		readers="$readers $!"
+	done
+	# shellcheck disable=SC2086
+	wait $readers
+	read_bytes=$(($(cg_dev_read "$(cg_loop_dev "$dir")") - before))
+	cg_expect "[${fs}_dontneed] 4 readers of one file: right bytes" \
+		test "$(cat "$CG_ROOT"/shared.? | sort -u)" = "$sum"
+	cg_expect_le "[${fs}_dontneed] 4 readers: the device reads the file at most 1.5 times" \
+		"$read_bytes" $((96 * MiB * 3 / 2))
+	cg_expect_le "[${fs}_dontneed] 4 readers: resident after" \
+		"$(cg_resident "$f")" $((16 * MiB))
 
 	# direct mode coherence: the file changes while a direct stream
 	# prefetches it; every read must give the current bytes
