@@ -296,8 +296,11 @@ void cg_share_update(struct cg_stream *s, int fd, uint64_t from);
 /* DONTNEED [off, end) except what others claim: the lowest byte kept */
 uint64_t cg_share_drop(struct cg_stream *s, int fd, uint64_t off,
 		       uint64_t end);
-/* The stream ended: give up its claim; close_it: and the descriptor */
-void cg_share_end(struct cg_stream *s, bool close_it);
+/*
+ * The stream ended: drop what others kept for it, give up its claim;
+ * close_it: and the descriptor
+ */
+void cg_share_end(struct cg_stream *s, int fd, bool close_it);
 
 /*
  * Files (cg_file.c)

@@ -42,7 +42,11 @@
  * that part is kept. The stream behind drops it when it has read it,
  * so the slowest reader drops each window. The kept bytes are looked
  * at again whenever the claim moves, so a reader that disconnects or
- * falls back leaves nothing cached for long.
+ * falls back leaves nothing cached for long; and a stream that has seen
+ * another drops, when it ends, what others may have kept for it and no
+ * one claims. A stream that read nothing while another passed it from
+ * open to close never saw it: what that one kept for it (at most the
+ * reader gap) stays cached, clean and reclaimable, until evicted.
  *
  * A stream claims only the reader gap ahead (128 MiB by default): a
  * client that starts 500 MiB behind the first does not keep 500 MiB
@@ -246,11 +250,10 @@ void cg_share_update(struct cg_stream *s, int fd, uint64_t from)
 	if (s->share_fd == -1 || s->state != CG_ACTIVE) {
 		return;
 	}
-	if (s->claim.end != 0 && from < s->claim.off + s->cfg->window) {
-		return;
-	}
-	from = CG_MIN(from, size);
-	cg_share_set_claim(s, from, CG_MIN(from + s->cfg->reader_gap, size));
+	/*
+	 * Until it has seen another, a stream looks at every completion:
+	 * one that passes by may keep pages for this one (cg_share_end)
+	 */
 	if (!s->shared &&
 	    cg_share_claimed(s, 0, cg_unit_up(size), &c0, &c1)) {
 		s->shared = true;
@@ -258,17 +261,30 @@ void cg_share_update(struct cg_stream *s, int fd, uint64_t from)
 			cg_stream_set_via(s, fd, CG_VIA_CACHE);
 		}
 	}
+	if (s->claim.end != 0 && from < s->claim.off + s->cfg->window) {
+		return;
+	}
+	from = CG_MIN(from, size);
+	cg_share_set_claim(s, from, CG_MIN(from + s->cfg->reader_gap, size));
 	if (s->kept_lo != CG_FREE) {
 		s->kept_lo = cg_share_drop(s, fd, s->kept_lo, s->dropped_to);
 	}
 }
 
-void cg_share_end(struct cg_stream *s, bool close_it)
+void cg_share_end(struct cg_stream *s, int fd, bool close_it)
 {
 	struct flock fl;
 
 	if (s->share_fd == -1) {
 		return;
+	}
+	/*
+	 * Streams ahead may have kept part of the claim for this one, which
+	 * it will not read now: what no one else claims goes
+	 */
+	if (s->shared && s->claim.end > s->claim.off) {
+		cg_share_drop(s, fd, CG_MAX(s->claim.off, s->front),
+			      s->claim.end);
 	}
 	if (s->claim.end != 0) {
 		cg_share_fcntl(s, F_OFD_SETLK, &fl, F_UNLCK, 0,

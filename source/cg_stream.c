@@ -242,7 +242,7 @@ static void cg_stream_restart(struct cg_stream *s, int fd, uint64_t off)
 		if (r.end > r.off) {
 			cg_add_tail(s, r);
 		}
-		cg_share_end(s, false);
+		cg_share_end(s, fd, false);
 	}
 	s->state = CG_DETECTING;
 	s->start = off;
@@ -626,7 +626,7 @@ void cg_stream_close(struct cg_stream *s, int fd)
 		CG_COUNT(s, bytes_dropped,
 			 end > s->dropped_to ? end - s->dropped_to : 0);
 	}
-	cg_share_end(s, true);
+	cg_share_end(s, fd, true);
 	cg_hints_off(s, fd);
 	s->state = CG_DETECTING;
 }

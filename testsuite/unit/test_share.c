@@ -224,6 +224,36 @@ static void test_leader_keeps_for_trailer(void **state)
 	}
 }
 
+/*
+ * The leader finishes and closes, keeping the trailer's claim; the
+ * trailer gives up early: it drops what was kept for it, and nothing
+ * either of them read is left behind
+ */
+static void test_trailer_leaves_early(void **state)
+{
+	struct reader a, b;
+	uint64_t slot = cg_share_slot(8, 19), pos, missing = 0;
+
+	reader_init(&a, 7, CG_MODE_DONTNEED, slot);
+	reader_init(&b, 8, CG_MODE_DONTNEED, slot);
+	reader_read_to(&b, 8 * MiB);
+	reader_read_to(&a, 64 * MiB);
+	reader_read_to(&b, 9 * MiB);	/* B sees A */
+	assert_true(b.f.stream.shared);
+	reader_read_to(&a, FILE_SIZE);
+	cg_stream_close(&a.f.stream, a.fd);
+	assert_int_equal(dropped(7, 8 * MiB, 40 * MiB), 0);
+	reader_read_to(&b, 12 * MiB);
+	cg_stream_close(&b.f.stream, b.fd);
+	for (pos = 0; pos < FILE_SIZE; pos += MiB) {
+		if (dropped(7, pos, pos + MiB) + dropped(8, pos, pos + MiB) ==
+		    0) {
+			missing += MiB;
+		}
+	}
+	assert_int_equal(missing, 0);
+}
+
 /* A reader that goes away (its process died) no longer holds anything */
 static void test_trailer_gone(void **state)
 {
@@ -357,6 +387,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_leader_keeps_for_trailer),
 		T(test_trailer_gone),
+		T(test_trailer_leaves_early),
 		T(test_alone),
 		T(test_no_stream_file),
 		T(test_dontcache_joins),
