@@ -289,16 +289,22 @@ uint64_t cg_share_slot(uint64_t dev, uint64_t ino);
 /* For cg_stream.c: an active stream joins the file's streams */
 void cg_share_begin(struct cg_stream *s);
 /*
- * The stream still needs the file from "from" on: move its claim (once
- * a window), learn whether others read the file, retry kept bytes
+ * The stream still needs the file from "from" on (no read in flight
+ * starts below it): move its claim (once a window), learn whether others
+ * read the file, retry kept bytes
  */
 void cg_share_update(struct cg_stream *s, int fd, uint64_t from);
 /* DONTNEED [off, end) except what others claim: the lowest byte kept */
 uint64_t cg_share_drop(struct cg_stream *s, int fd, uint64_t off,
 		       uint64_t end);
 /*
- * The stream ended: drop what others kept for it, give up its claim;
- * close_it: and the descriptor
+ * What streams ahead may have kept for this one that it has not read:
+ * the part of its claim past its front, once it has seen another
+ */
+struct cg_range cg_share_leftover(const struct cg_stream *s);
+/*
+ * The stream ended: give up its claim. close_it (no reads in flight):
+ * drop its leftover first, and close the descriptor
  */
 void cg_share_end(struct cg_stream *s, int fd, bool close_it);
 

@@ -266,9 +266,21 @@ void cg_share_update(struct cg_stream *s, int fd, uint64_t from)
 	}
 	from = CG_MIN(from, size);
 	cg_share_set_claim(s, from, CG_MIN(from + s->cfg->reader_gap, size));
-	if (s->kept_lo != CG_FREE) {
-		s->kept_lo = cg_share_drop(s, fd, s->kept_lo, s->dropped_to);
+	/* below every read in flight: "from" is at most the lowest */
+	if (s->kept_lo < CG_MIN(s->dropped_to, from)) {
+		s->kept_lo = cg_share_drop(s, fd, s->kept_lo,
+					   CG_MIN(s->dropped_to, from));
 	}
+}
+
+struct cg_range cg_share_leftover(const struct cg_stream *s)
+{
+	uint64_t off = CG_MAX(s->claim.off, s->front);
+
+	if (s->share_fd == -1 || !s->shared || s->claim.end <= off) {
+		return (struct cg_range){0, 0};
+	}
+	return (struct cg_range){.off = off, .end = s->claim.end};
 }
 
 void cg_share_end(struct cg_stream *s, int fd, bool close_it)
@@ -278,13 +290,10 @@ void cg_share_end(struct cg_stream *s, int fd, bool close_it)
 	if (s->share_fd == -1) {
 		return;
 	}
-	/*
-	 * Streams ahead may have kept part of the claim for this one, which
-	 * it will not read now: what no one else claims goes
-	 */
-	if (s->shared && s->claim.end > s->claim.off) {
-		cg_share_drop(s, fd, CG_MAX(s->claim.off, s->front),
-			      s->claim.end);
+	if (close_it) {
+		struct cg_range r = cg_share_leftover(s);
+
+		cg_share_drop(s, fd, r.off, r.end);
 	}
 	if (s->claim.end != 0) {
 		cg_share_fcntl(s, F_OFD_SETLK, &fl, F_UNLCK, 0,

@@ -242,8 +242,14 @@ static void cg_stream_restart(struct cg_stream *s, int fd, uint64_t off)
 		if (r.end > r.off) {
 			cg_add_tail(s, r);
 		}
+		/* reads of it may be in flight: dropped at the close too */
+		r = cg_share_leftover(s);
+		if (r.end > r.off) {
+			cg_add_tail(s, r);
+		}
 		cg_share_end(s, fd, false);
 	}
+	s->kept_lo = CG_FREE;	/* in the tail now */
 	s->state = CG_DETECTING;
 	s->start = off;
 	s->low = off;

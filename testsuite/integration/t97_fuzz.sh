@@ -7,6 +7,8 @@
 #                  no drop over a read in flight, retained-range bound
 #   fuzz_prefetch  the direct prefetch table under writes and truncates:
 #                  no stale byte served, no slot reused while it loads
+#   fuzz_share     three opens of a file as three processes, real OFD
+#                  locks: no drop over another's claim or a read in flight
 #   fuzz_options   the option parser against a reference parser
 #
 # First every input in testsuite/fuzz/repro/NAME (inputs that once broke
