@@ -715,12 +715,11 @@ static ssize_t cacheguard_sendfile(struct vfs_handle_struct *handle,
 		return SMB_VFS_NEXT_SENDFILE(handle, tofd, fromfsp, hdr, offset,
 					     n);
 	}
-	if (cgf->file.mode != CG_MODE_DONTNEED &&
-	    cgf->file.stream.state == CG_ACTIVE) {
+	if (!cg_file_zerocopy_ok(&cgf->file)) {
 		/*
-		 * sendfile(2) reads through the page cache. ENOSYS with
-		 * nothing sent makes smbd read through SMB_VFS_PREAD
-		 * instead, where the stream is served uncached or direct.
+		 * ENOSYS with nothing sent makes smbd read through
+		 * SMB_VFS_PREAD instead, where the stream is served
+		 * uncached or direct.
 		 */
 		errno = ENOSYS;
 		return -1;

@@ -384,6 +384,13 @@ unsigned cg_file_read_failed(struct cg_file *f,
 			     int err,
 			     unsigned fs_lacks);
 
+/*
+ * Whether smbd may serve a read with sendfile(2), which reads through
+ * the page cache: not while an active stream is served uncached or
+ * direct (a dontcache stream that others share reads through the cache)
+ */
+bool cg_file_zerocopy_ok(const struct cg_file *f);
+
 /* Count what a read on path returned */
 void cg_file_served(struct cg_file *f, enum cg_path path, ssize_t nread);
 

@@ -102,6 +102,11 @@ enum cg_path cg_file_choose(const struct cg_file *f,
 	return CG_PATH_NEXT;
 }
 
+bool cg_file_zerocopy_ok(const struct cg_file *f)
+{
+	return f->stream.state != CG_ACTIVE || f->stream.via == CG_VIA_CACHE;
+}
+
 static void cg_file_fell_back(struct cg_file *f, const char *why)
 {
 	f->fallbacks++;

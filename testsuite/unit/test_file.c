@@ -140,6 +140,31 @@ static void test_choose(void **state)
 	assert_int_equal(choose(&f, 9 * MiB, 4096), CG_PATH_NEXT);
 }
 
+/* sendfile reads through the cache: only where the stream does too */
+static void test_zerocopy(void **state)
+{
+	struct cg_config cfg;
+	struct cg_file f;
+
+	cg_config_init(&cfg);
+	cfg.mode = CG_MODE_DIRECT;
+	cg_file_init(&f, &cfg, &fake_sys, 1024 * MiB, NONE, 3);
+	assert_true(cg_file_zerocopy_ok(&f));	/* no stream yet */
+	start(&f, &cfg, CG_MODE_DONTNEED, NONE);
+	assert_true(cg_file_zerocopy_ok(&f));
+	start(&f, &cfg, CG_MODE_DONTCACHE, NONE);
+	assert_false(cg_file_zerocopy_ok(&f));
+	start(&f, &cfg, CG_MODE_DIRECT, NONE);
+	assert_false(cg_file_zerocopy_ok(&f));
+	/* direct set up failed: the file is served as dontneed */
+	cg_file_direct_unavailable(&f, 3, CG_DIRECT_FAIL_MEMORY, NONE);
+	assert_true(cg_file_zerocopy_ok(&f));
+	/* a dontcache stream that others share reads through the cache */
+	start(&f, &cfg, CG_MODE_DONTCACHE, NONE);
+	cg_stream_set_via(&f.stream, 3, CG_VIA_CACHE);
+	assert_true(cg_file_zerocopy_ok(&f));
+}
+
 /* Every kind of failure on every path: the mode after, what is learnt */
 static void test_failures(void **state)
 {
@@ -299,6 +324,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_resolve),
 		cmocka_unit_test(test_choose),
+		cmocka_unit_test(test_zerocopy),
 		cmocka_unit_test(test_failures),
 		cmocka_unit_test(test_direct_unavailable),
 		cmocka_unit_test(test_hints_follow_mode),
