@@ -225,4 +225,40 @@ int cg_wfile_fsync_recv(struct tevent_req *req,
 /* Before the close: drops the upload; an error not yet reported, or 0 */
 int cg_wfile_close(struct cg_wfile *wf);
 
+/*
+ * The writer of fsp (vfs_cacheguard.c), created at its first write; NULL
+ * for everything the module leaves alone. _of: only if it exists.
+ */
+struct cg_wfile *cacheguard_writer(struct vfs_handle_struct *handle,
+				   struct files_struct *fsp);
+struct cg_wfile *cacheguard_writer_of(struct vfs_handle_struct *handle,
+				      struct files_struct *fsp);
+
+/* The write hooks (cacheguard_write.c) */
+ssize_t cacheguard_pwrite(struct vfs_handle_struct *handle,
+			  struct files_struct *fsp,
+			  const void *data,
+			  size_t n,
+			  off_t offset);
+struct tevent_req *cacheguard_pwrite_send(struct vfs_handle_struct *handle,
+					  TALLOC_CTX *mem_ctx,
+					  struct tevent_context *ev,
+					  struct files_struct *fsp,
+					  const void *data,
+					  size_t n,
+					  off_t offset);
+ssize_t cacheguard_pwrite_recv(struct tevent_req *req,
+			       struct vfs_aio_state *vfs_aio_state);
+ssize_t cacheguard_write_recvfile(struct vfs_handle_struct *handle,
+				  int fromfd,
+				  struct files_struct *tofsp,
+				  off_t offset,
+				  size_t n);
+struct tevent_req *cacheguard_fsync_send(struct vfs_handle_struct *handle,
+					 TALLOC_CTX *mem_ctx,
+					 struct tevent_context *ev,
+					 struct files_struct *fsp);
+int cacheguard_fsync_recv(struct tevent_req *req,
+			  struct vfs_aio_state *vfs_aio_state);
+
 #endif /* CACHEGUARD_GLUE_H */

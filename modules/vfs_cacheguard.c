@@ -747,12 +747,8 @@ static ssize_t cacheguard_sendfile(struct vfs_handle_struct *handle,
 	return ret;
 }
 
-/*
- * The writer of fsp (cacheguard_write.c), created at its first write;
- * NULL for everything the module leaves alone
- */
-static struct cg_wfile *cacheguard_writer(struct vfs_handle_struct *handle,
-					  struct files_struct *fsp)
+struct cg_wfile *cacheguard_writer(struct vfs_handle_struct *handle,
+				   struct files_struct *fsp)
 {
 	struct cacheguard_file *cgf = VFS_FETCH_FSP_EXTENSION(handle, fsp);
 	struct cacheguard_share *share = NULL;
@@ -785,153 +781,12 @@ static struct cg_wfile *cacheguard_writer(struct vfs_handle_struct *handle,
 	return cgf->writer;
 }
 
-/*
- * Every write a client makes goes to the writer (cacheguard_write.c):
- * large sequential ones are kept out of the cache. Writes matter to
- * direct streams' prefetch buffers too, which must never hand out bytes
- * older than a write this smbd has accepted: the prefetch is told
- * before and after each change (cacheguard_changes.c has the other
- * paths).
- */
-static ssize_t cacheguard_pwrite(struct vfs_handle_struct *handle,
-				 struct files_struct *fsp,
-				 const void *data,
-				 size_t n,
-				 off_t offset)
-{
-	struct cg_wfile *wf = cacheguard_writer(handle, fsp);
-	ssize_t ret;
-
-	cg_changes(fsp, "pwrite", offset, n);
-	if (wf != NULL) {
-		ret = cg_wfile_pwrite(wf, data, n, offset);
-	} else {
-		ret = SMB_VFS_NEXT_PWRITE(handle, fsp, data, n, offset);
-	}
-	cg_changes(fsp, "pwrite", offset, n);
-	return ret;
-}
-
-struct cacheguard_pwrite_state {
-	struct files_struct *fsp;
-	off_t offset;
-	size_t n;
-	ssize_t ret;
-	struct vfs_aio_state vfs_aio_state;
-};
-
-static void cacheguard_pwrite_done(struct tevent_req *subreq);
-
-static struct tevent_req *cacheguard_pwrite_send(
-	struct vfs_handle_struct *handle,
-	TALLOC_CTX *mem_ctx,
-	struct tevent_context *ev,
-	struct files_struct *fsp,
-	const void *data,
-	size_t n,
-	off_t offset)
-{
-	struct tevent_req *req = NULL;
-	struct tevent_req *subreq = NULL;
-	struct cacheguard_pwrite_state *state = NULL;
-
-	req = tevent_req_create(mem_ctx, &state,
-				struct cacheguard_pwrite_state);
-	if (req == NULL) {
-		return NULL;
-	}
-	*state = (struct cacheguard_pwrite_state){
-		.fsp = fsp,
-		.offset = offset,
-		.n = n,
-		.ret = -1,
-	};
-	cg_changes(fsp, "pwrite", offset, n);
-	subreq = cg_wfile_pwrite_send(state,
-				      ev,
-				      handle,
-				      fsp,
-				      cacheguard_writer(handle, fsp),
-				      data,
-				      n,
-				      offset);
-	if (tevent_req_nomem(subreq, req)) {
-		return tevent_req_post(req, ev);
-	}
-	tevent_req_set_callback(subreq, cacheguard_pwrite_done, req);
-	return req;
-}
-
-static void cacheguard_pwrite_done(struct tevent_req *subreq)
-{
-	struct tevent_req *req = tevent_req_callback_data(subreq,
-							  struct tevent_req);
-	struct cacheguard_pwrite_state *state =
-		tevent_req_data(req, struct cacheguard_pwrite_state);
-
-	state->ret = cg_wfile_pwrite_recv(subreq, &state->vfs_aio_state);
-	TALLOC_FREE(subreq);
-	cg_changes(state->fsp, "pwrite", state->offset, state->n);
-	tevent_req_done(req);
-}
-
-static ssize_t cacheguard_pwrite_recv(struct tevent_req *req,
-				      struct vfs_aio_state *vfs_aio_state)
-{
-	struct cacheguard_pwrite_state *state =
-		tevent_req_data(req, struct cacheguard_pwrite_state);
-
-	if (tevent_req_is_unix_error(req, &vfs_aio_state->error)) {
-		return -1;
-	}
-	*vfs_aio_state = state->vfs_aio_state;
-	return state->ret;
-}
-
-/*
- * smbd's recvfile ("min receivefile size"): a write from the socket. The
- * writer sees it; the prefetch is told as cacheguard_recvfile() tells it.
- */
-static ssize_t cacheguard_write_recvfile(struct vfs_handle_struct *handle,
-					 int fromfd,
-					 struct files_struct *tofsp,
-					 off_t offset,
-					 size_t n)
-{
-	struct cg_wfile *wf = cacheguard_writer(handle, tofsp);
-	ssize_t ret;
-
-	if (wf == NULL) {
-		return cacheguard_recvfile(handle, fromfd, tofsp, offset, n);
-	}
-	DBG_DEBUG("%s: recvfile of %zu at %jd\n",
-		  fsp_str_dbg(tofsp), n, (intmax_t)offset);
-	cg_changes(tofsp, "recvfile", offset, n);
-	ret = cg_wfile_recvfile(wf, fromfd, offset, n);
-	cg_changes(tofsp, "recvfile", offset, n);
-	return ret;
-}
-
-/* A flush gets the writeback error the module's jobs consumed, once */
-static struct tevent_req *cacheguard_fsync_send(
-	struct vfs_handle_struct *handle,
-	TALLOC_CTX *mem_ctx,
-	struct tevent_context *ev,
-	struct files_struct *fsp)
+struct cg_wfile *cacheguard_writer_of(struct vfs_handle_struct *handle,
+				      struct files_struct *fsp)
 {
 	struct cacheguard_file *cgf = VFS_FETCH_FSP_EXTENSION(handle, fsp);
 
-	return cg_wfile_fsync_send(mem_ctx,
-				   ev,
-				   handle,
-				   fsp,
-				   cgf != NULL ? cgf->writer : NULL);
-}
-
-static int cacheguard_fsync_recv(struct tevent_req *req,
-				 struct vfs_aio_state *vfs_aio_state)
-{
-	return cg_wfile_fsync_recv(req, vfs_aio_state);
+	return cgf != NULL ? cgf->writer : NULL;
 }
 
 static void cacheguard_log_summary(struct files_struct *fsp,
