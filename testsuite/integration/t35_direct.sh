@@ -204,12 +204,7 @@ cg_smbclient budget "get p2.bin $CG_ROOT/p2.back" >/dev/null 2>&1
 cg_expect "a second client's copy is right" cmp -s "$CG_ROOT/p2.back" "$p2"
 cg_expect "a second client, another smbd process, gets no more: dontneed" \
 	grep -qE "mode dontneed; .* direct 0;" <<<"$(summary p2.bin)"
-victim=
-for pid in $(cg_smbd_pids); do
-	if ls -l "/proc/$pid/fd" 2>/dev/null | grep -q "/p1.bin$"; then
-		victim=$pid
-	fi
-done
+victim=$(cg_smbd_holding p1.bin | tail -n 1)
 cg_expect "the paused client's smbd is found (${victim:-none})" \
 	test -n "$victim"
 [ -n "$victim" ] && kill -9 "$victim"

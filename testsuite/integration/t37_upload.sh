@@ -111,16 +111,6 @@ rm -f "$CG_SHARE/big.bin"
 # A client that vanishes, or its smbd killed, in the middle of an upload
 # (write-behind jobs running, nothing flushed): every byte the server had
 # acknowledged is in the file
-holders()
-{
-	local pid
-
-	for pid in $(cg_smbd_pids); do
-		if ls -l "/proc/$pid/fd" 2>/dev/null | grep -q "/gone.bin$"; then
-			echo "$pid"
-		fi
-	done
-}
 for m in $modes; do
 	for how in client smbd; do
 		rm -f "$CG_ROOT/ready" "$CG_ROOT/acked.bin" "$CG_SHARE/gone.bin"
@@ -138,13 +128,13 @@ for m in $modes; do
 		fi
 		if [ "$how" = smbd ]; then
 			# shellcheck disable=SC2046
-			kill -9 $(holders) 2>/dev/null
+			kill -9 $(cg_smbd_holding gone.bin) 2>/dev/null
 		fi
 		kill -9 "$client" 2>/dev/null
 		wait "$client" 2>/dev/null
 		# smbd closes the file once it sees the connection gone
 		for _ in $(seq 100); do
-			[ -z "$(holders)" ] && break
+			[ -z "$(cg_smbd_holding gone.bin)" ] && break
 			sleep 0.1
 		done
 		cg_expect "[$m] $how gone mid-upload: every acknowledged byte is in the file" \

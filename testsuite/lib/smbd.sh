@@ -339,6 +339,19 @@ cg_loop_dev()
 	basename "$(findmnt -n -o SOURCE --target "$1")"
 }
 
+# cg_smbd_holding NAME: the pids of this server's smbd processes that
+# hold a file whose path ends in /NAME open, one per line
+cg_smbd_holding()
+{
+	local pid
+
+	for pid in $(cg_smbd_pids); do
+		if ls -l "/proc/$pid/fd" 2>/dev/null | grep -q "/$1\$"; then
+			echo "$pid"
+		fi
+	done
+}
+
 # cg_dev_read DEV: bytes read from block device DEV so far (sysfs stat)
 cg_dev_read()
 {
