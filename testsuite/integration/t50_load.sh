@@ -235,6 +235,27 @@ for share in plain $modes; do
 			"$read_bytes" $((SHARED * 3 / 2))
 	fi
 done
+# Without a usable stream file (here a directory in its place) each
+# stream drops as if alone: the bytes stay right, and each smbd process
+# says so once at level 0
+streams=$CG_ROOT/state/cacheguard/streams
+rm -f "$streams"
+mkdir "$streams"
+clients=
+for i in 1 2; do
+	(cg_smbclient dontneed "get shared.bin -" 2>/dev/null |
+		checksum >"$CG_ROOT/shared.$i") &
+	clients="$clients $!"
+done
+# shellcheck disable=SC2086
+wait $clients
+cg_expect "without the stream file: 2 readers of one file get right bytes" \
+	test "$(cat "$CG_ROOT/shared.1" "$CG_ROOT/shared.2" | sort -u)" = \
+	"$shared_sum"
+cg_expect "without the stream file: each smbd process says so once" \
+	test "$(grep -c "stream file: .*drop each other's pages" "$CG_LOG")" = 2
+rmdir "$streams"
+
 # --- c. one client, one copy after another --------------------------------
 # A session that stays connected copies a 192 MiB file, cold, 12 times
 # (3 on plain), idle for a second after each. One stream at a time, so
