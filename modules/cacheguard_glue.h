@@ -84,11 +84,6 @@ struct tevent_req *cg_direct_pread_send(TALLOC_CTX *mem_ctx,
 					off_t offset);
 ssize_t cg_direct_pread_recv(struct tevent_req *req,
 			     struct vfs_aio_state *vfs_aio_state);
-/*
- * A request the prefetch could not serve found no room in the budget for
- * its bounce buffer: read it through the next module, this once
- */
-#define CG_DIRECT_NO_BUDGET ENOBUFS
 ssize_t cg_direct_pread(struct cg_direct *d,
 			void *data,
 			size_t n,

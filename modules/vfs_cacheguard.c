@@ -463,7 +463,8 @@ static void cacheguard_fell_back(struct files_struct *fsp,
 				    err,
 				    lacks);
 	cacheguard_fs_learnt(fsp, lacks, "RWF_DONTCACHE", err);
-	if (path == CG_PATH_DIRECT && was == CG_MODE_DIRECT) {
+	if (path == CG_PATH_DIRECT && was == CG_MODE_DIRECT &&
+	    cgf->file.mode != CG_MODE_DIRECT) {
 		DBG_WARNING("%s: direct read failed (%s); the file falls back "
 			    "to %s\n",
 			    fsp_str_dbg(fsp),
@@ -518,9 +519,7 @@ static ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
 		ret = cg_direct_pread(cgf->direct, data, n, offset);
 	}
 	if (ret == -1 && path != CG_PATH_NEXT) {
-		if (errno != CG_DIRECT_NO_BUDGET) {
-			cacheguard_fell_back(fsp, cgf, path, errno);
-		}
+		cacheguard_fell_back(fsp, cgf, path, errno);
 		path = CG_PATH_NEXT;
 	}
 	if (path == CG_PATH_NEXT) {
@@ -656,12 +655,10 @@ static void cacheguard_pread_done(struct tevent_req *subreq)
 
 	if (state->ret == -1 && state->path != CG_PATH_NEXT) {
 		/* The fast path failed: read the range buffered instead */
-		if (state->vfs_aio_state.error != CG_DIRECT_NO_BUDGET) {
-			cacheguard_fell_back(state->fsp,
-					     state->cgf,
-					     state->path,
-					     state->vfs_aio_state.error);
-		}
+		cacheguard_fell_back(state->fsp,
+				     state->cgf,
+				     state->path,
+				     state->vfs_aio_state.error);
 		state->path = CG_PATH_NEXT;
 		state->vfs_aio_state = (struct vfs_aio_state){0};
 		subreq = cacheguard_pread_issue(state);

@@ -20,6 +20,7 @@
 #ifndef CACHEGUARD_H
 #define CACHEGUARD_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -372,6 +373,13 @@ unsigned cg_file_direct_unavailable(struct cg_file *f,
 				    int fd,
 				    enum cg_direct_fail fail,
 				    unsigned fs_lacks);
+
+/*
+ * A direct request the prefetch could not serve found no room in the
+ * server's budget for its bounce buffer (the errno it fails with): it is
+ * read through the next module, this once, and nothing else changes
+ */
+#define CG_DIRECT_NO_BUDGET ENOBUFS
 
 /*
  * A read on path failed with err; the caller reads the range again

@@ -155,6 +155,9 @@ unsigned cg_file_read_failed(struct cg_file *f,
 		cg_file_fell_back(f, "no RWF_DONTCACHE");
 		return CG_FS_NO_DONTCACHE;
 	}
+	if (path == CG_PATH_DIRECT && err == CG_DIRECT_NO_BUDGET) {
+		return 0;	/* no failure: the budget is spent, as set */
+	}
 	if (path == CG_PATH_DIRECT) {
 		cg_file_set_mode(f, fd, CG_MODE_DONTNEED);
 		cg_file_fell_back(f, "direct read failed");

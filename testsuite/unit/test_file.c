@@ -208,11 +208,19 @@ static void test_failures(void **state)
 		 CG_PATH_DIRECT, ENOMEM, CG_MODE_DONTNEED, NONE,
 		 "direct read failed"},
 	};
+	struct cg_config cfg;
+	struct cg_file f;
 	size_t i;
 
+	/* No room in the budget for one request: not a failure at all */
+	start(&f, &cfg, CG_MODE_DIRECT, NONE);
+	assert_int_equal(cg_file_read_failed(&f, 3, CG_PATH_DIRECT,
+					     CG_DIRECT_NO_BUDGET, NONE),
+			 0);
+	assert_int_equal(f.mode, CG_MODE_DIRECT);
+	assert_int_equal(f.fallbacks, 0);
+
 	for (i = 0; i < N_ELEM(cases); i++) {
-		struct cg_config cfg;
-		struct cg_file f;
 		unsigned learnt;
 
 		start(&f, &cfg, cases[i].want, cases[i].lacks);
@@ -248,11 +256,19 @@ static void test_direct_unavailable(void **state)
 		{CG_MODE_DIRECT, NONE, CG_DIRECT_FAIL_MEMORY, CG_MODE_DONTNEED,
 		 NONE, 0},
 	};
+	struct cg_config cfg;
+	struct cg_file f;
 	size_t i;
 
+	/* No room in the budget for one request: not a failure at all */
+	start(&f, &cfg, CG_MODE_DIRECT, NONE);
+	assert_int_equal(cg_file_read_failed(&f, 3, CG_PATH_DIRECT,
+					     CG_DIRECT_NO_BUDGET, NONE),
+			 0);
+	assert_int_equal(f.mode, CG_MODE_DIRECT);
+	assert_int_equal(f.fallbacks, 0);
+
 	for (i = 0; i < N_ELEM(cases); i++) {
-		struct cg_config cfg;
-		struct cg_file f;
 		unsigned learnt;
 
 		start(&f, &cfg, cases[i].want, cases[i].lacks);
