@@ -36,8 +36,11 @@
  * device at every request. So each stream keeps the next cacheguard:
  * direct prefetch bytes loading in smbd's thread pool, in 1 MiB segments
  * of one buffer allocated at open and counted against cacheguard:direct
- * memory per smbd process. The engine's table says what to load and how
- * each request is served:
+ * memory, the server's budget. A client with more in flight than that
+ * (smbclient: 8 MiB reads, several at once) would find its reads half
+ * loaded and read them again on their own, so the buffer grows to the
+ * reads in flight plus one while the budget has room (cg_direct_adapt).
+ * The engine's table says what to load and how each request is served:
  *
  *   pread_send --> validate, look up --+-- HIT -----> copy out, done
  *                                      +-- PENDING -> wait for the fill
@@ -102,6 +105,31 @@ static void *cg_direct_buf_alloc(size_t len)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/*
+ * The prefetch buffer: address space for the largest table, of which
+ * only [0, used) is usable (and, with strict overcommit, committed);
+ * cg_direct_buf_commit makes more of it usable when the table grows
+ */
+static void *cg_direct_buf_reserve(size_t reserve, size_t used)
+{
+	void *p = mmap(NULL, reserve, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p == MAP_FAILED) {
+		return NULL;
+	}
+	if (mprotect(p, used, PROT_READ | PROT_WRITE) != 0) {
+		munmap(p, reserve);
+		return NULL;
+	}
+	return p;
+}
+
+static bool cg_direct_buf_commit(void *p, size_t off, size_t len)
+{
+	return mprotect((uint8_t *)p + off, len, PROT_READ | PROT_WRITE) == 0;
+}
+
 static void cg_direct_buf_free(void *p, size_t len)
 {
 	if (p != NULL) {
@@ -109,12 +137,23 @@ static void cg_direct_buf_free(void *p, size_t len)
 	}
 }
 
-/* The descriptor and the prefetch buffer; outlive the stream while jobs run */
+/* Times a stream's prefetch buffer may grow (cg_direct_adapt) */
+#define CG_DIRECT_GROWS 4
+
+/*
+ * The descriptor and the prefetch buffer; outlive the stream while jobs
+ * run. The buffer's address space is reserved for the largest table at
+ * open (mem_size); only the table's segments are ever touched, and only
+ * they are counted (mem_used) and hold budget.
+ */
 struct cg_direct_io {
 	int fd;
 	uint8_t *mem;
 	size_t mem_size;
+	size_t mem_used;	/* bytes of mem the table may use */
 	int budget_fd;		/* holds mem's units of the server's budget */
+	int grow_fd[CG_DIRECT_GROWS];	/* the units of each growth */
+	unsigned ngrow;
 	unsigned refs;		/* the stream, and each job in flight */
 };
 
@@ -130,6 +169,7 @@ struct cg_direct {
 	uint64_t file_size;		/* at the last lookup */
 	uint64_t limit;			/* cacheguard:direct memory */
 	bool prefetch_off;		/* a fill failed: read on demand only */
+	unsigned grow_refused;		/* segments the budget had no room for */
 	struct cg_prefetch pf;
 	struct cg_direct_job *fills;	/* in flight */
 	struct cg_direct_read_state *waiters;
@@ -149,6 +189,7 @@ struct cg_direct_read_state {
 	struct cg_direct_job *job;	/* its own read, in flight */
 	bool waiting;			/* on d->waiters */
 	bool deferred;			/* has waited: callback deferred */
+
 	struct cg_direct_read_state *prev, *next;
 	struct vfs_aio_state vfs_aio_state;
 };
@@ -201,14 +242,21 @@ static size_t cg_direct_alignment(int fd, dev_t dev)
 
 static int cg_direct_io_destructor(struct cg_direct_io *io)
 {
+	unsigned i;
+
 	if (io->fd != -1) {
 		close(io->fd);
 	}
 	if (io->budget_fd != -1) {
 		close(io->budget_fd);	/* the units go back */
 	}
+	for (i = 0; i < io->ngrow; i++) {
+		if (io->grow_fd[i] != -1) {
+			close(io->grow_fd[i]);
+		}
+	}
 	cg_direct_buf_free(io->mem, io->mem_size);
-	cg_direct_mem_in_use -= io->mem_size;
+	cg_direct_mem_in_use -= io->mem_used;
 	return 0;
 }
 
@@ -319,10 +367,12 @@ static void cg_direct_budget_give(int budget_fd)
 
 /*
  * The O_DIRECT descriptor for fd and a buffer of mem bytes, whose budget
- * units budget_fd holds (the io owns it now); errno on NULL
+ * units budget_fd holds (the io owns it now), in reserve bytes of address
+ * space; errno on NULL
  */
 static struct cg_direct_io *cg_direct_io_open(int fd,
 					      size_t mem,
+					      size_t reserve,
 					      int budget_fd)
 {
 	struct cg_direct_io *io = NULL;
@@ -348,13 +398,14 @@ static struct cg_direct_io *cg_direct_io_open(int fd,
 		goto fail;
 	}
 	if (mem > 0) {
-		p = cg_direct_buf_alloc(mem);
+		p = cg_direct_buf_reserve(MAX(mem, reserve), mem);
 		if (p == NULL) {
 			err = ENOMEM;
 			goto fail;
 		}
 		io->mem = p;
-		io->mem_size = mem;
+		io->mem_size = MAX(mem, reserve);
+		io->mem_used = mem;
 		cg_direct_mem_in_use += mem;
 	}
 	return io;
@@ -661,6 +712,7 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 	int fd = fsp_get_io_fd(fsp);
 	size_t align = cg_direct_alignment(fd, fsp->fsp_name->st.st_ex_dev);
 	size_t mem;
+	size_t reserve;
 	int budget_fd;
 	bool spent;
 
@@ -684,6 +736,7 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 	};
 	cg_prefetch_init(&d->pf, cfg->direct_prefetch, align);
 	mem = cg_prefetch_memory(&d->pf);
+	reserve = d->pf.seg_size * CG_PREFETCH_MAX_SEGS;
 	budget_fd = cg_direct_budget_take(mem, cfg->direct_memory, true,
 					  &spent);
 	if (spent) {
@@ -696,7 +749,7 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 		TALLOC_FREE(d);
 		return NULL;
 	}
-	d->io = cg_direct_io_open(fd, mem, budget_fd);
+	d->io = cg_direct_io_open(fd, mem, reserve, budget_fd);
 	if (d->io == NULL) {
 		int err = errno;
 
@@ -736,6 +789,46 @@ unsigned cg_direct_note_write(struct file_id id, off_t offset, size_t n)
 		}
 	}
 	return streams;
+}
+
+/*
+ * The client's reads grew larger, or more of them are in flight, than
+ * the table covers: grow it (cg_prefetch_wanted), if the server's budget
+ * has room for the new segments. Without room the stream goes on as it
+ * is, and asks again only for more than was refused.
+ */
+static void cg_direct_adapt(struct cg_direct *d, unsigned inflight)
+{
+	struct cg_direct_io *io = d->io;
+	unsigned want = cg_prefetch_wanted(&d->pf, inflight);
+	size_t extra;
+	int budget_fd;
+	bool spent;
+
+	if (want <= d->pf.nseg || want <= d->grow_refused ||
+	    d->prefetch_off || io->ngrow == CG_DIRECT_GROWS) {
+		return;
+	}
+	extra = (size_t)(want - d->pf.nseg) * d->pf.seg_size;
+	budget_fd = cg_direct_budget_take(extra, d->limit, true, &spent);
+	if (!spent && !cg_direct_buf_commit(io->mem, io->mem_used, extra)) {
+		cg_direct_budget_give(budget_fd);
+		spent = true;
+	}
+	if (spent) {
+		d->grow_refused = want;
+		DBG_DEBUG("prefetch stays %u x %zu: no room for %u\n",
+			  d->pf.nseg, d->pf.seg_size, want);
+		return;
+	}
+	io->grow_fd[io->ngrow++] = budget_fd;
+	io->mem_used += extra;
+	cg_direct_mem_in_use += extra;
+	DBG_DEBUG("prefetch grows from %u to %u x %zu: reads of %zu, %u in "
+		  "flight\n",
+		  d->pf.nseg, want, d->pf.seg_size, d->pf.max_read,
+		  inflight);
+	cg_prefetch_grow(&d->pf, want);
 }
 
 /* ---- requests ------------------------------------------------------- */
@@ -885,7 +978,8 @@ struct tevent_req *cg_direct_pread_send(TALLOC_CTX *mem_ctx,
 					struct cg_direct *d,
 					void *data,
 					size_t n,
-					off_t offset)
+					off_t offset,
+					unsigned inflight)
 {
 	struct tevent_req *req = NULL;
 	struct cg_direct_read_state *state = NULL;
@@ -910,6 +1004,7 @@ struct tevent_req *cg_direct_pread_send(TALLOC_CTX *mem_ctx,
 		return tevent_req_post(req, ev);
 	}
 	cg_prefetch_note_read(&d->pf, (uint64_t)offset, n);
+	cg_direct_adapt(d, inflight);
 	cg_direct_serve(d, state);
 	cg_direct_refill(d);
 	if (!tevent_req_is_in_progress(req)) {
@@ -936,7 +1031,11 @@ ssize_t cg_direct_pread_recv(struct tevent_req *req,
  * range is read again rather than waited for: there is no event loop to
  * wait in. Fills still run in the pool, and complete between requests.
  */
-ssize_t cg_direct_pread(struct cg_direct *d, void *data, size_t n, off_t offset)
+ssize_t cg_direct_pread(struct cg_direct *d,
+			void *data,
+			size_t n,
+			off_t offset,
+			unsigned inflight)
 {
 	struct cg_dio_plan plan;
 	void *bounce = NULL;
@@ -952,6 +1051,7 @@ ssize_t cg_direct_pread(struct cg_direct *d, void *data, size_t n, off_t offset)
 		return -1;
 	}
 	cg_prefetch_note_read(&d->pf, (uint64_t)offset, n);
+	cg_direct_adapt(d, inflight);
 	if (cg_direct_lookup(d, (uint64_t)offset, n, &avail) == CG_PF_HIT) {
 		d->hits++;
 		got = (ssize_t)cg_prefetch_copy(&d->pf, d->io->mem,

@@ -260,6 +260,9 @@ struct cg_io cg_read_begin(struct cg_stream *s, int fd, uint64_t off, size_t n);
  */
 void cg_stream_set_via(struct cg_stream *s, int fd, enum cg_via via);
 
+/* Reads between cg_read_begin() and cg_read_end() now */
+unsigned cg_stream_inflight(const struct cg_stream *s);
+
 /* nread is what the read returned: bytes, or -1 on error */
 void cg_read_end(struct cg_stream *s, int fd, struct cg_io *io, ssize_t nread);
 
@@ -481,6 +484,20 @@ void cg_prefetch_init(struct cg_prefetch *pf, uint64_t ahead, size_t align);
 
 /* Bytes of buffer the table needs: slot i is at i * seg_size */
 size_t cg_prefetch_memory(const struct cg_prefetch *pf);
+
+/*
+ * Segments the table wants for the largest request seen with inflight
+ * requests outstanding: their window and one request more, at most
+ * CG_PREFETCH_MAX_SEGS, never fewer than it has (0: prefetch is off)
+ */
+unsigned cg_prefetch_wanted(const struct cg_prefetch *pf, unsigned inflight);
+
+/*
+ * The buffer now holds nseg segments (slot i still at i * seg_size):
+ * the table uses them, and keeps that much loaded past the front. Only
+ * ever grows; ignored when prefetch is off.
+ */
+void cg_prefetch_grow(struct cg_prefetch *pf, unsigned nseg);
 
 /* A request for [off, off + n) arrived: moves the front */
 void cg_prefetch_note_read(struct cg_prefetch *pf, uint64_t off, size_t n);

@@ -46,6 +46,7 @@
 #include "cacheguard.h"
 
 #define CG_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define CG_MAX(a, b) ((a) > (b) ? (a) : (b))
 
 static bool cg_is_pow2(uint64_t v)
 {
@@ -147,6 +148,43 @@ void cg_prefetch_init(struct cg_prefetch *pf, uint64_t ahead, size_t align)
 size_t cg_prefetch_memory(const struct cg_prefetch *pf)
 {
 	return pf->seg_size * pf->nseg;
+}
+
+/*
+ * A client with inflight reads of max_read bytes outstanding has its
+ * whole window, inflight * max_read below the front, waiting on segments
+ * (loaded, loading, or none: a MISS). The table covers that window and
+ * one read past it, so that the read the client sends next, at the
+ * front, finds its segments loading already, and the device sees the
+ * window's segments in flight at once (smbclient: 8 MiB reads, several
+ * outstanding, against the 8 MiB default).
+ */
+unsigned cg_prefetch_wanted(const struct cg_prefetch *pf, unsigned inflight)
+{
+	uint64_t want;
+	uint64_t nseg;
+
+	if (pf->nseg == 0) {
+		return 0;	/* prefetch is off */
+	}
+	want = (uint64_t)pf->max_read * ((uint64_t)inflight + 1);
+	nseg = CG_MIN(cg_div_up(want, pf->seg_size), CG_PREFETCH_MAX_SEGS);
+	return nseg > pf->nseg ? (unsigned)nseg : pf->nseg;
+}
+
+void cg_prefetch_grow(struct cg_prefetch *pf, unsigned nseg)
+{
+	unsigned i;
+
+	if (pf->nseg == 0 || nseg <= pf->nseg ||
+	    nseg > CG_PREFETCH_MAX_SEGS) {
+		return;
+	}
+	for (i = pf->nseg; i < nseg; i++) {
+		pf->seg[i] = (struct cg_pf_seg){.state = CG_PF_FREE};
+	}
+	pf->nseg = nseg;
+	pf->ahead = CG_MAX(pf->ahead, cg_prefetch_memory(pf));
 }
 
 /*

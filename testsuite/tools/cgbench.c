@@ -1,7 +1,7 @@
 /*
  * cgbench: the module's read paths without smbd or the network
  *
- *   cgbench [-q DEPTH] [-b REQUEST] [-p PREFETCH] [-m MODES] FILE
+ *   cgbench [-q DEPTH] [-b REQUEST] [-p PREFETCH] [-F] [-m MODES] FILE
  *
  * Reads FILE from start to end in REQUEST-sized reads (default 1 MiB)
  * with DEPTH of them in flight (default 4 threads, as an SMB2 client keeps
@@ -17,7 +17,8 @@
  *		in a pool of threads, as smbd's pthreadpool runs them;
  *		each request copied out of it (HIT), waiting for its fill
  *		(PENDING), or read on its own into an aligned bounce
- *		buffer (MISS)
+ *		buffer (MISS); the table grows with the reads in flight
+ *		as the module grows it (-F: it keeps its first size)
  *
  * The engine calls run under one mutex, as they run in smbd's main thread;
  * so does whatever the module does there (a HIT's copy, the lookup's
@@ -80,8 +81,10 @@ struct bench {
 	} queue[CG_PREFETCH_MAX_SEGS];
 	unsigned nqueue;
 	bool stop;
+	unsigned nfillers;
 	uint64_t waiting[64];		/* per worker: offset it waits at */
 	uint64_t hits, waits, misses;
+	bool adapt;			/* grow the table as the module does */
 };
 
 static double now(void)
@@ -223,6 +226,11 @@ static ssize_t serve_direct(struct bench *b, unsigned w, char *out,
 	ssize_t n;
 
 	cg_prefetch_note_read(&b->pf, off, b->req);
+	if (b->adapt) {
+		/* as cg_direct_adapt(), with no budget to refuse it */
+		cg_prefetch_grow(&b->pf, cg_prefetch_wanted(
+			&b->pf, cg_stream_inflight(&b->stream)));
+	}
 	for (;;) {
 		enum cg_pf_lookup l = CG_PF_MISS;
 
@@ -347,7 +355,7 @@ static void *sampler(void *arg)
 	return NULL;
 }
 
-/* direct: the table, its buffer, and a thread per segment (smbd's pool) */
+/* direct: the table, its buffer, a thread per possible segment (the pool) */
 static int direct_start(struct bench *b, pthread_t *fillers)
 {
 	unsigned i;
@@ -355,9 +363,10 @@ static int direct_start(struct bench *b, pthread_t *fillers)
 	cg_stream_set_via(&b->stream, b->fd, CG_VIA_DIRECT);
 	cg_prefetch_init(&b->pf, b->cfg.direct_prefetch, ALIGN);
 	b->mem = NULL;
-	if (cg_prefetch_memory(&b->pf) > 0 &&
+	/* room for the largest table; untouched pages cost nothing */
+	if (b->pf.nseg > 0 &&
 	    posix_memalign((void **)&b->mem, ALIGN,
-			   cg_prefetch_memory(&b->pf)) != 0) {
+			   b->pf.seg_size * CG_PREFETCH_MAX_SEGS) != 0) {
 		return -1;
 	}
 	b->nqueue = 0;
@@ -366,7 +375,8 @@ static int direct_start(struct bench *b, pthread_t *fillers)
 	for (i = 0; i < 64; i++) {
 		b->waiting[i] = UINT64_MAX;
 	}
-	for (i = 0; i < b->pf.nseg; i++) {
+	b->nfillers = b->pf.nseg > 0 ? CG_PREFETCH_MAX_SEGS : 0;
+	for (i = 0; i < b->nfillers; i++) {
 		pthread_create(&fillers[i], NULL, filler, b);
 	}
 	return 0;
@@ -380,7 +390,7 @@ static void direct_stop(struct bench *b, pthread_t *fillers)
 	b->stop = true;
 	pthread_cond_broadcast(&b->queued);
 	pthread_mutex_unlock(&b->lock);
-	for (i = 0; i < b->pf.nseg; i++) {
+	for (i = 0; i < b->nfillers; i++) {
 		pthread_join(fillers[i], NULL);
 	}
 	free(b->mem);
@@ -455,8 +465,10 @@ int main(int argc, char **argv)
 	pthread_cond_init(&b.filled, NULL);
 	pthread_cond_init(&b.queued, NULL);
 	cg_config_init(&b.cfg);
-	while ((opt = getopt(argc, argv, "q:b:p:m:")) != -1) {
+	b.adapt = true;
+	while ((opt = getopt(argc, argv, "q:b:p:Fm:")) != -1) {
 		switch (opt) {
+		case 'F': b.adapt = false; break;
 		case 'q': depth = (unsigned)atoi(optarg); break;
 		case 'b':
 			if (cg_parse_size(optarg, &size) != 0) {
@@ -503,6 +515,6 @@ int main(int argc, char **argv)
 	return ret;
 usage:
 	fprintf(stderr, "usage: cgbench [-q DEPTH] [-b REQUEST] [-p PREFETCH] "
-			"[-m MODES] FILE\n");
+			"[-F] [-m MODES] FILE\n");
 	return 2;
 }

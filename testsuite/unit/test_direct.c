@@ -921,6 +921,133 @@ static void test_random_mix(void **state)
 	}
 }
 
+/* ---- adapting to the client ------------------------------------- */
+
+struct wanted_case {
+	uint64_t ahead;
+	size_t max_read;
+	unsigned inflight;
+	unsigned want;
+};
+
+static const struct wanted_case wanted_cases[] = {
+	{8 * MiB, MiB, 4, 8},		/* 5 MiB fit in the table */
+	{8 * MiB, MiB, 1, 8},
+	{8 * MiB, 64 * KiB, 60, 8},
+	{8 * MiB, 8 * MiB, 1, 16},	/* smbclient, one read in flight */
+	{8 * MiB, 8 * MiB, 4, 40},	/* ... four */
+	{8 * MiB, 8 * MiB, 0, 8},	/* not counted: as the first size */
+	{8 * MiB, 8 * MiB, 12, 64},	/* at most the largest table */
+	{8 * MiB, 3 * MiB + 1, 2, 10},	/* rounded up to a segment */
+	{2 * MiB, MiB, 4, 10},		/* 512 KiB segments */
+	{0, 8 * MiB, 4, 0},		/* prefetch off stays off */
+};
+
+static void test_wanted(void **state)
+{
+	size_t i;
+
+	for (i = 0; i < N_ELEM(wanted_cases); i++) {
+		const struct wanted_case *c = &wanted_cases[i];
+		struct cg_prefetch pf;
+		unsigned want;
+
+		cg_prefetch_init(&pf, c->ahead, 4096);
+		cg_prefetch_note_read(&pf, 0, c->max_read);
+		want = cg_prefetch_wanted(&pf, c->inflight);
+		if (want != c->want) {
+			fail_msg("case %zu: %u segments, want %u", i, want,
+				 c->want);
+		}
+	}
+}
+
+/* The harness's buffer grows with the table, its contents kept */
+static void h_grow(struct harness *h, unsigned nseg)
+{
+	cg_prefetch_grow(&h->pf, nseg);
+	h->mem = realloc(h->mem, cg_prefetch_memory(&h->pf) + 1);
+	assert_non_null(h->mem);
+}
+
+/*
+ * 8 MiB reads against the 8 MiB default, the client's next read always
+ * in flight already: without growing, most reads find their segments
+ * partly loaded, partly not, and are a MISS (8 of 13 here). Grown to
+ * what two reads in flight want, the reads after the first two are all
+ * served from the table, and their bytes are right (h_read checks them).
+ */
+static void test_grow_serves_large_reads(void **state)
+{
+	struct harness h;
+	uint64_t size = 96 * MiB + 12345;
+	uint64_t off;
+
+	h_init(&h, 8 * MiB, size, size);
+	cg_prefetch_note_read(&h.pf, 0, 8 * MiB);
+	h_grow(&h, cg_prefetch_wanted(&h.pf, 2));
+	assert_int_equal(h.pf.nseg, 24);
+	for (off = 0; off < size; off += 8 * MiB) {
+		cg_prefetch_note_read(&h.pf, off + 8 * MiB, 8 * MiB);
+		h_serve(&h, off, 8 * MiB);
+	}
+	if (h.misses > 2 || h.hits < 11) {
+		fail_msg("%" PRIu64 " misses, %" PRIu64 " hits", h.misses,
+			 h.hits);
+	}
+	h_free(&h);
+}
+
+/*
+ * Growing while segments load and others are loaded keeps them all: the
+ * old slots stay where they are, the new ones start free, and fills
+ * started before the growth complete into their slots.
+ */
+static void test_grow_in_flight(void **state)
+{
+	struct harness h;
+	uint64_t size = 64 * MiB;
+	uint64_t fills;
+	unsigned i;
+
+	h_init(&h, 4 * MiB, size, size);
+	h_serve(&h, 0, MiB);
+	h_complete(&h, 0);
+	assert_int_equal(h.nfills, 3);
+	fills = h.pf.fills;
+	h_grow(&h, 12);
+	assert_int_equal(h.pf.nseg, 12);
+	for (i = 4; i < 12; i++) {
+		assert_int_equal(h.pf.seg[i].state, CG_PF_FREE);
+	}
+	h_start_fills(&h);
+	assert_true(h.pf.fills > fills);
+	h_complete_all(&h);
+	for (i = 1; i < 12; i++) {
+		assert_int_equal(h_serve(&h, (uint64_t)i * MiB, MiB),
+				 CG_PF_HIT);
+	}
+	/* never shrinks, and never past the largest table */
+	h_grow(&h, 6);
+	assert_int_equal(h.pf.nseg, 12);
+	h_grow(&h, CG_PREFETCH_MAX_SEGS + 1);
+	assert_int_equal(h.pf.nseg, 12);
+	h_free(&h);
+}
+
+/* No prefetch (direct prefetch = 0) never grows one */
+static void test_grow_off(void **state)
+{
+	struct cg_prefetch pf;
+
+	cg_prefetch_init(&pf, 0, 4096);
+	cg_prefetch_note_read(&pf, 0, 8 * MiB);
+	assert_int_equal(cg_prefetch_wanted(&pf, 8), 0);
+	cg_prefetch_grow(&pf, 8);
+	assert_int_equal(pf.nseg, 0);
+	assert_int_equal(cg_prefetch_memory(&pf), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -941,6 +1068,10 @@ int main(void)
 		cmocka_unit_test(test_coarse_timestamps),
 		cmocka_unit_test(test_end_of_file),
 		cmocka_unit_test(test_failed_fill),
+		cmocka_unit_test(test_wanted),
+		cmocka_unit_test(test_grow_serves_large_reads),
+		cmocka_unit_test(test_grow_in_flight),
+		cmocka_unit_test(test_grow_off),
 		cmocka_unit_test(test_random_mix),
 	};
 
