@@ -42,32 +42,42 @@
  * reads in flight plus one while the budget has room (cg_direct_adapt).
  * The engine's table says what to load and how each request is served:
  *
- *   pread_send --> validate, look up --+-- HIT -----> copy out, done
- *                                      +-- PENDING -> wait for the fill
- *                                      +-- MISS ----> aligned read (job)
+ *   pread_send --> look up --+-- HIT -----> pin, copy out (job)
+ *                            +-- PENDING -> wait for the fill
+ *                            +-- MISS ----> aligned read (job)
  *              --> refill: a job per segment to load
  *
  *   fill done --> table, wake waiters (each HIT / PENDING / MISS again)
+ *   copy done --> unpin; the version check failed: serve it again
+ *
+ * Every job takes the file's version in its thread first and the table
+ * is validated with it when the job reports, so smbd's main thread
+ * neither calls fstat() nor copies a megabyte per request: the copy,
+ * like a buffered pread's, runs in the pool.
  *
  * Coherence. A segment must never hand out bytes older than the file.
  * Writes through this smbd are reported (cg_direct_note_write) before
  * and after they run, and drop overlapping segments, loaded or loading.
  * Writes from elsewhere (a local process, another smbd, a truncate) are
  * caught by the file's version: every fill takes ctime and size with
- * fstat() just before its read, and every lookup first compares them
- * with the file's now. Before Linux 6.13 two changes within a clock tick
- * share a ctime, so a fill counts only if the clock had passed its
- * ctime's tick before its fstat (cg_pf_version_settled); while the file
- * keeps changing, requests are read on their own, exactly. An O_DIRECT
- * read itself writes back dirty cached pages of its range first, so it
- * returns what a buffered write just put there.
+ * fstat() just before its read, and every copy of a HIT takes them again
+ * before it copies, in its thread, after the request arrived; a piece
+ * read under another version is not copied (cg_prefetch_pieces_current)
+ * and the request is served again. Before Linux 6.13 two changes within
+ * a clock tick share a ctime, so a fill counts only if the clock had
+ * passed its ctime's tick before its fstat (cg_pf_version_settled);
+ * while the file keeps changing, requests are read on their own,
+ * exactly. An O_DIRECT read itself writes back dirty cached pages of its
+ * range first, so it returns what a buffered write just put there.
  *
  * Lifetimes. A thread may outlive the stream: the file is closed while
  * fills run, or a request is dropped while its read runs. So the work of
  * a thread is a job, a flat struct on its own (talloc NULL parent) that
  * frees itself when its read is reported; it holds a reference on the
  * descriptor and buffer (struct cg_direct_io), and the stream or request
- * it reports to clears its pointer back when it goes away first.
+ * it reports to clears its pointer back when it goes away first. A copy
+ * writes into the caller's buffer, as vfs_default's pread does: its
+ * request's state stays (its destructor refuses) until the copy is done.
  */
 
 #include "includes.h"
@@ -169,11 +179,12 @@ struct cg_direct {
 	uint64_t file_size;		/* at the last lookup */
 	uint64_t limit;			/* cacheguard:direct memory */
 	bool prefetch_off;		/* a fill failed: read on demand only */
-	unsigned grow_refused;		/* segments the budget had no room for */
+	unsigned grow_refused;		/* segments there was no room for */
 	struct cg_prefetch pf;
 	struct cg_direct_job *fills;	/* in flight */
+	struct cg_direct_job *jobs;	/* requests' reads and copies */
 	struct cg_direct_read_state *waiters;
-	uint64_t hits, waits, misses;
+	uint64_t hits, waits, misses, stale;
 };
 
 /* One request; waits on d->waiters while its segments load */
@@ -186,7 +197,8 @@ struct cg_direct_read_state {
 	off_t offset;
 	ssize_t ret;
 	struct cg_dio_plan plan;
-	struct cg_direct_job *job;	/* its own read, in flight */
+	struct cg_direct_job *job;	/* its read or copy, in flight */
+	bool abandoned;			/* freed while a copy writes */
 	bool waiting;			/* on d->waiters */
 	bool deferred;			/* has waited: callback deferred */
 
@@ -441,18 +453,33 @@ static int cg_direct_version(int fd, struct cg_pf_version *v)
 /* ---- jobs: the reads that run in smbd's thread pool ----------------- */
 
 /*
- * A job is either a fill (slot >= 0, reports to d) or a request's own
- * read (slot -1, reports to rs, reads into bounce). The thread touches
- * the first block of fields only.
+ * A job is a fill (CG_DIRECT_FILL, into slot, reports to d), a request's
+ * own read (CG_DIRECT_READ, into bounce, reports to rs), or a HIT's copy
+ * (CG_DIRECT_COPY, from the pinned pieces of mem into rs's data, if they
+ * are still the file's bytes). Every one takes the file's version first:
+ * so the event loop never calls fstat(), and every job tells the table
+ * how the file is now. The thread touches the first block of fields
+ * only.
  */
+enum cg_direct_kind {
+	CG_DIRECT_FILL = 0,
+	CG_DIRECT_READ,
+	CG_DIRECT_COPY,
+};
+
 struct cg_direct_job {
+	enum cg_direct_kind kind;
 	int fd;
 	uint8_t *buf;
 	size_t count;
 	off_t offset;
 	size_t align;
-	bool want_version;
+	const uint8_t *mem;		/* COPY: the table's buffer */
+	const struct cg_pf_piece *pieces;	/* COPY: what to copy */
+	unsigned npieces;
+	bool version_ok;
 	struct cg_pf_version ver;	/* the file just before the read */
+	bool stale;			/* COPY: pieces not current */
 	ssize_t ret;
 	int err;
 	uint64_t duration;
@@ -463,7 +490,7 @@ struct cg_direct_job {
 	int slot;
 	struct cg_direct *d;		/* NULL once the stream is gone */
 	struct cg_direct_read_state *rs;	/* NULL once it is gone */
-	struct cg_direct_job *prev, *next;	/* d->fills */
+	struct cg_direct_job *prev, *next;	/* d->fills or d->jobs */
 };
 
 /* pread() to count bytes or end of file, which a partial block marks */
@@ -505,8 +532,19 @@ static void cg_direct_do(void *private_data)
 	clock_gettime_mono(&start);
 	job->ret = -1;
 	job->err = 0;
-	if (job->want_version && cg_direct_version(job->fd, &job->ver) != 0) {
+	job->version_ok = cg_direct_version(job->fd, &job->ver) == 0;
+	if (!job->version_ok) {
 		job->err = errno;
+	} else if (job->kind == CG_DIRECT_COPY) {
+		job->stale = !cg_prefetch_pieces_current(job->pieces,
+							 job->npieces,
+							 &job->ver);
+		job->ret = job->stale ? -1
+				      : (ssize_t)cg_prefetch_copy_pieces(
+						job->mem,
+						job->pieces,
+						job->npieces,
+						job->buf);
 	} else {
 		job->ret = cg_direct_read_full(job->fd,
 					       job->buf,
@@ -521,7 +559,9 @@ static void cg_direct_do(void *private_data)
 
 static int cg_direct_job_destructor(struct cg_direct_job *job)
 {
-	cg_direct_buf_free(job->bounce, job->count);
+	if (job->kind == CG_DIRECT_READ) {
+		cg_direct_buf_free(job->bounce, job->count);
+	}
 	if (job->budget_fd != -1) {
 		close(job->budget_fd);
 	}
@@ -532,20 +572,19 @@ static int cg_direct_job_destructor(struct cg_direct_job *job)
 static void cg_direct_job_done(struct tevent_req *subreq);
 
 /*
- * Start a read of [offset, offset + count) into buf: a fill of slot, or
- * (slot -1) a request's read into bounce buffer buf, which the job owns.
- * Everything the thread reads is set before it can start.
+ * A job of kind for [offset, offset + count) and buf: a fill of slot, a
+ * request's read into bounce buffer buf (the job owns it), or a copy
+ * into the request's buffer. Not yet started (cg_direct_job_start).
  */
-static struct cg_direct_job *cg_direct_job_send(struct cg_direct *d,
-						struct tevent_context *ev,
-						int slot,
-						uint8_t *buf,
-						uint64_t offset,
-						size_t count)
+static struct cg_direct_job *cg_direct_job_new(struct cg_direct *d,
+					       enum cg_direct_kind kind,
+					       int slot,
+					       uint8_t *buf,
+					       uint64_t offset,
+					       size_t count)
 {
 	struct cg_direct_job *job = NULL;
-	struct tevent_req *subreq = NULL;
-	bool bounce = slot < 0;
+	bool bounce = kind == CG_DIRECT_READ;
 
 	job = talloc(NULL, struct cg_direct_job);
 	if (job == NULL) {
@@ -555,34 +594,84 @@ static struct cg_direct_job *cg_direct_job_send(struct cg_direct *d,
 		return NULL;
 	}
 	*job = (struct cg_direct_job){
+		.kind = kind,
 		.fd = d->io->fd,
 		.buf = buf,
 		.count = count,
 		.offset = (off_t)offset,
 		.align = d->align,
-		.want_version = !bounce,
 		.ret = -1,
 		.io = d->io,
 		.bounce = bounce ? buf : NULL,
 		.slot = slot,
-		.d = bounce ? NULL : d,
+		.d = d,
 		.budget_fd = -1,
 	};
 	d->io->refs++;
 	talloc_set_destructor(job, cg_direct_job_destructor);
+	return job;
+}
+
+/* Hand job to the pool: everything the thread reads is set by now */
+static bool cg_direct_job_start(struct cg_direct *d,
+				struct tevent_context *ev,
+				struct cg_direct_job *job)
+{
+	struct tevent_req *subreq = NULL;
 
 	subreq = pthreadpool_tevent_job_send(job, ev, d->pool, cg_direct_do,
 					     job);
 	if (subreq == NULL) {
-		TALLOC_FREE(job);
-		return NULL;
+		return false;
 	}
 	tevent_req_set_callback(subreq, cg_direct_job_done, job);
+	return true;
+}
+
+static struct cg_direct_job *cg_direct_job_send(struct cg_direct *d,
+						struct tevent_context *ev,
+						enum cg_direct_kind kind,
+						int slot,
+						uint8_t *buf,
+						uint64_t offset,
+						size_t count)
+{
+	struct cg_direct_job *job =
+		cg_direct_job_new(d, kind, slot, buf, offset, count);
+
+	if (job != NULL && !cg_direct_job_start(d, ev, job)) {
+		TALLOC_FREE(job);
+	}
 	return job;
 }
 
 static void cg_direct_fill_done(struct cg_direct_job *job);
 static void cg_direct_read_done(struct cg_direct_job *job);
+static void cg_direct_copy_done(struct cg_direct_job *job);
+
+/* What a job's thread did goes to its stream, request or table */
+static void cg_direct_job_report(struct cg_direct_job *job)
+{
+	if (job->ret == -1 && job->err == 0 && !job->stale) {
+		job->err = EIO;
+	}
+	if (job->d != NULL && job->version_ok) {
+		/* what the file looks like now: cheaper than an fstat */
+		job->d->file_size = job->ver.size;
+		cg_prefetch_validate(&job->d->pf, &job->ver);
+	}
+	switch (job->kind) {
+	case CG_DIRECT_FILL:
+		cg_direct_fill_done(job);
+		break;
+	case CG_DIRECT_READ:
+		cg_direct_read_done(job);
+		break;
+	case CG_DIRECT_COPY:
+		cg_direct_copy_done(job);
+		break;
+	}
+}
 
 static void cg_direct_job_done(struct tevent_req *subreq)
 {
@@ -599,14 +688,7 @@ static void cg_direct_job_done(struct tevent_req *subreq)
 		job->ret = -1;
 		job->err = ret;
 	}
-	if (job->ret == -1 && job->err == 0) {
-		job->err = EIO;
-	}
-	if (job->slot >= 0) {
-		cg_direct_fill_done(job);
-	} else {
-		cg_direct_read_done(job);
-	}
+	cg_direct_job_report(job);
 	TALLOC_FREE(job);
 }
 
@@ -631,6 +713,7 @@ static void cg_direct_refill(struct cg_direct *d)
 				     &len)) {
 		job = cg_direct_job_send(d,
 					 d->ev,
+					 CG_DIRECT_FILL,
 					 (int)slot,
 					 d->io->mem + (size_t)slot *
 							      d->pf.seg_size,
@@ -678,6 +761,9 @@ static int cg_direct_destructor(struct cg_direct *d)
 	for (job = d->fills; job != NULL; job = job->next) {
 		job->d = NULL;
 	}
+	for (job = d->jobs; job != NULL; job = job->next) {
+		job->d = NULL;	/* pins of copies go with the table */
+	}
 	/*
 	 * smbd waits for reads in flight before it closes a file, so none
 	 * should wait here; if one does, it fails (its callback is
@@ -690,10 +776,11 @@ static int cg_direct_destructor(struct cg_direct *d)
 		tevent_req_error(w->req, EBADF);
 	}
 	DBG_DEBUG("direct stream done: %ju hits, %ju waits, %ju misses, "
-		  "%ju fills, %ju discarded, %ju unsettled\n",
+		  "%ju stale, %ju fills, %ju discarded, %ju unsettled\n",
 		  (uintmax_t)d->hits,
 		  (uintmax_t)d->waits,
 		  (uintmax_t)d->misses,
+		  (uintmax_t)d->stale,
 		  (uintmax_t)d->pf.fills,
 		  (uintmax_t)d->pf.discarded,
 		  (uintmax_t)d->pf.unsettled);
@@ -838,6 +925,14 @@ static int cg_direct_read_state_destructor(struct cg_direct_read_state *state)
 	if (state->waiting) {
 		DLIST_REMOVE(state->d->waiters, state);
 	}
+	if (state->job != NULL && state->job->kind == CG_DIRECT_COPY) {
+		/*
+		 * A thread copies into the caller's buffer: as vfs_default
+		 * does, keep the state until it is done
+		 */
+		state->abandoned = true;
+		return -1;
+	}
 	if (state->job != NULL) {
 		state->job->rs = NULL;	/* it completes on its own */
 	}
@@ -871,8 +966,9 @@ static void cg_direct_read_start(struct cg_direct *d,
 		tevent_req_error(state->req, ENOMEM);
 		return;
 	}
-	state->job = cg_direct_job_send(d, state->ev, -1, bounce,
-					state->plan.off, state->plan.len);
+	state->job = cg_direct_job_send(d, state->ev, CG_DIRECT_READ, -1,
+					bounce, state->plan.off,
+					state->plan.len);
 	if (state->job == NULL) {
 		cg_direct_budget_give(budget_fd);
 		tevent_req_error(state->req, ENOMEM);
@@ -880,6 +976,7 @@ static void cg_direct_read_start(struct cg_direct *d,
 	}
 	state->job->budget_fd = budget_fd;
 	state->job->rs = state;
+	DLIST_ADD(d->jobs, state->job);
 }
 
 static void cg_direct_read_done(struct cg_direct_job *job)
@@ -887,6 +984,9 @@ static void cg_direct_read_done(struct cg_direct_job *job)
 	struct cg_direct_read_state *state = job->rs;
 	size_t got;
 
+	if (job->d != NULL) {
+		DLIST_REMOVE(job->d->jobs, job);
+	}
 	if (state == NULL) {
 		return;		/* nobody wants the bytes any more */
 	}
@@ -902,21 +1002,101 @@ static void cg_direct_read_done(struct cg_direct_job *job)
 	tevent_req_done(state->req);
 }
 
+static void cg_direct_serve(struct cg_direct *d,
+			    struct cg_direct_read_state *state);
+
+/*
+ * A HIT: a job checks the file's version and copies the pinned pieces
+ * into the request's buffer, off the event loop. Without a job, the
+ * request reads on its own.
+ */
+static void cg_direct_copy_start(struct cg_direct *d,
+				 struct cg_direct_read_state *state)
+{
+	struct cg_direct_job *job = NULL;
+	struct cg_pf_piece *pieces = NULL;
+	unsigned max = (unsigned)MIN(state->n / d->pf.seg_size + 2,
+				     CG_PREFETCH_MAX_SEGS + 1);
+
+	job = cg_direct_job_new(d, CG_DIRECT_COPY, -1, state->data,
+				(uint64_t)state->offset, state->n);
+	if (job != NULL) {
+		pieces = talloc_array(job, struct cg_pf_piece, max);
+	}
+	if (pieces == NULL) {
+		TALLOC_FREE(job);
+		d->misses++;
+		cg_direct_read_start(d, state);
+		return;
+	}
+	job->mem = d->io->mem;
+	job->pieces = pieces;
+	job->npieces = cg_prefetch_pin(&d->pf, (uint64_t)state->offset,
+				       state->n, pieces, max);
+	job->rs = state;
+	if (!cg_direct_job_start(d, state->ev, job)) {
+		cg_prefetch_unpin(&d->pf, pieces, job->npieces, false);
+		TALLOC_FREE(job);
+		d->misses++;
+		cg_direct_read_start(d, state);
+		return;
+	}
+	state->job = job;
+	DLIST_ADD(d->jobs, job);
+}
+
+/*
+ * A HIT's copy ended. Its pieces were not the file's bytes any more (a
+ * change since their fill): serve the request again, the table now
+ * knowing the file's version; with the stream gone, let the caller read
+ * it through the next module.
+ */
+static void cg_direct_copy_done(struct cg_direct_job *job)
+{
+	struct cg_direct_read_state *state = job->rs;
+	struct cg_direct *d = job->d;
+
+	if (d != NULL) {
+		DLIST_REMOVE(d->jobs, job);
+		cg_prefetch_unpin(&d->pf, job->pieces, job->npieces,
+				  job->ret >= 0);
+	}
+	state->job = NULL;
+	if (state->abandoned) {
+		talloc_set_destructor(state, NULL);
+		TALLOC_FREE(state);
+		return;
+	}
+	state->vfs_aio_state.duration = job->duration;
+	if (job->ret >= 0) {
+		state->ret = job->ret;
+		tevent_req_done(state->req);
+		return;
+	}
+	if (d == NULL) {
+		tevent_req_error(state->req, CG_DIRECT_NO_BUDGET);
+		return;
+	}
+	d->stale++;
+	if (!job->version_ok) {
+		cg_prefetch_reset(&d->pf);
+	}
+	cg_direct_serve(d, state);
+	cg_direct_refill(d);
+}
+
 /* Serve a request from the table, queue it behind a fill, or read it */
 static void cg_direct_serve(struct cg_direct *d,
 			    struct cg_direct_read_state *state)
 {
 	size_t avail = 0;
 
-	switch (cg_direct_lookup(d, state->offset, state->n, &avail)) {
+	switch (d->pf.nseg == 0 ? CG_PF_MISS
+				: cg_prefetch_lookup(&d->pf, state->offset,
+						     state->n, &avail)) {
 	case CG_PF_HIT:
 		d->hits++;
-		state->ret = (ssize_t)cg_prefetch_copy(&d->pf,
-						       d->io->mem,
-						       state->offset,
-						       state->n,
-						       state->data);
-		tevent_req_done(state->req);
+		cg_direct_copy_start(d, state);
 		return;
 	case CG_PF_PENDING:
 		if (!state->deferred) {

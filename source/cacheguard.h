@@ -452,11 +452,16 @@ enum cg_pf_state {
 
 struct cg_pf_seg {
 	enum cg_pf_state state;
-	bool stale;	/* LOADING: invalidated, discard when the read ends */
+	/*
+	 * LOADING: invalidated, discard when the read ends; READY and
+	 * pinned: invalidated, serves no one, freed when unpinned
+	 */
+	bool stale;
 	uint64_t off;	/* file offset, a multiple of seg_size */
 	size_t len;	/* READY: bytes read; short means end of file */
 	size_t used;	/* READY: bytes copied out so far */
 	struct cg_pf_version ver;
+	unsigned pins;	/* READY: copies out of it in flight */
 };
 
 enum cg_pf_lookup {
@@ -524,6 +529,55 @@ size_t cg_prefetch_copy(struct cg_prefetch *pf,
 			uint64_t off,
 			size_t n,
 			uint8_t *dst);
+
+/*
+ * A HIT copied out by another thread, in pieces of one segment each:
+ * where in the table's buffer, how many bytes, and the version the
+ * segment was read under, which the copying thread compares with the
+ * file's now (cg_prefetch_pieces_current) before it copies
+ */
+struct cg_pf_piece {
+	unsigned slot;
+	size_t from;	/* offset in the table's buffer */
+	size_t len;
+	struct cg_pf_version ver;
+};
+
+/*
+ * Pin the segments of a HIT for [off, off + n) (cg_prefetch_lookup said
+ * so) into at most max pieces; returns how many, whose lengths add up
+ * to the HIT's avail. A HIT short at end of file ends with the piece of
+ * the segment holding the end (of no bytes if need be): its version
+ * says whether the file still ends there. Pinned segments are never
+ * handed out for a fill;
+ * a write or version change meanwhile marks them stale. Every pin is
+ * ended with cg_prefetch_unpin.
+ */
+unsigned cg_prefetch_pin(struct cg_prefetch *pf,
+			 uint64_t off,
+			 size_t n,
+			 struct cg_pf_piece *pieces,
+			 unsigned max);
+
+/* Every piece was read under the file's version now */
+bool cg_prefetch_pieces_current(const struct cg_pf_piece *pieces,
+				unsigned np,
+				const struct cg_pf_version *now);
+
+/* Copy the pieces out of mem into dst, in order: no table access */
+size_t cg_prefetch_copy_pieces(const uint8_t *mem,
+			       const struct cg_pf_piece *pieces,
+			       unsigned np,
+			       uint8_t *dst);
+
+/*
+ * The copy of pinned pieces ended; copied: their bytes went out (they
+ * count as used, as cg_prefetch_copy counts them)
+ */
+void cg_prefetch_unpin(struct cg_prefetch *pf,
+		       const struct cg_pf_piece *pieces,
+		       unsigned np,
+		       bool copied);
 
 /*
  * The next segment to read, if any: marks *slot LOADING for

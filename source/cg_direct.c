@@ -26,6 +26,11 @@
  * has been reported, even when a write made its contents worthless: it is
  * then marked stale and freed when the read ends.
  *
+ * A HIT may be copied out by a thread too (cg_prefetch_pin): its
+ * segments are pinned meanwhile, and a pinned segment is handed out no
+ * more than a LOADING one; dropped while pinned, it is marked stale,
+ * serves no one, and is freed when the last copy is reported.
+ *
  * Segments cover the file at multiples of seg_size. A READY segment whose
  * read came back short ends at end of file, as the file was when the read
  * ran; the version check makes sure that is still the file's end.
@@ -209,7 +214,7 @@ void cg_prefetch_note_read(struct cg_prefetch *pf, uint64_t off, size_t n)
 	}
 }
 
-/* The segment holding file offset pos, or -1 */
+/* The segment holding file offset pos, or -1; a stale READY one holds none */
 static int cg_pf_find(const struct cg_prefetch *pf, uint64_t pos)
 {
 	unsigned i;
@@ -217,7 +222,8 @@ static int cg_pf_find(const struct cg_prefetch *pf, uint64_t pos)
 	for (i = 0; i < pf->nseg; i++) {
 		const struct cg_pf_seg *s = &pf->seg[i];
 
-		if (s->state != CG_PF_FREE && pos >= s->off &&
+		if (s->state != CG_PF_FREE &&
+		    !(s->state == CG_PF_READY && s->stale) && pos >= s->off &&
 		    pos - s->off < pf->seg_size) {
 			return (int)i;
 		}
@@ -261,10 +267,23 @@ static void cg_pf_discard(struct cg_prefetch *pf, struct cg_pf_seg *s)
 		s->stale = true;	/* the thread still writes the slot */
 		return;
 	}
+	if (s->state == CG_PF_READY && s->pins > 0) {
+		/* a thread still copies out of it: free it when it is done */
+		pf->discarded += s->stale ? 0 : 1;
+		s->stale = true;
+		return;
+	}
 	if (s->state == CG_PF_READY) {
 		*s = (struct cg_pf_seg){.state = CG_PF_FREE};
 		pf->discarded++;
 	}
+}
+
+/* The file as v saw it is the file as now sees it */
+static bool cg_pf_version_same(const struct cg_pf_version *v,
+			       const struct cg_pf_version *now)
+{
+	return v->ctime_ns == now->ctime_ns && v->size == now->size;
 }
 
 void cg_prefetch_validate(struct cg_prefetch *pf,
@@ -276,9 +295,8 @@ void cg_prefetch_validate(struct cg_prefetch *pf,
 	for (i = 0; i < pf->nseg; i++) {
 		struct cg_pf_seg *s = &pf->seg[i];
 
-		if (s->state == CG_PF_READY &&
-		    (s->ver.ctime_ns != now->ctime_ns ||
-		     s->ver.size != now->size)) {
+		if (s->state == CG_PF_READY && !s->stale &&
+		    !cg_pf_version_same(&s->ver, now)) {
 			cg_pf_discard(pf, s);
 		}
 	}
@@ -356,7 +374,7 @@ size_t cg_prefetch_copy(struct cg_prefetch *pf,
 		pos += chunk;
 		s->used += chunk;
 		short_seg = s->len < pf->seg_size;
-		if (s->used >= s->len) {
+		if (s->used >= s->len && s->pins == 0) {
 			/* all of it went out: the slot can load what is next */
 			*s = (struct cg_pf_seg){.state = CG_PF_FREE};
 		}
@@ -365,6 +383,105 @@ size_t cg_prefetch_copy(struct cg_prefetch *pf,
 		}
 	}
 	return done;
+}
+
+unsigned cg_prefetch_pin(struct cg_prefetch *pf,
+			 uint64_t off,
+			 size_t n,
+			 struct cg_pf_piece *pieces,
+			 unsigned max)
+{
+	uint64_t pos = off;
+	uint64_t end = n > UINT64_MAX - off ? UINT64_MAX : off + n;
+	unsigned np = 0;
+
+	while (pos < end && np < max) {
+		int i = cg_pf_find(pf, pos);
+		struct cg_pf_seg *s = NULL;
+		size_t chunk;
+
+		if (i < 0 || pf->seg[i].state != CG_PF_READY) {
+			break;
+		}
+		s = &pf->seg[i];
+		/*
+		 * End of file inside this segment: a piece of no bytes,
+		 * whose version says whether that is still the end
+		 */
+		chunk = pos >= s->off + s->len
+				? 0
+				: (size_t)(CG_MIN(end, s->off + s->len) - pos);
+		pieces[np++] = (struct cg_pf_piece){
+			.slot = (unsigned)i,
+			.from = (size_t)i * pf->seg_size +
+				(size_t)(pos - s->off),
+			.len = chunk,
+			.ver = s->ver,
+		};
+		s->pins++;
+		pos += chunk;
+		if (chunk == 0 || s->len < pf->seg_size) {
+			break;
+		}
+	}
+	return np;
+}
+
+bool cg_prefetch_pieces_current(const struct cg_pf_piece *pieces,
+				unsigned np,
+				const struct cg_pf_version *now)
+{
+	unsigned i;
+
+	for (i = 0; i < np; i++) {
+		if (!cg_pf_version_same(&pieces[i].ver, now)) {
+			return false;
+		}
+	}
+	return true;
+}
+
+size_t cg_prefetch_copy_pieces(const uint8_t *mem,
+			       const struct cg_pf_piece *pieces,
+			       unsigned np,
+			       uint8_t *dst)
+{
+	size_t done = 0;
+	unsigned i;
+
+	for (i = 0; i < np; i++) {
+		memcpy(dst + done, mem + pieces[i].from, pieces[i].len);
+		done += pieces[i].len;
+	}
+	return done;
+}
+
+void cg_prefetch_unpin(struct cg_prefetch *pf,
+		       const struct cg_pf_piece *pieces,
+		       unsigned np,
+		       bool copied)
+{
+	unsigned i;
+
+	for (i = 0; i < np; i++) {
+		struct cg_pf_seg *s = NULL;
+
+		if (pieces[i].slot >= pf->nseg) {
+			continue;
+		}
+		s = &pf->seg[pieces[i].slot];
+		if (s->state != CG_PF_READY || s->pins == 0) {
+			continue;
+		}
+		s->pins--;
+		if (copied && !s->stale) {
+			s->used += pieces[i].len;
+		}
+		if (s->pins == 0 && (s->stale || s->used >= s->len)) {
+			/* all of it went out, or it may be stale: free it */
+			*s = (struct cg_pf_seg){.state = CG_PF_FREE};
+		}
+	}
 }
 
 /*
@@ -387,7 +504,7 @@ static int cg_pf_slot(struct cg_prefetch *pf, uint64_t lo, uint64_t hi)
 		if (s->state == CG_PF_FREE) {
 			return (int)i;
 		}
-		if (s->state == CG_PF_READY && outside &&
+		if (s->state == CG_PF_READY && s->pins == 0 && outside &&
 		    (best < 0 || s->off < pf->seg[best].off)) {
 			best = (int)i;
 		}

@@ -21,8 +21,8 @@
  *		as the module grows it (-F: it keeps its first size)
  *
  * The engine calls run under one mutex, as they run in smbd's main thread;
- * so does whatever the module does there (a HIT's copy, the lookup's
- * version check).
+ * what the module does in its thread pool (version checks, reads, a HIT's
+ * copy) runs outside it.
  *
  * Copyright (C) 2026 The vfs_cacheguard authors
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -185,6 +185,9 @@ static void *filler(void *arg)
 					f.len, f.off);
 		}
 		pthread_mutex_lock(&b->lock);
+		if (got >= 0) {
+			cg_prefetch_validate(&b->pf, &ver);
+		}
 		cg_prefetch_filled(&b->pf, f.slot, got, &ver);
 		pthread_cond_broadcast(&b->filled);
 		refill(b);
@@ -214,15 +217,19 @@ static ssize_t direct_miss(struct bench *b, char *out, char *bounce,
 }
 
 /*
- * A direct request, under the lock as in smbd's main thread: the
- * version check and lookup, a HIT's copy, a wait for a PENDING fill;
- * a MISS reads outside it (a job in smbd's pool)
+ * A direct request, as the module serves it: the lookup under the lock
+ * (smbd's main thread); a HIT's pieces pinned there and checked against
+ * the file's version and copied outside it (a job in smbd's pool); a
+ * PENDING one waits for fills; a MISS reads on its own outside it
  */
 static ssize_t serve_direct(struct bench *b, unsigned w, char *out,
 			    char *bounce, uint64_t off)
 {
-	struct cg_pf_version now;
+	struct cg_pf_piece pieces[CG_PREFETCH_MAX_SEGS + 1];
+	struct cg_pf_version now = {0};
 	size_t avail = 0;
+	unsigned np;
+	bool ok;
 	ssize_t n;
 
 	cg_prefetch_note_read(&b->pf, off, b->req);
@@ -234,31 +241,48 @@ static ssize_t serve_direct(struct bench *b, unsigned w, char *out,
 	for (;;) {
 		enum cg_pf_lookup l = CG_PF_MISS;
 
-		if (b->pf.nseg > 0 && version(b->dfd, &now) == 0) {
-			cg_prefetch_validate(&b->pf, &now);
+		if (b->pf.nseg > 0) {
 			l = cg_prefetch_lookup(&b->pf, off, b->req, &avail);
-		}
-		if (l == CG_PF_HIT) {
-			b->waiting[w] = UINT64_MAX;
-			b->hits++;
-			n = (ssize_t)cg_prefetch_copy(&b->pf, b->mem, off,
-						      b->req, (uint8_t *)out);
-			refill(b);
-			return n;
 		}
 		if (l == CG_PF_MISS) {
 			break;
 		}
-		b->waits += b->waiting[w] == UINT64_MAX ? 1 : 0;
-		b->waiting[w] = off;
-		pthread_cond_wait(&b->filled, &b->lock);
+		if (l == CG_PF_PENDING) {
+			b->waits += b->waiting[w] == UINT64_MAX ? 1 : 0;
+			b->waiting[w] = off;
+			pthread_cond_wait(&b->filled, &b->lock);
+			continue;
+		}
+		b->waiting[w] = UINT64_MAX;
+		np = cg_prefetch_pin(&b->pf, off, b->req, pieces,
+				     b->req / b->pf.seg_size + 2);
+		refill(b);
+		pthread_mutex_unlock(&b->lock);
+		ok = version(b->dfd, &now) == 0 &&
+		     cg_prefetch_pieces_current(pieces, np, &now);
+		n = ok ? (ssize_t)cg_prefetch_copy_pieces(b->mem, pieces, np,
+							 (uint8_t *)out)
+		       : -1;
+		pthread_mutex_lock(&b->lock);
+		if (now.clock_ns != 0) {
+			cg_prefetch_validate(&b->pf, &now);
+		}
+		cg_prefetch_unpin(&b->pf, pieces, np, ok);
+		if (ok) {
+			b->hits++;
+			return n;
+		}
 	}
 	b->waiting[w] = UINT64_MAX;
 	b->misses++;
 	refill(b);
 	pthread_mutex_unlock(&b->lock);
-	n = direct_miss(b, out, bounce, off);
+	ok = version(b->dfd, &now) == 0;
+	n = ok ? direct_miss(b, out, bounce, off) : -1;
 	pthread_mutex_lock(&b->lock);
+	if (ok) {
+		cg_prefetch_validate(&b->pf, &now);
+	}
 	return n;
 }
 
