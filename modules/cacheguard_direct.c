@@ -91,6 +91,7 @@
 #include <sys/stat.h>
 
 #include <sys/mman.h>
+#include <pthread.h>
 
 #include "cacheguard_glue.h"
 
@@ -165,6 +166,9 @@ struct cg_direct_io {
 	int grow_fd[CG_DIRECT_GROWS];	/* the units of each growth */
 	unsigned ngrow;
 	unsigned refs;		/* the stream, and each job in flight */
+	/* a job's thread is done (job->finished): for the sync path */
+	pthread_mutex_t lock;
+	pthread_cond_t finished;
 };
 
 struct cg_direct_job;
@@ -269,6 +273,8 @@ static int cg_direct_io_destructor(struct cg_direct_io *io)
 	}
 	cg_direct_buf_free(io->mem, io->mem_size);
 	cg_direct_mem_in_use -= io->mem_used;
+	pthread_cond_destroy(&io->finished);
+	pthread_mutex_destroy(&io->lock);
 	return 0;
 }
 
@@ -402,6 +408,8 @@ static struct cg_direct_io *cg_direct_io_open(int fd,
 	io->fd = -1;
 	io->budget_fd = budget_fd;
 	io->refs = 1;
+	pthread_mutex_init(&io->lock, NULL);
+	pthread_cond_init(&io->finished, NULL);
 	talloc_set_destructor(io, cg_direct_io_destructor);
 
 	io->fd = cg_direct_reopen(fd);
@@ -483,6 +491,8 @@ struct cg_direct_job {
 	ssize_t ret;
 	int err;
 	uint64_t duration;
+	bool finished;			/* under io->lock */
+	bool reported;			/* by the sync path already */
 
 	struct cg_direct_io *io;
 	void *bounce;			/* owned, for a request's read */
@@ -555,6 +565,11 @@ static void cg_direct_do(void *private_data)
 	}
 	clock_gettime_mono(&end);
 	job->duration = nsec_time_diff(&end, &start);
+
+	pthread_mutex_lock(&job->io->lock);
+	job->finished = true;
+	pthread_cond_broadcast(&job->io->finished);
+	pthread_mutex_unlock(&job->io->lock);
 }
 
 static int cg_direct_job_destructor(struct cg_direct_job *job)
@@ -681,6 +696,10 @@ static void cg_direct_job_done(struct tevent_req *subreq)
 
 	ret = pthreadpool_tevent_job_recv(subreq);
 	TALLOC_FREE(subreq);
+	if (job->reported) {
+		TALLOC_FREE(job);	/* the sync path took its result */
+		return;
+	}
 	if (ret == EAGAIN) {
 		/* No thread to be had: read inline rather than fail */
 		cg_direct_do(job);
@@ -1206,10 +1225,53 @@ ssize_t cg_direct_pread_recv(struct tevent_req *req,
 	return state->ret;
 }
 
+/* How long the sync path waits for a fill before reading on its own */
+#define CG_DIRECT_SYNC_WAIT_MS 1000
+
 /*
- * SMB_VFS_PREAD: the same, with the MISS read done here. A PENDING
- * range is read again rather than waited for: there is no event loop to
- * wait in. Fills still run in the pool, and complete between requests.
+ * The sync path found [off, off + n) loading: wait for the fills of that
+ * range to finish in their threads, and report them now rather than when
+ * the event loop gets to them. False when one did not finish in time (no
+ * thread ran it, the pool is swamped): the caller reads on its own.
+ */
+static bool cg_direct_wait_fills(struct cg_direct *d, uint64_t off, size_t n)
+{
+	struct cg_direct_job *job = NULL;
+	struct cg_direct_job *next = NULL;
+	struct timespec until;
+	bool done = true;
+	bool found = false;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += CG_DIRECT_SYNC_WAIT_MS / 1000;
+	for (job = d->fills; job != NULL && done; job = next) {
+		next = job->next;
+		if ((uint64_t)job->offset >= off + n ||
+		    (uint64_t)job->offset + job->count <= off) {
+			continue;
+		}
+		found = true;
+		pthread_mutex_lock(&d->io->lock);
+		while (!job->finished &&
+		       pthread_cond_timedwait(&d->io->finished,
+					      &d->io->lock,
+					      &until) == 0) {
+		}
+		done = job->finished;
+		pthread_mutex_unlock(&d->io->lock);
+		if (done) {
+			cg_direct_job_report(job);
+			job->reported = true;
+			job->d = NULL;
+		}
+	}
+	return done && found;
+}
+
+/*
+ * SMB_VFS_PREAD: the same, with the MISS read and the copy done here. A
+ * PENDING range waits for its fills in their threads (there is no event
+ * loop to wait in), and is read on its own if they take too long.
  */
 ssize_t cg_direct_pread(struct cg_direct *d,
 			void *data,
@@ -1222,6 +1284,8 @@ ssize_t cg_direct_pread(struct cg_direct *d,
 	int budget_fd;
 	bool spent;
 	size_t avail = 0;
+	enum cg_pf_lookup look;
+	unsigned i;
 	ssize_t got;
 	int err;
 
@@ -1232,7 +1296,17 @@ ssize_t cg_direct_pread(struct cg_direct *d,
 	}
 	cg_prefetch_note_read(&d->pf, (uint64_t)offset, n);
 	cg_direct_adapt(d, inflight);
-	if (cg_direct_lookup(d, (uint64_t)offset, n, &avail) == CG_PF_HIT) {
+	cg_direct_refill(d);
+	look = cg_direct_lookup(d, (uint64_t)offset, n, &avail);
+	/* a fill found stale is loaded again: wait a few times at most */
+	for (i = 0; i < 4 && look == CG_PF_PENDING; i++) {
+		if (!cg_direct_wait_fills(d, (uint64_t)offset, n)) {
+			break;
+		}
+		d->waits++;
+		look = cg_direct_lookup(d, (uint64_t)offset, n, &avail);
+	}
+	if (look == CG_PF_HIT) {
 		d->hits++;
 		got = (ssize_t)cg_prefetch_copy(&d->pf, d->io->mem,
 						(uint64_t)offset, n, data);
