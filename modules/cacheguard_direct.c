@@ -1030,12 +1030,15 @@ static void cg_direct_serve(struct cg_direct *d,
  * request reads on its own.
  */
 static void cg_direct_copy_start(struct cg_direct *d,
-				 struct cg_direct_read_state *state)
+				 struct cg_direct_read_state *state,
+				 size_t avail)
 {
 	struct cg_direct_job *job = NULL;
 	struct cg_pf_piece *pieces = NULL;
 	unsigned max = (unsigned)MIN(state->n / d->pf.seg_size + 2,
 				     CG_PREFETCH_MAX_SEGS + 1);
+	size_t sum = 0;
+	unsigned i;
 
 	job = cg_direct_job_new(d, CG_DIRECT_COPY, -1, state->data,
 				(uint64_t)state->offset, state->n);
@@ -1052,8 +1055,12 @@ static void cg_direct_copy_start(struct cg_direct *d,
 	job->pieces = pieces;
 	job->npieces = cg_prefetch_pin(&d->pf, (uint64_t)state->offset,
 				       state->n, pieces, max);
+	for (i = 0; i < job->npieces; i++) {
+		sum += pieces[i].len;
+	}
 	job->rs = state;
-	if (!cg_direct_job_start(d, state->ev, job)) {
+	/* never a short read that the lookup did not say: end of file */
+	if (sum != avail || !cg_direct_job_start(d, state->ev, job)) {
 		cg_prefetch_unpin(&d->pf, pieces, job->npieces, false);
 		TALLOC_FREE(job);
 		d->misses++;
@@ -1115,7 +1122,7 @@ static void cg_direct_serve(struct cg_direct *d,
 						     state->n, &avail)) {
 	case CG_PF_HIT:
 		d->hits++;
-		cg_direct_copy_start(d, state);
+		cg_direct_copy_start(d, state, avail);
 		return;
 	case CG_PF_PENDING:
 		if (!state->deferred) {
