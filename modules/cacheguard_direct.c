@@ -39,7 +39,8 @@
  * memory, the server's budget. A client with more in flight than that
  * (smbclient: 8 MiB reads, several at once) would find its reads half
  * loaded and read them again on their own, so the buffer grows to the
- * reads in flight plus one while the budget has room (cg_direct_adapt).
+ * reads in flight plus one, up to a quarter of the budget, while the
+ * budget has room (cg_direct_adapt).
  * The engine's table says what to load and how each request is served:
  *
  *   pread_send --> look up --+-- HIT -----> pin, copy out (job)
@@ -906,7 +907,8 @@ unsigned cg_direct_note_write(struct file_id id, off_t offset, size_t n)
 static void cg_direct_adapt(struct cg_direct *d, unsigned inflight)
 {
 	struct cg_direct_io *io = d->io;
-	unsigned want = cg_prefetch_wanted(&d->pf, inflight);
+	unsigned want = cg_prefetch_wanted(&d->pf, inflight,
+					   d->limit / CG_PREFETCH_STREAM_SHARE);
 	size_t extra;
 	int budget_fd;
 	bool spent;

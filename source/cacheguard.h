@@ -492,10 +492,16 @@ size_t cg_prefetch_memory(const struct cg_prefetch *pf);
 
 /*
  * Segments the table wants for the largest request seen with inflight
- * requests outstanding: their window and one request more, at most
- * CG_PREFETCH_MAX_SEGS, never fewer than it has (0: prefetch is off)
+ * requests outstanding: their window and one request more, at most most
+ * bytes (rounded up to a segment) and CG_PREFETCH_MAX_SEGS, never fewer
+ * than it has (0: prefetch is off)
  */
-unsigned cg_prefetch_wanted(const struct cg_prefetch *pf, unsigned inflight);
+unsigned cg_prefetch_wanted(const struct cg_prefetch *pf,
+			    unsigned inflight,
+			    uint64_t most);
+
+/* The most one stream's table grows to: this share of direct memory */
+#define CG_PREFETCH_STREAM_SHARE 4
 
 /*
  * The buffer now holds nseg segments (slot i still at i * seg_size):

@@ -162,9 +162,12 @@ size_t cg_prefetch_memory(const struct cg_prefetch *pf)
  * one read past it, so that the read the client sends next, at the
  * front, finds its segments loading already, and the device sees the
  * window's segments in flight at once (smbclient: 8 MiB reads, several
- * outstanding, against the 8 MiB default).
+ * outstanding, against the 8 MiB default). At most most bytes, so that
+ * a few deep streams cannot take all of a budget shared by many.
  */
-unsigned cg_prefetch_wanted(const struct cg_prefetch *pf, unsigned inflight)
+unsigned cg_prefetch_wanted(const struct cg_prefetch *pf,
+			    unsigned inflight,
+			    uint64_t most)
 {
 	uint64_t want;
 	uint64_t nseg;
@@ -173,6 +176,7 @@ unsigned cg_prefetch_wanted(const struct cg_prefetch *pf, unsigned inflight)
 		return 0;	/* prefetch is off */
 	}
 	want = (uint64_t)pf->max_read * ((uint64_t)inflight + 1);
+	want = CG_MIN(want, most);
 	nseg = CG_MIN(cg_div_up(want, pf->seg_size), CG_PREFETCH_MAX_SEGS);
 	return nseg > pf->nseg ? (unsigned)nseg : pf->nseg;
 }

@@ -236,7 +236,8 @@ static ssize_t serve_direct(struct bench *b, unsigned w, char *out,
 	if (b->adapt) {
 		/* as cg_direct_adapt(), with no budget to refuse it */
 		cg_prefetch_grow(&b->pf, cg_prefetch_wanted(
-			&b->pf, cg_stream_inflight(&b->stream)));
+			&b->pf, cg_stream_inflight(&b->stream),
+			b->cfg.direct_memory / CG_PREFETCH_STREAM_SHARE));
 	}
 	for (;;) {
 		enum cg_pf_lookup l = CG_PF_MISS;

@@ -1103,20 +1103,26 @@ struct wanted_case {
 	uint64_t ahead;
 	size_t max_read;
 	unsigned inflight;
+	uint64_t most;
 	unsigned want;
 };
 
+#define NO_MOST UINT64_MAX
+
 static const struct wanted_case wanted_cases[] = {
-	{8 * MiB, MiB, 4, 8},		/* 5 MiB fit in the table */
-	{8 * MiB, MiB, 1, 8},
-	{8 * MiB, 64 * KiB, 60, 8},
-	{8 * MiB, 8 * MiB, 1, 16},	/* smbclient, one read in flight */
-	{8 * MiB, 8 * MiB, 4, 40},	/* ... four */
-	{8 * MiB, 8 * MiB, 0, 8},	/* not counted: as the first size */
-	{8 * MiB, 8 * MiB, 12, 64},	/* at most the largest table */
-	{8 * MiB, 3 * MiB + 1, 2, 10},	/* rounded up to a segment */
-	{2 * MiB, MiB, 4, 10},		/* 512 KiB segments */
-	{0, 8 * MiB, 4, 0},		/* prefetch off stays off */
+	{8 * MiB, MiB, 4, NO_MOST, 8},		/* 5 MiB fit in the table */
+	{8 * MiB, MiB, 1, NO_MOST, 8},
+	{8 * MiB, 64 * KiB, 60, NO_MOST, 8},
+	{8 * MiB, 8 * MiB, 1, NO_MOST, 16},	/* one 8 MiB read in flight */
+	{8 * MiB, 8 * MiB, 4, NO_MOST, 40},	/* ... four */
+	{8 * MiB, 8 * MiB, 0, NO_MOST, 8},	/* as the first size */
+	{8 * MiB, 8 * MiB, 12, NO_MOST, 64},	/* at most the largest table */
+	{8 * MiB, 3 * MiB + 1, 2, NO_MOST, 10},	/* rounded up to a segment */
+	{2 * MiB, MiB, 4, NO_MOST, 10},		/* 512 KiB segments */
+	{0, 8 * MiB, 4, NO_MOST, 0},		/* prefetch off stays off */
+	{8 * MiB, 8 * MiB, 4, 16 * MiB, 16},	/* direct memory 64M */
+	{8 * MiB, 8 * MiB, 4, 16 * MiB + 1, 17},	/* rounded up */
+	{8 * MiB, 8 * MiB, 4, 4 * MiB, 8},	/* never below its size */
 };
 
 static void test_wanted(void **state)
@@ -1130,7 +1136,7 @@ static void test_wanted(void **state)
 
 		cg_prefetch_init(&pf, c->ahead, 4096);
 		cg_prefetch_note_read(&pf, 0, c->max_read);
-		want = cg_prefetch_wanted(&pf, c->inflight);
+		want = cg_prefetch_wanted(&pf, c->inflight, c->most);
 		if (want != c->want) {
 			fail_msg("case %zu: %u segments, want %u", i, want,
 				 c->want);
@@ -1161,7 +1167,7 @@ static void test_grow_serves_large_reads(void **state)
 
 	h_init(&h, 8 * MiB, size, size);
 	cg_prefetch_note_read(&h.pf, 0, 8 * MiB);
-	h_grow(&h, cg_prefetch_wanted(&h.pf, 2));
+	h_grow(&h, cg_prefetch_wanted(&h.pf, 2, NO_MOST));
 	assert_int_equal(h.pf.nseg, 24);
 	for (off = 0; off < size; off += 8 * MiB) {
 		cg_prefetch_note_read(&h.pf, off + 8 * MiB, 8 * MiB);
@@ -1218,7 +1224,7 @@ static void test_grow_off(void **state)
 
 	cg_prefetch_init(&pf, 0, 4096);
 	cg_prefetch_note_read(&pf, 0, 8 * MiB);
-	assert_int_equal(cg_prefetch_wanted(&pf, 8), 0);
+	assert_int_equal(cg_prefetch_wanted(&pf, 8, NO_MOST), 0);
 	cg_prefetch_grow(&pf, 8);
 	assert_int_equal(pf.nseg, 0);
 	assert_int_equal(cg_prefetch_memory(&pf), 0);
