@@ -36,35 +36,49 @@
  * device at every request. So each stream keeps the next cacheguard:
  * direct prefetch bytes loading in smbd's thread pool, in 1 MiB segments
  * of one buffer allocated at open and counted against cacheguard:direct
- * memory per smbd process. The engine's table says what to load and how
- * each request is served:
+ * memory, the server's budget. A client with more in flight than that
+ * (smbclient: 8 MiB reads, several at once) would find its reads half
+ * loaded and read them again on their own, so the buffer grows to the
+ * reads in flight plus one, up to a quarter of the budget, while the
+ * budget has room (cg_direct_adapt).
+ * The engine's table says what to load and how each request is served:
  *
- *   pread_send --> validate, look up --+-- HIT -----> copy out, done
- *                                      +-- PENDING -> wait for the fill
- *                                      +-- MISS ----> aligned read (job)
+ *   pread_send --> look up --+-- HIT -----> pin, copy out (job)
+ *                            +-- PENDING -> wait for the fill
+ *                            +-- MISS ----> aligned read (job)
  *              --> refill: a job per segment to load
  *
  *   fill done --> table, wake waiters (each HIT / PENDING / MISS again)
+ *   copy done --> unpin; the version check failed: serve it again
+ *
+ * Every job takes the file's version in its thread first and the table
+ * is validated with it when the job reports, so smbd's main thread
+ * neither calls fstat() nor copies a megabyte per request: the copy,
+ * like a buffered pread's, runs in the pool.
  *
  * Coherence. A segment must never hand out bytes older than the file.
  * Writes through this smbd are reported (cg_direct_note_write) before
  * and after they run, and drop overlapping segments, loaded or loading.
  * Writes from elsewhere (a local process, another smbd, a truncate) are
  * caught by the file's version: every fill takes ctime and size with
- * fstat() just before its read, and every lookup first compares them
- * with the file's now. Before Linux 6.13 two changes within a clock tick
- * share a ctime, so a fill counts only if the clock had passed its
- * ctime's tick before its fstat (cg_pf_version_settled); while the file
- * keeps changing, requests are read on their own, exactly. An O_DIRECT
- * read itself writes back dirty cached pages of its range first, so it
- * returns what a buffered write just put there.
+ * fstat() just before its read, and every copy of a HIT takes them again
+ * before it copies, in its thread, after the request arrived; a piece
+ * read under another version is not copied (cg_prefetch_pieces_current)
+ * and the request is served again. Before Linux 6.13 two changes within
+ * a clock tick share a ctime, so a fill counts only if the clock had
+ * passed its ctime's tick before its fstat (cg_pf_version_settled);
+ * while the file keeps changing, requests are read on their own,
+ * exactly. An O_DIRECT read itself writes back dirty cached pages of its
+ * range first, so it returns what a buffered write just put there.
  *
  * Lifetimes. A thread may outlive the stream: the file is closed while
  * fills run, or a request is dropped while its read runs. So the work of
  * a thread is a job, a flat struct on its own (talloc NULL parent) that
  * frees itself when its read is reported; it holds a reference on the
  * descriptor and buffer (struct cg_direct_io), and the stream or request
- * it reports to clears its pointer back when it goes away first.
+ * it reports to clears its pointer back when it goes away first. A copy
+ * writes into the caller's buffer, as vfs_default's pread does: its
+ * request's state stays (its destructor refuses) until the copy is done.
  */
 
 #include "includes.h"
@@ -78,6 +92,7 @@
 #include <sys/stat.h>
 
 #include <sys/mman.h>
+#include <pthread.h>
 
 #include "cacheguard_glue.h"
 
@@ -102,6 +117,31 @@ static void *cg_direct_buf_alloc(size_t len)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/*
+ * The prefetch buffer: address space for the largest table, of which
+ * only [0, used) is usable (and, with strict overcommit, committed);
+ * cg_direct_buf_commit makes more of it usable when the table grows
+ */
+static void *cg_direct_buf_reserve(size_t reserve, size_t used)
+{
+	void *p = mmap(NULL, reserve, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p == MAP_FAILED) {
+		return NULL;
+	}
+	if (mprotect(p, used, PROT_READ | PROT_WRITE) != 0) {
+		munmap(p, reserve);
+		return NULL;
+	}
+	return p;
+}
+
+static bool cg_direct_buf_commit(void *p, size_t off, size_t len)
+{
+	return mprotect((uint8_t *)p + off, len, PROT_READ | PROT_WRITE) == 0;
+}
+
 static void cg_direct_buf_free(void *p, size_t len)
 {
 	if (p != NULL) {
@@ -109,13 +149,27 @@ static void cg_direct_buf_free(void *p, size_t len)
 	}
 }
 
-/* The descriptor and the prefetch buffer; outlive the stream while jobs run */
+/* Times a stream's prefetch buffer may grow (cg_direct_adapt) */
+#define CG_DIRECT_GROWS 4
+
+/*
+ * The descriptor and the prefetch buffer; outlive the stream while jobs
+ * run. The buffer's address space is reserved for the largest table at
+ * open (mem_size); only the table's segments are ever touched, and only
+ * they are counted (mem_used) and hold budget.
+ */
 struct cg_direct_io {
 	int fd;
 	uint8_t *mem;
 	size_t mem_size;
+	size_t mem_used;	/* bytes of mem the table may use */
 	int budget_fd;		/* holds mem's units of the server's budget */
+	int grow_fd[CG_DIRECT_GROWS];	/* the units of each growth */
+	unsigned ngrow;
 	unsigned refs;		/* the stream, and each job in flight */
+	/* a job's thread is done (job->finished): for the sync path */
+	pthread_mutex_t lock;
+	pthread_cond_t finished;
 };
 
 struct cg_direct_job;
@@ -130,10 +184,12 @@ struct cg_direct {
 	uint64_t file_size;		/* at the last lookup */
 	uint64_t limit;			/* cacheguard:direct memory */
 	bool prefetch_off;		/* a fill failed: read on demand only */
+	unsigned grow_refused;		/* segments there was no room for */
 	struct cg_prefetch pf;
 	struct cg_direct_job *fills;	/* in flight */
+	struct cg_direct_job *jobs;	/* requests' reads and copies */
 	struct cg_direct_read_state *waiters;
-	uint64_t hits, waits, misses;
+	uint64_t hits, waits, misses, stale;
 };
 
 /* One request; waits on d->waiters while its segments load */
@@ -146,9 +202,11 @@ struct cg_direct_read_state {
 	off_t offset;
 	ssize_t ret;
 	struct cg_dio_plan plan;
-	struct cg_direct_job *job;	/* its own read, in flight */
+	struct cg_direct_job *job;	/* its read or copy, in flight */
+	bool abandoned;			/* freed while a copy writes */
 	bool waiting;			/* on d->waiters */
 	bool deferred;			/* has waited: callback deferred */
+
 	struct cg_direct_read_state *prev, *next;
 	struct vfs_aio_state vfs_aio_state;
 };
@@ -201,14 +259,23 @@ static size_t cg_direct_alignment(int fd, dev_t dev)
 
 static int cg_direct_io_destructor(struct cg_direct_io *io)
 {
+	unsigned i;
+
 	if (io->fd != -1) {
 		close(io->fd);
 	}
 	if (io->budget_fd != -1) {
 		close(io->budget_fd);	/* the units go back */
 	}
+	for (i = 0; i < io->ngrow; i++) {
+		if (io->grow_fd[i] != -1) {
+			close(io->grow_fd[i]);
+		}
+	}
 	cg_direct_buf_free(io->mem, io->mem_size);
-	cg_direct_mem_in_use -= io->mem_size;
+	cg_direct_mem_in_use -= io->mem_used;
+	pthread_cond_destroy(&io->finished);
+	pthread_mutex_destroy(&io->lock);
 	return 0;
 }
 
@@ -319,10 +386,12 @@ static void cg_direct_budget_give(int budget_fd)
 
 /*
  * The O_DIRECT descriptor for fd and a buffer of mem bytes, whose budget
- * units budget_fd holds (the io owns it now); errno on NULL
+ * units budget_fd holds (the io owns it now), in reserve bytes of address
+ * space; errno on NULL
  */
 static struct cg_direct_io *cg_direct_io_open(int fd,
 					      size_t mem,
+					      size_t reserve,
 					      int budget_fd)
 {
 	struct cg_direct_io *io = NULL;
@@ -340,6 +409,8 @@ static struct cg_direct_io *cg_direct_io_open(int fd,
 	io->fd = -1;
 	io->budget_fd = budget_fd;
 	io->refs = 1;
+	pthread_mutex_init(&io->lock, NULL);
+	pthread_cond_init(&io->finished, NULL);
 	talloc_set_destructor(io, cg_direct_io_destructor);
 
 	io->fd = cg_direct_reopen(fd);
@@ -348,13 +419,14 @@ static struct cg_direct_io *cg_direct_io_open(int fd,
 		goto fail;
 	}
 	if (mem > 0) {
-		p = cg_direct_buf_alloc(mem);
+		p = cg_direct_buf_reserve(MAX(mem, reserve), mem);
 		if (p == NULL) {
 			err = ENOMEM;
 			goto fail;
 		}
 		io->mem = p;
-		io->mem_size = mem;
+		io->mem_size = MAX(mem, reserve);
+		io->mem_used = mem;
 		cg_direct_mem_in_use += mem;
 	}
 	return io;
@@ -390,21 +462,38 @@ static int cg_direct_version(int fd, struct cg_pf_version *v)
 /* ---- jobs: the reads that run in smbd's thread pool ----------------- */
 
 /*
- * A job is either a fill (slot >= 0, reports to d) or a request's own
- * read (slot -1, reports to rs, reads into bounce). The thread touches
- * the first block of fields only.
+ * A job is a fill (CG_DIRECT_FILL, into slot, reports to d), a request's
+ * own read (CG_DIRECT_READ, into bounce, reports to rs), or a HIT's copy
+ * (CG_DIRECT_COPY, from the pinned pieces of mem into rs's data, if they
+ * are still the file's bytes). Every one takes the file's version first:
+ * so the event loop never calls fstat(), and every job tells the table
+ * how the file is now. The thread touches the first block of fields
+ * only.
  */
+enum cg_direct_kind {
+	CG_DIRECT_FILL = 0,
+	CG_DIRECT_READ,
+	CG_DIRECT_COPY,
+};
+
 struct cg_direct_job {
+	enum cg_direct_kind kind;
 	int fd;
 	uint8_t *buf;
 	size_t count;
 	off_t offset;
 	size_t align;
-	bool want_version;
+	const uint8_t *mem;		/* COPY: the table's buffer */
+	const struct cg_pf_piece *pieces;	/* COPY: what to copy */
+	unsigned npieces;
+	bool version_ok;
 	struct cg_pf_version ver;	/* the file just before the read */
+	bool stale;			/* COPY: pieces not current */
 	ssize_t ret;
 	int err;
 	uint64_t duration;
+	bool finished;			/* under io->lock */
+	bool reported;			/* by the sync path already */
 
 	struct cg_direct_io *io;
 	void *bounce;			/* owned, for a request's read */
@@ -412,7 +501,7 @@ struct cg_direct_job {
 	int slot;
 	struct cg_direct *d;		/* NULL once the stream is gone */
 	struct cg_direct_read_state *rs;	/* NULL once it is gone */
-	struct cg_direct_job *prev, *next;	/* d->fills */
+	struct cg_direct_job *prev, *next;	/* d->fills or d->jobs */
 };
 
 /* pread() to count bytes or end of file, which a partial block marks */
@@ -454,8 +543,19 @@ static void cg_direct_do(void *private_data)
 	clock_gettime_mono(&start);
 	job->ret = -1;
 	job->err = 0;
-	if (job->want_version && cg_direct_version(job->fd, &job->ver) != 0) {
+	job->version_ok = cg_direct_version(job->fd, &job->ver) == 0;
+	if (!job->version_ok) {
 		job->err = errno;
+	} else if (job->kind == CG_DIRECT_COPY) {
+		job->stale = !cg_prefetch_pieces_current(job->pieces,
+							 job->npieces,
+							 &job->ver);
+		job->ret = job->stale ? -1
+				      : (ssize_t)cg_prefetch_copy_pieces(
+						job->mem,
+						job->pieces,
+						job->npieces,
+						job->buf);
 	} else {
 		job->ret = cg_direct_read_full(job->fd,
 					       job->buf,
@@ -466,11 +566,18 @@ static void cg_direct_do(void *private_data)
 	}
 	clock_gettime_mono(&end);
 	job->duration = nsec_time_diff(&end, &start);
+
+	pthread_mutex_lock(&job->io->lock);
+	job->finished = true;
+	pthread_cond_broadcast(&job->io->finished);
+	pthread_mutex_unlock(&job->io->lock);
 }
 
 static int cg_direct_job_destructor(struct cg_direct_job *job)
 {
-	cg_direct_buf_free(job->bounce, job->count);
+	if (job->kind == CG_DIRECT_READ) {
+		cg_direct_buf_free(job->bounce, job->count);
+	}
 	if (job->budget_fd != -1) {
 		close(job->budget_fd);
 	}
@@ -481,20 +588,19 @@ static int cg_direct_job_destructor(struct cg_direct_job *job)
 static void cg_direct_job_done(struct tevent_req *subreq);
 
 /*
- * Start a read of [offset, offset + count) into buf: a fill of slot, or
- * (slot -1) a request's read into bounce buffer buf, which the job owns.
- * Everything the thread reads is set before it can start.
+ * A job of kind for [offset, offset + count) and buf: a fill of slot, a
+ * request's read into bounce buffer buf (the job owns it), or a copy
+ * into the request's buffer. Not yet started (cg_direct_job_start).
  */
-static struct cg_direct_job *cg_direct_job_send(struct cg_direct *d,
-						struct tevent_context *ev,
-						int slot,
-						uint8_t *buf,
-						uint64_t offset,
-						size_t count)
+static struct cg_direct_job *cg_direct_job_new(struct cg_direct *d,
+					       enum cg_direct_kind kind,
+					       int slot,
+					       uint8_t *buf,
+					       uint64_t offset,
+					       size_t count)
 {
 	struct cg_direct_job *job = NULL;
-	struct tevent_req *subreq = NULL;
-	bool bounce = slot < 0;
+	bool bounce = kind == CG_DIRECT_READ;
 
 	job = talloc(NULL, struct cg_direct_job);
 	if (job == NULL) {
@@ -504,34 +610,84 @@ static struct cg_direct_job *cg_direct_job_send(struct cg_direct *d,
 		return NULL;
 	}
 	*job = (struct cg_direct_job){
+		.kind = kind,
 		.fd = d->io->fd,
 		.buf = buf,
 		.count = count,
 		.offset = (off_t)offset,
 		.align = d->align,
-		.want_version = !bounce,
 		.ret = -1,
 		.io = d->io,
 		.bounce = bounce ? buf : NULL,
 		.slot = slot,
-		.d = bounce ? NULL : d,
+		.d = d,
 		.budget_fd = -1,
 	};
 	d->io->refs++;
 	talloc_set_destructor(job, cg_direct_job_destructor);
+	return job;
+}
+
+/* Hand job to the pool: everything the thread reads is set by now */
+static bool cg_direct_job_start(struct cg_direct *d,
+				struct tevent_context *ev,
+				struct cg_direct_job *job)
+{
+	struct tevent_req *subreq = NULL;
 
 	subreq = pthreadpool_tevent_job_send(job, ev, d->pool, cg_direct_do,
 					     job);
 	if (subreq == NULL) {
-		TALLOC_FREE(job);
-		return NULL;
+		return false;
 	}
 	tevent_req_set_callback(subreq, cg_direct_job_done, job);
+	return true;
+}
+
+static struct cg_direct_job *cg_direct_job_send(struct cg_direct *d,
+						struct tevent_context *ev,
+						enum cg_direct_kind kind,
+						int slot,
+						uint8_t *buf,
+						uint64_t offset,
+						size_t count)
+{
+	struct cg_direct_job *job =
+		cg_direct_job_new(d, kind, slot, buf, offset, count);
+
+	if (job != NULL && !cg_direct_job_start(d, ev, job)) {
+		TALLOC_FREE(job);
+	}
 	return job;
 }
 
 static void cg_direct_fill_done(struct cg_direct_job *job);
 static void cg_direct_read_done(struct cg_direct_job *job);
+static void cg_direct_copy_done(struct cg_direct_job *job);
+
+/* What a job's thread did goes to its stream, request or table */
+static void cg_direct_job_report(struct cg_direct_job *job)
+{
+	if (job->ret == -1 && job->err == 0 && !job->stale) {
+		job->err = EIO;
+	}
+	if (job->d != NULL && job->version_ok) {
+		/* what the file looks like now: cheaper than an fstat */
+		job->d->file_size = job->ver.size;
+		cg_prefetch_validate(&job->d->pf, &job->ver);
+	}
+	switch (job->kind) {
+	case CG_DIRECT_FILL:
+		cg_direct_fill_done(job);
+		break;
+	case CG_DIRECT_READ:
+		cg_direct_read_done(job);
+		break;
+	case CG_DIRECT_COPY:
+		cg_direct_copy_done(job);
+		break;
+	}
+}
 
 static void cg_direct_job_done(struct tevent_req *subreq)
 {
@@ -541,6 +697,10 @@ static void cg_direct_job_done(struct tevent_req *subreq)
 
 	ret = pthreadpool_tevent_job_recv(subreq);
 	TALLOC_FREE(subreq);
+	if (job->reported) {
+		TALLOC_FREE(job);	/* the sync path took its result */
+		return;
+	}
 	if (ret == EAGAIN) {
 		/* No thread to be had: read inline rather than fail */
 		cg_direct_do(job);
@@ -548,14 +708,7 @@ static void cg_direct_job_done(struct tevent_req *subreq)
 		job->ret = -1;
 		job->err = ret;
 	}
-	if (job->ret == -1 && job->err == 0) {
-		job->err = EIO;
-	}
-	if (job->slot >= 0) {
-		cg_direct_fill_done(job);
-	} else {
-		cg_direct_read_done(job);
-	}
+	cg_direct_job_report(job);
 	TALLOC_FREE(job);
 }
 
@@ -580,6 +733,7 @@ static void cg_direct_refill(struct cg_direct *d)
 				     &len)) {
 		job = cg_direct_job_send(d,
 					 d->ev,
+					 CG_DIRECT_FILL,
 					 (int)slot,
 					 d->io->mem + (size_t)slot *
 							      d->pf.seg_size,
@@ -627,6 +781,9 @@ static int cg_direct_destructor(struct cg_direct *d)
 	for (job = d->fills; job != NULL; job = job->next) {
 		job->d = NULL;
 	}
+	for (job = d->jobs; job != NULL; job = job->next) {
+		job->d = NULL;	/* pins of copies go with the table */
+	}
 	/*
 	 * smbd waits for reads in flight before it closes a file, so none
 	 * should wait here; if one does, it fails (its callback is
@@ -639,10 +796,11 @@ static int cg_direct_destructor(struct cg_direct *d)
 		tevent_req_error(w->req, EBADF);
 	}
 	DBG_DEBUG("direct stream done: %ju hits, %ju waits, %ju misses, "
-		  "%ju fills, %ju discarded, %ju unsettled\n",
+		  "%ju stale, %ju fills, %ju discarded, %ju unsettled\n",
 		  (uintmax_t)d->hits,
 		  (uintmax_t)d->waits,
 		  (uintmax_t)d->misses,
+		  (uintmax_t)d->stale,
 		  (uintmax_t)d->pf.fills,
 		  (uintmax_t)d->pf.discarded,
 		  (uintmax_t)d->pf.unsettled);
@@ -661,6 +819,7 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 	int fd = fsp_get_io_fd(fsp);
 	size_t align = cg_direct_alignment(fd, fsp->fsp_name->st.st_ex_dev);
 	size_t mem;
+	size_t reserve;
 	int budget_fd;
 	bool spent;
 
@@ -684,6 +843,7 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 	};
 	cg_prefetch_init(&d->pf, cfg->direct_prefetch, align);
 	mem = cg_prefetch_memory(&d->pf);
+	reserve = d->pf.seg_size * CG_PREFETCH_MAX_SEGS;
 	budget_fd = cg_direct_budget_take(mem, cfg->direct_memory, true,
 					  &spent);
 	if (spent) {
@@ -696,7 +856,7 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 		TALLOC_FREE(d);
 		return NULL;
 	}
-	d->io = cg_direct_io_open(fd, mem, budget_fd);
+	d->io = cg_direct_io_open(fd, mem, reserve, budget_fd);
 	if (d->io == NULL) {
 		int err = errno;
 
@@ -738,12 +898,61 @@ unsigned cg_direct_note_write(struct file_id id, off_t offset, size_t n)
 	return streams;
 }
 
+/*
+ * The client's reads grew larger, or more of them are in flight, than
+ * the table covers: grow it (cg_prefetch_wanted), if the server's budget
+ * has room for the new segments. Without room the stream goes on as it
+ * is, and asks again only for more than was refused.
+ */
+static void cg_direct_adapt(struct cg_direct *d, unsigned inflight)
+{
+	struct cg_direct_io *io = d->io;
+	unsigned want = cg_prefetch_wanted(&d->pf, inflight,
+					   d->limit / CG_PREFETCH_STREAM_SHARE);
+	size_t extra;
+	int budget_fd;
+	bool spent;
+
+	if (want <= d->pf.nseg || want <= d->grow_refused ||
+	    d->prefetch_off || io->ngrow == CG_DIRECT_GROWS) {
+		return;
+	}
+	extra = (size_t)(want - d->pf.nseg) * d->pf.seg_size;
+	budget_fd = cg_direct_budget_take(extra, d->limit, true, &spent);
+	if (!spent && !cg_direct_buf_commit(io->mem, io->mem_used, extra)) {
+		cg_direct_budget_give(budget_fd);
+		spent = true;
+	}
+	if (spent) {
+		d->grow_refused = want;
+		DBG_DEBUG("prefetch stays %u x %zu: no room for %u\n",
+			  d->pf.nseg, d->pf.seg_size, want);
+		return;
+	}
+	io->grow_fd[io->ngrow++] = budget_fd;
+	io->mem_used += extra;
+	cg_direct_mem_in_use += extra;
+	DBG_DEBUG("prefetch grows from %u to %u x %zu: reads of %zu, %u in "
+		  "flight\n",
+		  d->pf.nseg, want, d->pf.seg_size, d->pf.max_read,
+		  inflight);
+	cg_prefetch_grow(&d->pf, want);
+}
+
 /* ---- requests ------------------------------------------------------- */
 
 static int cg_direct_read_state_destructor(struct cg_direct_read_state *state)
 {
 	if (state->waiting) {
 		DLIST_REMOVE(state->d->waiters, state);
+	}
+	if (state->job != NULL && state->job->kind == CG_DIRECT_COPY) {
+		/*
+		 * A thread copies into the caller's buffer: as vfs_default
+		 * does, keep the state until it is done
+		 */
+		state->abandoned = true;
+		return -1;
 	}
 	if (state->job != NULL) {
 		state->job->rs = NULL;	/* it completes on its own */
@@ -778,8 +987,9 @@ static void cg_direct_read_start(struct cg_direct *d,
 		tevent_req_error(state->req, ENOMEM);
 		return;
 	}
-	state->job = cg_direct_job_send(d, state->ev, -1, bounce,
-					state->plan.off, state->plan.len);
+	state->job = cg_direct_job_send(d, state->ev, CG_DIRECT_READ, -1,
+					bounce, state->plan.off,
+					state->plan.len);
 	if (state->job == NULL) {
 		cg_direct_budget_give(budget_fd);
 		tevent_req_error(state->req, ENOMEM);
@@ -787,6 +997,7 @@ static void cg_direct_read_start(struct cg_direct *d,
 	}
 	state->job->budget_fd = budget_fd;
 	state->job->rs = state;
+	DLIST_ADD(d->jobs, state->job);
 }
 
 static void cg_direct_read_done(struct cg_direct_job *job)
@@ -794,6 +1005,9 @@ static void cg_direct_read_done(struct cg_direct_job *job)
 	struct cg_direct_read_state *state = job->rs;
 	size_t got;
 
+	if (job->d != NULL) {
+		DLIST_REMOVE(job->d->jobs, job);
+	}
 	if (state == NULL) {
 		return;		/* nobody wants the bytes any more */
 	}
@@ -809,21 +1023,108 @@ static void cg_direct_read_done(struct cg_direct_job *job)
 	tevent_req_done(state->req);
 }
 
+static void cg_direct_serve(struct cg_direct *d,
+			    struct cg_direct_read_state *state);
+
+/*
+ * A HIT: a job checks the file's version and copies the pinned pieces
+ * into the request's buffer, off the event loop. Without a job, the
+ * request reads on its own.
+ */
+static void cg_direct_copy_start(struct cg_direct *d,
+				 struct cg_direct_read_state *state,
+				 size_t avail)
+{
+	struct cg_direct_job *job = NULL;
+	struct cg_pf_piece *pieces = NULL;
+	unsigned max = (unsigned)MIN(state->n / d->pf.seg_size + 2,
+				     CG_PREFETCH_MAX_SEGS + 1);
+	size_t sum = 0;
+	unsigned i;
+
+	job = cg_direct_job_new(d, CG_DIRECT_COPY, -1, state->data,
+				(uint64_t)state->offset, state->n);
+	if (job != NULL) {
+		pieces = talloc_array(job, struct cg_pf_piece, max);
+	}
+	if (pieces == NULL) {
+		TALLOC_FREE(job);
+		d->misses++;
+		cg_direct_read_start(d, state);
+		return;
+	}
+	job->mem = d->io->mem;
+	job->pieces = pieces;
+	job->npieces = cg_prefetch_pin(&d->pf, (uint64_t)state->offset,
+				       state->n, pieces, max);
+	for (i = 0; i < job->npieces; i++) {
+		sum += pieces[i].len;
+	}
+	job->rs = state;
+	/* never a short read that the lookup did not say: end of file */
+	if (sum != avail || !cg_direct_job_start(d, state->ev, job)) {
+		cg_prefetch_unpin(&d->pf, pieces, job->npieces, false);
+		TALLOC_FREE(job);
+		d->misses++;
+		cg_direct_read_start(d, state);
+		return;
+	}
+	state->job = job;
+	DLIST_ADD(d->jobs, job);
+}
+
+/*
+ * A HIT's copy ended. Its pieces were not the file's bytes any more (a
+ * change since their fill): serve the request again, the table now
+ * knowing the file's version; with the stream gone, let the caller read
+ * it through the next module.
+ */
+static void cg_direct_copy_done(struct cg_direct_job *job)
+{
+	struct cg_direct_read_state *state = job->rs;
+	struct cg_direct *d = job->d;
+
+	if (d != NULL) {
+		DLIST_REMOVE(d->jobs, job);
+		cg_prefetch_unpin(&d->pf, job->pieces, job->npieces,
+				  job->ret >= 0);
+	}
+	state->job = NULL;
+	if (state->abandoned) {
+		talloc_set_destructor(state, NULL);
+		TALLOC_FREE(state);
+		return;
+	}
+	state->vfs_aio_state.duration = job->duration;
+	if (job->ret >= 0) {
+		state->ret = job->ret;
+		tevent_req_done(state->req);
+		return;
+	}
+	if (d == NULL) {
+		tevent_req_error(state->req, CG_DIRECT_NO_BUDGET);
+		return;
+	}
+	d->stale++;
+	if (!job->version_ok) {
+		cg_prefetch_reset(&d->pf);
+	}
+	cg_direct_serve(d, state);
+	cg_direct_refill(d);
+}
+
 /* Serve a request from the table, queue it behind a fill, or read it */
 static void cg_direct_serve(struct cg_direct *d,
 			    struct cg_direct_read_state *state)
 {
 	size_t avail = 0;
 
-	switch (cg_direct_lookup(d, state->offset, state->n, &avail)) {
+	switch (d->pf.nseg == 0 ? CG_PF_MISS
+				: cg_prefetch_lookup(&d->pf, state->offset,
+						     state->n, &avail)) {
 	case CG_PF_HIT:
 		d->hits++;
-		state->ret = (ssize_t)cg_prefetch_copy(&d->pf,
-						       d->io->mem,
-						       state->offset,
-						       state->n,
-						       state->data);
-		tevent_req_done(state->req);
+		cg_direct_copy_start(d, state, avail);
 		return;
 	case CG_PF_PENDING:
 		if (!state->deferred) {
@@ -885,7 +1186,8 @@ struct tevent_req *cg_direct_pread_send(TALLOC_CTX *mem_ctx,
 					struct cg_direct *d,
 					void *data,
 					size_t n,
-					off_t offset)
+					off_t offset,
+					unsigned inflight)
 {
 	struct tevent_req *req = NULL;
 	struct cg_direct_read_state *state = NULL;
@@ -910,6 +1212,7 @@ struct tevent_req *cg_direct_pread_send(TALLOC_CTX *mem_ctx,
 		return tevent_req_post(req, ev);
 	}
 	cg_prefetch_note_read(&d->pf, (uint64_t)offset, n);
+	cg_direct_adapt(d, inflight);
 	cg_direct_serve(d, state);
 	cg_direct_refill(d);
 	if (!tevent_req_is_in_progress(req)) {
@@ -931,18 +1234,67 @@ ssize_t cg_direct_pread_recv(struct tevent_req *req,
 	return state->ret;
 }
 
+/* How long the sync path waits for a fill before reading on its own */
+#define CG_DIRECT_SYNC_WAIT_MS 1000
+
 /*
- * SMB_VFS_PREAD: the same, with the MISS read done here. A PENDING
- * range is read again rather than waited for: there is no event loop to
- * wait in. Fills still run in the pool, and complete between requests.
+ * The sync path found [off, off + n) loading: wait for the fills of that
+ * range to finish in their threads, and report them now rather than when
+ * the event loop gets to them. False when one did not finish in time (no
+ * thread ran it, the pool is swamped): the caller reads on its own.
  */
-ssize_t cg_direct_pread(struct cg_direct *d, void *data, size_t n, off_t offset)
+static bool cg_direct_wait_fills(struct cg_direct *d, uint64_t off, size_t n)
+{
+	struct cg_direct_job *job = NULL;
+	struct cg_direct_job *next = NULL;
+	struct timespec until;
+	bool done = true;
+	bool found = false;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += CG_DIRECT_SYNC_WAIT_MS / 1000;
+	for (job = d->fills; job != NULL && done; job = next) {
+		next = job->next;
+		if ((uint64_t)job->offset >= off + n ||
+		    (uint64_t)job->offset + job->count <= off) {
+			continue;
+		}
+		found = true;
+		pthread_mutex_lock(&d->io->lock);
+		while (!job->finished &&
+		       pthread_cond_timedwait(&d->io->finished,
+					      &d->io->lock,
+					      &until) == 0) {
+		}
+		done = job->finished;
+		pthread_mutex_unlock(&d->io->lock);
+		if (done) {
+			cg_direct_job_report(job);
+			job->reported = true;
+			job->d = NULL;
+		}
+	}
+	return done && found;
+}
+
+/*
+ * SMB_VFS_PREAD: the same, with the MISS read and the copy done here. A
+ * PENDING range waits for its fills in their threads (there is no event
+ * loop to wait in), and is read on its own if they take too long.
+ */
+ssize_t cg_direct_pread(struct cg_direct *d,
+			void *data,
+			size_t n,
+			off_t offset,
+			unsigned inflight)
 {
 	struct cg_dio_plan plan;
 	void *bounce = NULL;
 	int budget_fd;
 	bool spent;
 	size_t avail = 0;
+	enum cg_pf_lookup look;
+	unsigned i;
 	ssize_t got;
 	int err;
 
@@ -952,7 +1304,18 @@ ssize_t cg_direct_pread(struct cg_direct *d, void *data, size_t n, off_t offset)
 		return -1;
 	}
 	cg_prefetch_note_read(&d->pf, (uint64_t)offset, n);
-	if (cg_direct_lookup(d, (uint64_t)offset, n, &avail) == CG_PF_HIT) {
+	cg_direct_adapt(d, inflight);
+	cg_direct_refill(d);
+	look = cg_direct_lookup(d, (uint64_t)offset, n, &avail);
+	/* a fill found stale is loaded again: wait a few times at most */
+	for (i = 0; i < 4 && look == CG_PF_PENDING; i++) {
+		if (!cg_direct_wait_fills(d, (uint64_t)offset, n)) {
+			break;
+		}
+		d->waits++;
+		look = cg_direct_lookup(d, (uint64_t)offset, n, &avail);
+	}
+	if (look == CG_PF_HIT) {
 		d->hits++;
 		got = (ssize_t)cg_prefetch_copy(&d->pf, d->io->mem,
 						(uint64_t)offset, n, data);

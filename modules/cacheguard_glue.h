@@ -75,19 +75,23 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
  * Exactly the bytes pread() would return for [offset, offset + n),
  * short at end of file. On failure -1 and vfs_aio_state->error; the
  * caller then reads the range buffered, so the client never sees it.
+ * inflight: the file's reads in flight, this one included
+ * (cg_stream_inflight); the prefetch grows to cover them.
  */
 struct tevent_req *cg_direct_pread_send(TALLOC_CTX *mem_ctx,
 					struct tevent_context *ev,
 					struct cg_direct *d,
 					void *data,
 					size_t n,
-					off_t offset);
+					off_t offset,
+					unsigned inflight);
 ssize_t cg_direct_pread_recv(struct tevent_req *req,
 			     struct vfs_aio_state *vfs_aio_state);
 ssize_t cg_direct_pread(struct cg_direct *d,
 			void *data,
 			size_t n,
-			off_t offset);
+			off_t offset,
+			unsigned inflight);
 /*
  * A second descriptor of fd's file opened with O_DIRECT, through
  * /proc/self/fd: as the current user, so permissions are checked again.

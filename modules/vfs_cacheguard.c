@@ -516,7 +516,8 @@ static ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
 	if (path == CG_PATH_UNCACHED) {
 		ret = cg_uncached_pread(fd, data, n, offset);
 	} else if (path == CG_PATH_DIRECT) {
-		ret = cg_direct_pread(cgf->direct, data, n, offset);
+		ret = cg_direct_pread(cgf->direct, data, n, offset,
+				      cg_stream_inflight(&cgf->file.stream));
 	}
 	if (ret == -1 && path != CG_PATH_NEXT) {
 		cacheguard_fell_back(fsp, cgf, path, errno);
@@ -563,12 +564,14 @@ static struct tevent_req *cacheguard_pread_issue(
 					      state->n,
 					      state->offset);
 	case CG_PATH_DIRECT:
-		return cg_direct_pread_send(state,
-					    state->ev,
-					    state->cgf->direct,
-					    state->data,
-					    state->n,
-					    state->offset);
+		return cg_direct_pread_send(
+			state,
+			state->ev,
+			state->cgf->direct,
+			state->data,
+			state->n,
+			state->offset,
+			cg_stream_inflight(&state->cgf->file.stream));
 	default:
 		return SMB_VFS_NEXT_PREAD_SEND(state,
 					       state->ev,

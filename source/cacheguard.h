@@ -274,6 +274,9 @@ struct cg_io cg_read_begin(struct cg_stream *s, int fd, uint64_t off, size_t n);
  */
 void cg_stream_set_via(struct cg_stream *s, int fd, enum cg_via via);
 
+/* Reads between cg_read_begin() and cg_read_end() now */
+unsigned cg_stream_inflight(const struct cg_stream *s);
+
 /* nread is what the read returned: bytes, or -1 on error */
 void cg_read_end(struct cg_stream *s, int fd, struct cg_io *io, ssize_t nread);
 
@@ -506,11 +509,16 @@ enum cg_pf_state {
 
 struct cg_pf_seg {
 	enum cg_pf_state state;
-	bool stale;	/* LOADING: invalidated, discard when the read ends */
+	/*
+	 * LOADING: invalidated, discard when the read ends; READY and
+	 * pinned: invalidated, serves no one, freed when unpinned
+	 */
+	bool stale;
 	uint64_t off;	/* file offset, a multiple of seg_size */
 	size_t len;	/* READY: bytes read; short means end of file */
 	size_t used;	/* READY: bytes copied out so far */
 	struct cg_pf_version ver;
+	unsigned pins;	/* READY: copies out of it in flight */
 };
 
 enum cg_pf_lookup {
@@ -539,6 +547,26 @@ void cg_prefetch_init(struct cg_prefetch *pf, uint64_t ahead, size_t align);
 /* Bytes of buffer the table needs: slot i is at i * seg_size */
 size_t cg_prefetch_memory(const struct cg_prefetch *pf);
 
+/*
+ * Segments the table wants for the largest request seen with inflight
+ * requests outstanding: their window and one request more, at most most
+ * bytes (rounded up to a segment) and CG_PREFETCH_MAX_SEGS, never fewer
+ * than it has (0: prefetch is off)
+ */
+unsigned cg_prefetch_wanted(const struct cg_prefetch *pf,
+			    unsigned inflight,
+			    uint64_t most);
+
+/* The most one stream's table grows to: this share of direct memory */
+#define CG_PREFETCH_STREAM_SHARE 4
+
+/*
+ * The buffer now holds nseg segments (slot i still at i * seg_size):
+ * the table uses them, and keeps that much loaded past the front. Only
+ * ever grows; ignored when prefetch is off.
+ */
+void cg_prefetch_grow(struct cg_prefetch *pf, unsigned nseg);
+
 /* A request for [off, off + n) arrived: moves the front */
 void cg_prefetch_note_read(struct cg_prefetch *pf, uint64_t off, size_t n);
 
@@ -564,6 +592,55 @@ size_t cg_prefetch_copy(struct cg_prefetch *pf,
 			uint64_t off,
 			size_t n,
 			uint8_t *dst);
+
+/*
+ * A HIT copied out by another thread, in pieces of one segment each:
+ * where in the table's buffer, how many bytes, and the version the
+ * segment was read under, which the copying thread compares with the
+ * file's now (cg_prefetch_pieces_current) before it copies
+ */
+struct cg_pf_piece {
+	unsigned slot;
+	size_t from;	/* offset in the table's buffer */
+	size_t len;
+	struct cg_pf_version ver;
+};
+
+/*
+ * Pin the segments of a HIT for [off, off + n) (cg_prefetch_lookup said
+ * so) into at most max pieces; returns how many, whose lengths add up
+ * to the HIT's avail. A HIT short at end of file ends with the piece of
+ * the segment holding the end (of no bytes if need be): its version
+ * says whether the file still ends there. Pinned segments are never
+ * handed out for a fill;
+ * a write or version change meanwhile marks them stale. Every pin is
+ * ended with cg_prefetch_unpin.
+ */
+unsigned cg_prefetch_pin(struct cg_prefetch *pf,
+			 uint64_t off,
+			 size_t n,
+			 struct cg_pf_piece *pieces,
+			 unsigned max);
+
+/* Every piece was read under the file's version now */
+bool cg_prefetch_pieces_current(const struct cg_pf_piece *pieces,
+				unsigned np,
+				const struct cg_pf_version *now);
+
+/* Copy the pieces out of mem into dst, in order: no table access */
+size_t cg_prefetch_copy_pieces(const uint8_t *mem,
+			       const struct cg_pf_piece *pieces,
+			       unsigned np,
+			       uint8_t *dst);
+
+/*
+ * The copy of pinned pieces ended; copied: their bytes went out (they
+ * count as used, as cg_prefetch_copy counts them)
+ */
+void cg_prefetch_unpin(struct cg_prefetch *pf,
+		       const struct cg_pf_piece *pieces,
+		       unsigned np,
+		       bool copied);
 
 /*
  * The next segment to read, if any: marks *slot LOADING for

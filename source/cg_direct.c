@@ -26,6 +26,11 @@
  * has been reported, even when a write made its contents worthless: it is
  * then marked stale and freed when the read ends.
  *
+ * A HIT may be copied out by a thread too (cg_prefetch_pin): its
+ * segments are pinned meanwhile, and a pinned segment is handed out no
+ * more than a LOADING one; dropped while pinned, it is marked stale,
+ * serves no one, and is freed when the last copy is reported.
+ *
  * Segments cover the file at multiples of seg_size. A READY segment whose
  * read came back short ends at end of file, as the file was when the read
  * ran; the version check makes sure that is still the file's end.
@@ -46,6 +51,7 @@
 #include "cacheguard.h"
 
 #define CG_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define CG_MAX(a, b) ((a) > (b) ? (a) : (b))
 
 static bool cg_is_pow2(uint64_t v)
 {
@@ -150,6 +156,47 @@ size_t cg_prefetch_memory(const struct cg_prefetch *pf)
 }
 
 /*
+ * A client with inflight reads of max_read bytes outstanding has its
+ * whole window, inflight * max_read below the front, waiting on segments
+ * (loaded, loading, or none: a MISS). The table covers that window and
+ * one read past it, so that the read the client sends next, at the
+ * front, finds its segments loading already, and the device sees the
+ * window's segments in flight at once (smbclient: 8 MiB reads, several
+ * outstanding, against the 8 MiB default). At most most bytes, so that
+ * a few deep streams cannot take all of a budget shared by many.
+ */
+unsigned cg_prefetch_wanted(const struct cg_prefetch *pf,
+			    unsigned inflight,
+			    uint64_t most)
+{
+	uint64_t want;
+	uint64_t nseg;
+
+	if (pf->nseg == 0) {
+		return 0;	/* prefetch is off */
+	}
+	want = (uint64_t)pf->max_read * ((uint64_t)inflight + 1);
+	want = CG_MIN(want, most);
+	nseg = CG_MIN(cg_div_up(want, pf->seg_size), CG_PREFETCH_MAX_SEGS);
+	return nseg > pf->nseg ? (unsigned)nseg : pf->nseg;
+}
+
+void cg_prefetch_grow(struct cg_prefetch *pf, unsigned nseg)
+{
+	unsigned i;
+
+	if (pf->nseg == 0 || nseg <= pf->nseg ||
+	    nseg > CG_PREFETCH_MAX_SEGS) {
+		return;
+	}
+	for (i = pf->nseg; i < nseg; i++) {
+		pf->seg[i] = (struct cg_pf_seg){.state = CG_PF_FREE};
+	}
+	pf->nseg = nseg;
+	pf->ahead = CG_MAX(pf->ahead, cg_prefetch_memory(pf));
+}
+
+/*
  * Requests up to this far behind the front still belong to the stream
  * (clients keep several reads in flight, and they arrive reordered);
  * a request further back starts the stream over.
@@ -171,7 +218,7 @@ void cg_prefetch_note_read(struct cg_prefetch *pf, uint64_t off, size_t n)
 	}
 }
 
-/* The segment holding file offset pos, or -1 */
+/* The segment holding file offset pos, or -1; a stale READY one holds none */
 static int cg_pf_find(const struct cg_prefetch *pf, uint64_t pos)
 {
 	unsigned i;
@@ -179,7 +226,8 @@ static int cg_pf_find(const struct cg_prefetch *pf, uint64_t pos)
 	for (i = 0; i < pf->nseg; i++) {
 		const struct cg_pf_seg *s = &pf->seg[i];
 
-		if (s->state != CG_PF_FREE && pos >= s->off &&
+		if (s->state != CG_PF_FREE &&
+		    !(s->state == CG_PF_READY && s->stale) && pos >= s->off &&
 		    pos - s->off < pf->seg_size) {
 			return (int)i;
 		}
@@ -223,10 +271,23 @@ static void cg_pf_discard(struct cg_prefetch *pf, struct cg_pf_seg *s)
 		s->stale = true;	/* the thread still writes the slot */
 		return;
 	}
+	if (s->state == CG_PF_READY && s->pins > 0) {
+		/* a thread still copies out of it: free it when it is done */
+		pf->discarded += s->stale ? 0 : 1;
+		s->stale = true;
+		return;
+	}
 	if (s->state == CG_PF_READY) {
 		*s = (struct cg_pf_seg){.state = CG_PF_FREE};
 		pf->discarded++;
 	}
+}
+
+/* The file as v saw it is the file as now sees it */
+static bool cg_pf_version_same(const struct cg_pf_version *v,
+			       const struct cg_pf_version *now)
+{
+	return v->ctime_ns == now->ctime_ns && v->size == now->size;
 }
 
 void cg_prefetch_validate(struct cg_prefetch *pf,
@@ -238,9 +299,8 @@ void cg_prefetch_validate(struct cg_prefetch *pf,
 	for (i = 0; i < pf->nseg; i++) {
 		struct cg_pf_seg *s = &pf->seg[i];
 
-		if (s->state == CG_PF_READY &&
-		    (s->ver.ctime_ns != now->ctime_ns ||
-		     s->ver.size != now->size)) {
+		if (s->state == CG_PF_READY && !s->stale &&
+		    !cg_pf_version_same(&s->ver, now)) {
 			cg_pf_discard(pf, s);
 		}
 	}
@@ -318,7 +378,7 @@ size_t cg_prefetch_copy(struct cg_prefetch *pf,
 		pos += chunk;
 		s->used += chunk;
 		short_seg = s->len < pf->seg_size;
-		if (s->used >= s->len) {
+		if (s->used >= s->len && s->pins == 0) {
 			/* all of it went out: the slot can load what is next */
 			*s = (struct cg_pf_seg){.state = CG_PF_FREE};
 		}
@@ -327,6 +387,105 @@ size_t cg_prefetch_copy(struct cg_prefetch *pf,
 		}
 	}
 	return done;
+}
+
+unsigned cg_prefetch_pin(struct cg_prefetch *pf,
+			 uint64_t off,
+			 size_t n,
+			 struct cg_pf_piece *pieces,
+			 unsigned max)
+{
+	uint64_t pos = off;
+	uint64_t end = n > UINT64_MAX - off ? UINT64_MAX : off + n;
+	unsigned np = 0;
+
+	while (pos < end && np < max) {
+		int i = cg_pf_find(pf, pos);
+		struct cg_pf_seg *s = NULL;
+		size_t chunk;
+
+		if (i < 0 || pf->seg[i].state != CG_PF_READY) {
+			break;
+		}
+		s = &pf->seg[i];
+		/*
+		 * End of file inside this segment: a piece of no bytes,
+		 * whose version says whether that is still the end
+		 */
+		chunk = pos >= s->off + s->len
+				? 0
+				: (size_t)(CG_MIN(end, s->off + s->len) - pos);
+		pieces[np++] = (struct cg_pf_piece){
+			.slot = (unsigned)i,
+			.from = (size_t)i * pf->seg_size +
+				(size_t)(pos - s->off),
+			.len = chunk,
+			.ver = s->ver,
+		};
+		s->pins++;
+		pos += chunk;
+		if (chunk == 0 || s->len < pf->seg_size) {
+			break;
+		}
+	}
+	return np;
+}
+
+bool cg_prefetch_pieces_current(const struct cg_pf_piece *pieces,
+				unsigned np,
+				const struct cg_pf_version *now)
+{
+	unsigned i;
+
+	for (i = 0; i < np; i++) {
+		if (!cg_pf_version_same(&pieces[i].ver, now)) {
+			return false;
+		}
+	}
+	return true;
+}
+
+size_t cg_prefetch_copy_pieces(const uint8_t *mem,
+			       const struct cg_pf_piece *pieces,
+			       unsigned np,
+			       uint8_t *dst)
+{
+	size_t done = 0;
+	unsigned i;
+
+	for (i = 0; i < np; i++) {
+		memcpy(dst + done, mem + pieces[i].from, pieces[i].len);
+		done += pieces[i].len;
+	}
+	return done;
+}
+
+void cg_prefetch_unpin(struct cg_prefetch *pf,
+		       const struct cg_pf_piece *pieces,
+		       unsigned np,
+		       bool copied)
+{
+	unsigned i;
+
+	for (i = 0; i < np; i++) {
+		struct cg_pf_seg *s = NULL;
+
+		if (pieces[i].slot >= pf->nseg) {
+			continue;
+		}
+		s = &pf->seg[pieces[i].slot];
+		if (s->state != CG_PF_READY || s->pins == 0) {
+			continue;
+		}
+		s->pins--;
+		if (copied && !s->stale) {
+			s->used += pieces[i].len;
+		}
+		if (s->pins == 0 && (s->stale || s->used >= s->len)) {
+			/* all of it went out, or it may be stale: free it */
+			*s = (struct cg_pf_seg){.state = CG_PF_FREE};
+		}
+	}
 }
 
 /*
@@ -349,7 +508,7 @@ static int cg_pf_slot(struct cg_prefetch *pf, uint64_t lo, uint64_t hi)
 		if (s->state == CG_PF_FREE) {
 			return (int)i;
 		}
-		if (s->state == CG_PF_READY && outside &&
+		if (s->state == CG_PF_READY && s->pins == 0 && outside &&
 		    (best < 0 || s->off < pf->seg[best].off)) {
 			best = (int)i;
 		}

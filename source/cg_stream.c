@@ -571,6 +571,11 @@ static void cg_drop_behind(struct cg_stream *s, int fd, uint64_t limit)
 	s->cached_lo = s->cached_hi > s->dropped_to ? s->dropped_to : CG_FREE;
 }
 
+unsigned cg_stream_inflight(const struct cg_stream *s)
+{
+	return s->ninflight + s->batch[0].count + s->batch[1].count;
+}
+
 void cg_read_end(struct cg_stream *s, int fd, struct cg_io *io, ssize_t nread)
 {
 	bool data = nread > 0 && io->in_stream;

@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 # make bench-readpath: the module's read paths without smbd or the network
-# (build/cgbench drives the engine with 1 MiB requests) beside fio on the
-# same file in the same run, every figure cold.
+# (build/cgbench drives the engine, and direct mode's prefetch table, with
+# 1 MiB requests one and four at a time, and with smbclient's 8 MiB reads
+# four at a time) beside fio on the same file at the same request size and
+# depth, in the same run, every figure cold.
 #
 #   READPATH_DIR	where the test file goes (default /var/tmp)
 #   READPATH_MIB	its size (default 1024)
@@ -21,27 +23,32 @@ echo "== $(nproc) cores, kernel $(uname -r), $(findmnt -no FSTYPE -T "$file")" \
 for q in 1 4; do
 	"$top/build/cgbench" -q "$q" "$file"
 done
+"$top/build/cgbench" -q 4 -b 8M -m dontneed,direct "$file"
 
 # fio on the same file: the device limit, and the buffered baseline
 fio_read()
 {
-	local name=$1
-	shift
+	local name=$1 bs=$2
+	shift 2
 	"$top/build/cgcache" drop "$file"
-	fio --name="$name" --filename="$file" --rw=read --bs=1M \
+	fio --name="$name" --filename="$file" --rw=read --bs="$bs" \
 		--size=$((mib << 20)) --output-format=terse --terse-version=3 \
 		"$@" 2>/dev/null | awk -F';' -v n="$name" '{
 			if ($5 != "0") { print n ": error " $5; exit }
 			printf "%-34s %9.0f MB/s\n", n, $7 * 1024 / 1e6 }'
 }
-echo "== fio, 1 MiB sequential reads, cold"
-fio_read "fio --direct=1 libaio iodepth=16" --direct=1 --ioengine=libaio \
+echo "== fio, sequential reads, cold"
+fio_read "fio --direct=1 libaio iodepth=16" 1M --direct=1 --ioengine=libaio \
 	--iodepth=16
-fio_read "fio --direct=1 psync" --direct=1 --ioengine=psync
-fio_read "fio buffered psync" --ioengine=psync
+fio_read "fio --direct=1 libaio iodepth=4" 1M --direct=1 --ioengine=libaio \
+	--iodepth=4
+fio_read "fio --direct=1 psync" 1M --direct=1 --ioengine=psync
+fio_read "fio buffered psync" 1M --ioengine=psync
+fio_read "fio --direct=1 bs=8M libaio iodepth=4" 8M --direct=1 \
+	--ioengine=libaio --iodepth=4
 help=$(fio --cmdhelp=uncached 2>&1 </dev/null || true)
 if [ -n "$help" ] && [[ "$help" != *"No such command"* ]]; then
-	fio_read "fio --uncached=1" --ioengine=psync --uncached=1
+	fio_read "fio --uncached=1" 1M --ioengine=psync --uncached=1
 else
 	# fio 3.33's pvsync2 "uncached" sets 0x40 (an old RWF_UNCACHED
 	# proposal, now RWF_ATOMIC) and fails with EOPNOTSUPP; cgbench's

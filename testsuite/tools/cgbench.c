@@ -1,7 +1,7 @@
 /*
  * cgbench: the module's read paths without smbd or the network
  *
- *   cgbench [-q DEPTH] [-b REQUEST] [-m MODES] FILE
+ *   cgbench [-q DEPTH] [-b REQUEST] [-p PREFETCH] [-F] [-m MODES] FILE
  *
  * Reads FILE from start to end in REQUEST-sized reads (default 1 MiB)
  * with DEPTH of them in flight (default 4 threads, as an SMB2 client keeps
@@ -12,10 +12,17 @@
  *   buffered	pread(), nothing else (plain smbd)
  *   dontneed	pread() with the engine's stream detection and drop-behind
  *   dontcache	preadv2(RWF_DONTCACHE) with the engine
- *   direct	aligned O_DIRECT reads into a bounce buffer, copied out as
- *		the module hands bytes back, with the engine
+ *   direct	the module's direct path: the engine's prefetch table
+ *		(cacheguard:direct prefetch, -p) loaded by O_DIRECT fills
+ *		in a pool of threads, as smbd's pthreadpool runs them;
+ *		each request copied out of it (HIT), waiting for its fill
+ *		(PENDING), or read on its own into an aligned bounce
+ *		buffer (MISS); the table grows with the reads in flight
+ *		as the module grows it (-F: it keeps its first size)
  *
- * The engine calls run under one mutex, as they run in smbd's main thread.
+ * The engine calls run under one mutex, as they run in smbd's main thread;
+ * what the module does in its thread pool (version checks, reads, a HIT's
+ * copy) runs outside it.
  *
  * Copyright (C) 2026 The vfs_cacheguard authors
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -61,6 +68,23 @@ struct bench {
 	pthread_mutex_t lock;
 	struct cg_config cfg;
 	struct cg_stream stream;
+
+	/* direct: the prefetch table, its buffer and the fill threads */
+	struct cg_prefetch pf;
+	uint8_t *mem;
+	pthread_cond_t filled;		/* a fill ended */
+	pthread_cond_t queued;		/* a fill waits for a thread */
+	struct fill {
+		unsigned slot;
+		uint64_t off;
+		size_t len;
+	} queue[CG_PREFETCH_MAX_SEGS];
+	unsigned nqueue;
+	bool stop;
+	unsigned nfillers;
+	uint64_t waiting[64];		/* per worker: offset it waits at */
+	uint64_t hits, waits, misses;
+	bool adapt;			/* grow the table as the module does */
 };
 
 static double now(void)
@@ -71,35 +95,220 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* One request, served the way the mode serves it */
-static ssize_t serve(struct bench *b, char *out, char *bounce, uint64_t off)
+/* The file's version as the module takes it: coarse clock, then fstat */
+static int version(int fd, struct cg_pf_version *v)
+{
+	struct timespec now;
+	struct stat st;
+
+	clock_gettime(CLOCK_REALTIME_COARSE, &now);
+	if (fstat(fd, &st) != 0) {
+		return -1;
+	}
+	*v = (struct cg_pf_version){
+		.ctime_ns = (uint64_t)st.st_ctim.tv_sec * 1000000000 +
+			    (uint64_t)st.st_ctim.tv_nsec,
+		.size = (uint64_t)st.st_size,
+		.clock_ns = (uint64_t)now.tv_sec * 1000000000 +
+			    (uint64_t)now.tv_nsec,
+	};
+	return 0;
+}
+
+/* pread() to count bytes or end of file, as the module's jobs read */
+static ssize_t read_full(int fd, uint8_t *buf, size_t count, uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < count) {
+		ssize_t ret = pread(fd, buf + done, count - done,
+				    (off_t)(off + done));
+
+		if (ret == -1 && errno == EINTR) {
+			continue;
+		}
+		if (ret == -1) {
+			return -1;
+		}
+		if (ret == 0) {
+			break;
+		}
+		done += (size_t)ret;
+		if (done % ALIGN != 0) {
+			break;
+		}
+	}
+	return (ssize_t)done;
+}
+
+/* Queue the fills the table asks for; under the lock */
+static void refill(struct bench *b)
+{
+	uint64_t keep = UINT64_MAX;
+	struct fill f;
+	unsigned i;
+
+	for (i = 0; i < 64; i++) {
+		keep = b->waiting[i] < keep ? b->waiting[i] : keep;
+	}
+	while (b->nqueue < CG_PREFETCH_MAX_SEGS &&
+	       cg_prefetch_next_fill(&b->pf, b->size, keep, &f.slot, &f.off,
+				     &f.len)) {
+		b->queue[b->nqueue++] = f;
+		pthread_cond_signal(&b->queued);
+	}
+}
+
+/* A thread of the pool: version, then read, as a fill job does */
+static void *filler(void *arg)
+{
+	struct bench *b = arg;
+
+	pthread_mutex_lock(&b->lock);
+	for (;;) {
+		struct cg_pf_version ver = {0};
+		struct fill f;
+		ssize_t got = -1;
+
+		while (b->nqueue == 0 && !b->stop) {
+			pthread_cond_wait(&b->queued, &b->lock);
+		}
+		if (b->nqueue == 0) {
+			break;
+		}
+		f = b->queue[0];
+		memmove(b->queue, b->queue + 1,
+			--b->nqueue * sizeof(b->queue[0]));
+		pthread_mutex_unlock(&b->lock);
+		if (version(b->dfd, &ver) == 0) {
+			got = read_full(b->dfd, b->mem + f.slot * b->pf.seg_size,
+					f.len, f.off);
+		}
+		pthread_mutex_lock(&b->lock);
+		if (got >= 0) {
+			cg_prefetch_validate(&b->pf, &ver);
+		}
+		cg_prefetch_filled(&b->pf, f.slot, got, &ver);
+		pthread_cond_broadcast(&b->filled);
+		refill(b);
+	}
+	pthread_mutex_unlock(&b->lock);
+	return NULL;
+}
+
+/* A MISS: the request's own aligned read, outside the lock */
+static ssize_t direct_miss(struct bench *b, char *out, char *bounce,
+			   uint64_t off)
+{
+	struct cg_dio_plan plan;
+	ssize_t n;
+
+	if (!cg_dio_plan(off, b->req, ALIGN, &plan)) {
+		errno = EINVAL;
+		return -1;
+	}
+	n = read_full(b->dfd, (uint8_t *)bounce, plan.len, plan.off);
+	if (n < 0) {
+		return n;
+	}
+	n = (ssize_t)cg_dio_trim(&plan, b->req, (size_t)n);
+	memcpy(out, bounce + plan.skip, (size_t)n);
+	return n;
+}
+
+/*
+ * A direct request, as the module serves it: the lookup under the lock
+ * (smbd's main thread); a HIT's pieces pinned there and checked against
+ * the file's version and copied outside it (a job in smbd's pool); a
+ * PENDING one waits for fills; a MISS reads on its own outside it
+ */
+static ssize_t serve_direct(struct bench *b, unsigned w, char *out,
+			    char *bounce, uint64_t off)
+{
+	struct cg_pf_piece pieces[CG_PREFETCH_MAX_SEGS + 1];
+	struct cg_pf_version now = {0};
+	size_t avail = 0;
+	unsigned np;
+	bool ok;
+	ssize_t n;
+
+	cg_prefetch_note_read(&b->pf, off, b->req);
+	if (b->adapt) {
+		/* as cg_direct_adapt(), with no budget to refuse it */
+		cg_prefetch_grow(&b->pf, cg_prefetch_wanted(
+			&b->pf, cg_stream_inflight(&b->stream),
+			b->cfg.direct_memory / CG_PREFETCH_STREAM_SHARE));
+	}
+	for (;;) {
+		enum cg_pf_lookup l = CG_PF_MISS;
+
+		if (b->pf.nseg > 0) {
+			l = cg_prefetch_lookup(&b->pf, off, b->req, &avail);
+		}
+		if (l == CG_PF_MISS) {
+			break;
+		}
+		if (l == CG_PF_PENDING) {
+			b->waits += b->waiting[w] == UINT64_MAX ? 1 : 0;
+			b->waiting[w] = off;
+			pthread_cond_wait(&b->filled, &b->lock);
+			continue;
+		}
+		b->waiting[w] = UINT64_MAX;
+		np = cg_prefetch_pin(&b->pf, off, b->req, pieces,
+				     b->req / b->pf.seg_size + 2);
+		refill(b);
+		pthread_mutex_unlock(&b->lock);
+		ok = version(b->dfd, &now) == 0 &&
+		     cg_prefetch_pieces_current(pieces, np, &now);
+		n = ok ? (ssize_t)cg_prefetch_copy_pieces(b->mem, pieces, np,
+							 (uint8_t *)out)
+		       : -1;
+		pthread_mutex_lock(&b->lock);
+		if (now.clock_ns != 0) {
+			cg_prefetch_validate(&b->pf, &now);
+		}
+		cg_prefetch_unpin(&b->pf, pieces, np, ok);
+		if (ok) {
+			b->hits++;
+			return n;
+		}
+	}
+	b->waiting[w] = UINT64_MAX;
+	b->misses++;
+	refill(b);
+	pthread_mutex_unlock(&b->lock);
+	ok = version(b->dfd, &now) == 0;
+	n = ok ? direct_miss(b, out, bounce, off) : -1;
+	pthread_mutex_lock(&b->lock);
+	if (ok) {
+		cg_prefetch_validate(&b->pf, &now);
+	}
+	return n;
+}
+
+/* One request, served the way the mode serves it; outside the lock */
+static ssize_t serve(struct bench *b, char *out, uint64_t off)
 {
 	struct iovec iov = {.iov_base = out, .iov_len = b->req};
-	uint64_t aoff, alen;
-	ssize_t n;
 
 	switch (b->mode) {
 	case DONTCACHE:
 		return preadv2(b->fd, &iov, 1, (off_t)off, RWF_DONTCACHE);
-	case DIRECT:
-		aoff = off & ~(uint64_t)(ALIGN - 1);
-		alen = (off + b->req - aoff + ALIGN - 1) & ~(uint64_t)(ALIGN - 1);
-		n = pread(b->dfd, bounce, alen, (off_t)aoff);
-		if (n < 0) {
-			return n;
-		}
-		n = n > (ssize_t)(off - aoff) ? n - (ssize_t)(off - aoff) : 0;
-		n = n > (ssize_t)b->req ? (ssize_t)b->req : n;
-		memcpy(out, bounce + (off - aoff), (size_t)n);
-		return n;
 	default:
 		return pread(b->fd, out, b->req, (off_t)off);
 	}
 }
 
+struct worker {
+	struct bench *b;
+	unsigned idx;
+};
+
 static void *worker(void *arg)
 {
-	struct bench *b = arg;
+	struct worker *wk = arg;
+	struct bench *b = wk->b;
 	char *out = NULL;
 	char *bounce = NULL;
 
@@ -119,12 +328,19 @@ static void *worker(void *arg)
 		if (off < b->size && b->mode != BUFFERED) {
 			io = cg_read_begin(&b->stream, b->fd, off, b->req);
 		}
-		pthread_mutex_unlock(&b->lock);
 		if (off >= b->size) {
+			pthread_mutex_unlock(&b->lock);
 			break;
 		}
-		n = serve(b, out, bounce, off);
-		pthread_mutex_lock(&b->lock);
+		if (b->mode == DIRECT) {
+			/* the module's direct path; nothing cached to drop */
+			n = serve_direct(b, wk->idx, out, bounce, off);
+			io.uncached = true;
+		} else {
+			pthread_mutex_unlock(&b->lock);
+			n = serve(b, out, off);
+			pthread_mutex_lock(&b->lock);
+		}
 		if (b->mode != BUFFERED) {
 			cg_read_end(&b->stream, b->fd, &io, n);
 		}
@@ -164,9 +380,52 @@ static void *sampler(void *arg)
 	return NULL;
 }
 
+/* direct: the table, its buffer, a thread per possible segment (the pool) */
+static int direct_start(struct bench *b, pthread_t *fillers)
+{
+	unsigned i;
+
+	cg_stream_set_via(&b->stream, b->fd, CG_VIA_DIRECT);
+	cg_prefetch_init(&b->pf, b->cfg.direct_prefetch, ALIGN);
+	b->mem = NULL;
+	/* room for the largest table; untouched pages cost nothing */
+	if (b->pf.nseg > 0 &&
+	    posix_memalign((void **)&b->mem, ALIGN,
+			   b->pf.seg_size * CG_PREFETCH_MAX_SEGS) != 0) {
+		return -1;
+	}
+	b->nqueue = 0;
+	b->stop = false;
+	b->hits = b->waits = b->misses = 0;
+	for (i = 0; i < 64; i++) {
+		b->waiting[i] = UINT64_MAX;
+	}
+	b->nfillers = b->pf.nseg > 0 ? CG_PREFETCH_MAX_SEGS : 0;
+	for (i = 0; i < b->nfillers; i++) {
+		pthread_create(&fillers[i], NULL, filler, b);
+	}
+	return 0;
+}
+
+static void direct_stop(struct bench *b, pthread_t *fillers)
+{
+	unsigned i;
+
+	pthread_mutex_lock(&b->lock);
+	b->stop = true;
+	pthread_cond_broadcast(&b->queued);
+	pthread_mutex_unlock(&b->lock);
+	for (i = 0; i < b->nfillers; i++) {
+		pthread_join(fillers[i], NULL);
+	}
+	free(b->mem);
+	b->mem = NULL;
+}
+
 static int run(struct bench *b, unsigned depth)
 {
-	pthread_t th[64], smp;
+	pthread_t th[64], smp, fillers[CG_PREFETCH_MAX_SEGS];
+	struct worker wk[64];
 	double t0, t1;
 	unsigned i;
 
@@ -177,11 +436,15 @@ static int run(struct bench *b, unsigned depth)
 	b->peak = 0;
 	b->failed = false;
 	cg_stream_init(&b->stream, &b->cfg, &cg_sys_linux, b->size);
+	if (b->mode == DIRECT && direct_start(b, fillers) != 0) {
+		return 1;
+	}
 	b->running = true;
 	pthread_create(&smp, NULL, sampler, b);
 	t0 = now();
 	for (i = 0; i < depth; i++) {
-		pthread_create(&th[i], NULL, worker, b);
+		wk[i] = (struct worker){.b = b, .idx = i};
+		pthread_create(&th[i], NULL, worker, &wk[i]);
 	}
 	for (i = 0; i < depth; i++) {
 		pthread_join(th[i], NULL);
@@ -192,6 +455,9 @@ static int run(struct bench *b, unsigned depth)
 	t1 = now();
 	__atomic_store_n(&b->running, false, __ATOMIC_RELAXED);
 	pthread_join(smp, NULL);
+	if (b->mode == DIRECT) {
+		direct_stop(b, fillers);
+	}
 	if (b->failed || b->done != b->size) {
 		fprintf(stderr, "%s: read %" PRIu64 " of %" PRIu64 " bytes: %s\n",
 			mode_names[b->mode], b->done, b->size, strerror(errno));
@@ -202,6 +468,12 @@ static int run(struct bench *b, unsigned depth)
 	       b->size / (t1 - t0) / 1e6,
 	       b->peak / 1048576.0,
 	       resident(b) / 1048576.0);
+	if (b->mode == DIRECT) {
+		printf("#   direct: prefetch %u x %zu KiB; %" PRIu64 " hits, "
+		       "%" PRIu64 " waits, %" PRIu64 " misses\n",
+		       b->pf.nseg, b->pf.seg_size >> 10, b->hits, b->waits,
+		       b->misses);
+	}
 	return 0;
 }
 
@@ -211,12 +483,29 @@ int main(int argc, char **argv)
 	const char *modes = "buffered,dontneed,dontcache,direct";
 	unsigned depth = 4;
 	struct stat st;
+	uint64_t size;
 	int opt, ret = 0, m;
 
-	while ((opt = getopt(argc, argv, "q:b:m:")) != -1) {
+	pthread_mutex_init(&b.lock, NULL);
+	pthread_cond_init(&b.filled, NULL);
+	pthread_cond_init(&b.queued, NULL);
+	cg_config_init(&b.cfg);
+	b.adapt = true;
+	while ((opt = getopt(argc, argv, "q:b:p:Fm:")) != -1) {
 		switch (opt) {
+		case 'F': b.adapt = false; break;
 		case 'q': depth = (unsigned)atoi(optarg); break;
-		case 'b': b.req = strtoul(optarg, NULL, 0); break;
+		case 'b':
+			if (cg_parse_size(optarg, &size) != 0) {
+				goto usage;
+			}
+			b.req = (size_t)size;
+			break;
+		case 'p':
+			if (cg_parse_size(optarg, &b.cfg.direct_prefetch) != 0) {
+				goto usage;
+			}
+			break;
 		case 'm': modes = optarg; break;
 		default: goto usage;
 		}
@@ -232,8 +521,6 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	b.size = (uint64_t)st.st_size;
-	pthread_mutex_init(&b.lock, NULL);
-	cg_config_init(&b.cfg);
 	printf("# %s: %" PRIu64 " MiB, %zu KiB requests, %u in flight, cold\n",
 	       argv[optind], b.size >> 20, b.req >> 10, depth);
 	printf("%-10s %9s %14s %14s\n", "mode", "MB/s", "peak res MiB",
@@ -252,7 +539,7 @@ int main(int argc, char **argv)
 	}
 	return ret;
 usage:
-	fprintf(stderr, "usage: cgbench [-q DEPTH] [-b REQUEST] [-m MODES] "
-			"FILE\n");
+	fprintf(stderr, "usage: cgbench [-q DEPTH] [-b REQUEST] [-p PREFETCH] "
+			"[-F] [-m MODES] FILE\n");
 	return 2;
 }

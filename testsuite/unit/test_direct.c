@@ -309,6 +309,16 @@ struct fill {
 	struct cg_pf_version ver;
 };
 
+/* A HIT pinned for a copy by a thread that has not run yet */
+#define MAX_COPIES 8
+
+struct copy {
+	uint64_t off;
+	size_t n;
+	struct cg_pf_piece pieces[CG_PREFETCH_MAX_SEGS + 1];
+	unsigned np;
+};
+
 struct harness {
 	struct cg_prefetch pf;
 	uint8_t *mem;
@@ -322,6 +332,9 @@ struct harness {
 	unsigned nfills;
 	uint64_t keep;			/* lowest waiting request */
 	uint64_t hits, pendings, misses;
+	struct copy copies[MAX_COPIES];	/* pinned, not yet copied */
+	unsigned ncopies;
+	uint64_t stale_copies;
 };
 
 /*
@@ -376,6 +389,14 @@ static void h_start_fills(struct harness *h)
 
 		for (i = 0; i < h->nfills; i++) {
 			assert_int_not_equal(h->fills[i].slot, slot);
+		}
+		for (i = 0; i < h->ncopies; i++) {
+			unsigned k;
+
+			for (k = 0; k < h->copies[i].np; k++) {
+				assert_int_not_equal(
+					h->copies[i].pieces[k].slot, slot);
+			}
 		}
 		assert_true(h->nfills < MAX_FILLS);
 		assert_int_equal(off % h->pf.seg_size, 0);
@@ -459,6 +480,70 @@ static enum cg_pf_lookup h_read(struct harness *h, uint64_t off, size_t n)
 	return r;
 }
 
+/*
+ * Copy job i runs now: the file's version then, the pieces copied only
+ * if they are current, and then they must be exactly the file's bytes
+ */
+static void h_copy(struct harness *h, unsigned i)
+{
+	struct copy c = h->copies[i];
+	struct cg_pf_version now = h_version(h);
+	bool ok = cg_prefetch_pieces_current(c.pieces, c.np, &now);
+	uint8_t *dst = NULL;
+	size_t got;
+
+	h->copies[i] = h->copies[--h->ncopies];
+	if (ok) {
+		dst = malloc(c.n);
+		assert_non_null(dst);
+		got = cg_prefetch_copy_pieces(h->mem, c.pieces, c.np, dst);
+		assert_int_equal(got, pread_len(h->size, c.off, c.n));
+		if (memcmp(dst, h->file + c.off, got) != 0) {
+			fail_msg("stale or wrong bytes copied at %" PRIu64
+				 "+%zu", c.off, c.n);
+		}
+		free(dst);
+		h->hits++;
+	} else {
+		h->stale_copies++;
+	}
+	cg_prefetch_validate(&h->pf, &now);
+	cg_prefetch_unpin(&h->pf, c.pieces, c.np, ok);
+}
+
+/*
+ * A request as the glue serves it asynchronously: look up (no version
+ * check on the event loop) and, on a HIT, pin its pieces for a copy job
+ * that runs later (h_copy). Returns the lookup's answer.
+ */
+static enum cg_pf_lookup h_pin(struct harness *h, uint64_t off, size_t n)
+{
+	struct copy *c = NULL;
+	enum cg_pf_lookup r;
+	size_t avail = 0;
+	size_t sum = 0;
+	unsigned i;
+
+	if (h->ncopies == MAX_COPIES) {
+		h_copy(h, 0);
+	}
+	c = &h->copies[h->ncopies];
+	cg_prefetch_note_read(&h->pf, off, n);
+	r = cg_prefetch_lookup(&h->pf, off, n, &avail);
+	if (r != CG_PF_HIT) {
+		return r;
+	}
+	*c = (struct copy){.off = off, .n = n};
+	c->np = cg_prefetch_pin(&h->pf, off, n, c->pieces,
+				(unsigned)N_ELEM(c->pieces));
+	for (i = 0; i < c->np; i++) {
+		sum += c->pieces[i].len;
+	}
+	assert_int_equal(sum, avail);
+	h->ncopies++;
+	return r;
+}
+
 /* Serve a request fully: wait (complete fills) while PENDING */
 static enum cg_pf_lookup h_serve(struct harness *h, uint64_t off, size_t n)
 {
@@ -492,14 +577,16 @@ static void lookup_table(struct cg_prefetch *pf)
 	static const struct cg_pf_version v = {1, 5 * MiB + 1000, 1000000000};
 
 	cg_prefetch_init(pf, 8 * MiB, 4096);
-	pf->seg[0] = (struct cg_pf_seg){CG_PF_READY, false, 0, MiB, 0, v};
-	pf->seg[3] = (struct cg_pf_seg){CG_PF_READY, false, MiB, MiB, 0, v};
+	pf->seg[0] = (struct cg_pf_seg){.state = CG_PF_READY, .off = 0,
+					.len = MiB, .ver = v};
+	pf->seg[3] = (struct cg_pf_seg){.state = CG_PF_READY, .off = MiB,
+					.len = MiB, .ver = v};
 	pf->seg[5] = (struct cg_pf_seg){.state = CG_PF_LOADING,
 					.off = 2 * MiB};
-	pf->seg[6] = (struct cg_pf_seg){CG_PF_READY, false, 5 * MiB, 1000,
-					0, v};
-	pf->seg[7] = (struct cg_pf_seg){CG_PF_READY, false, 6 * MiB, 0, 0,
-					v};
+	pf->seg[6] = (struct cg_pf_seg){.state = CG_PF_READY,
+					.off = 5 * MiB, .len = 1000, .ver = v};
+	pf->seg[7] = (struct cg_pf_seg){.state = CG_PF_READY,
+					.off = 6 * MiB, .len = 0, .ver = v};
 }
 
 static const struct lookup_case lookup_cases[] = {
@@ -851,9 +938,11 @@ static void test_failed_fill(void **state)
 /*
  * Property: a random mix of requests near the front (reordered, some
  * behind, some far ahead), fills ending in random order, writes through
- * smbd and from elsewhere, truncations. Every byte served must be the
- * file's current byte (h_read checks), and no slot is handed out while a
- * fill into it runs (h_start_fills checks).
+ * smbd and from elsewhere, truncations; half the HITs are pinned and
+ * copied later, as the glue's copy jobs do, writes and fills happening
+ * in between. Every byte served must be the file's current byte (h_read
+ * and h_copy check), and no slot is handed out while a fill into it runs
+ * or a copy out of it waits (h_start_fills checks).
  */
 static void random_mix_pass(unsigned seed, bool coarse)
 {
@@ -874,9 +963,15 @@ static void random_mix_pass(unsigned seed, bool coarse)
 
 		off = off > MiB ? off - MiB : 0;
 		if (r < 50) {
-			h_read(&h, off, n);
+			if (random() % 2 == 0) {
+				h_read(&h, off, n);
+			} else {
+				h_pin(&h, off, n);
+			}
 			h_start_fills(&h);
 			cursor += n / 2;
+		} else if (r < 85 && h.ncopies > 0 && random() % 3 == 0) {
+			h_copy(&h, (unsigned)(random() % h.ncopies));
 		} else if (r < 85 && h.nfills > 0) {
 			h_complete(&h, (unsigned)(random() % h.nfills));
 		} else if (r < 93) {
@@ -904,9 +999,20 @@ static void random_mix_pass(unsigned seed, bool coarse)
 			h.clock += 4000000;	/* a tick of HZ=250 */
 		}
 	}
-	if (h.hits < (coarse ? 100 : 200)) {
-		fail_msg("seed %u: only %" PRIu64 " hits, %" PRIu64 " misses",
-			 seed, h.hits, h.misses);
+	while (h.ncopies > 0) {
+		h_copy(&h, 0);
+	}
+	h_complete_all(&h);
+	/* every pin was ended: no slot is held by a copy any more */
+	for (step = 0; step < h.pf.nseg; step++) {
+		assert_int_equal(h.pf.seg[step].pins, 0);
+	}
+	/* copies found stale by their version check count: they were HITs */
+	if (h.hits + h.stale_copies < (coarse ? 100 : 200) ||
+	    h.hits < (coarse ? 100 : 150)) {
+		fail_msg("seed %u: only %" PRIu64 " hits (%" PRIu64 " copies "
+			 "stale), %" PRIu64 " misses",
+			 seed, h.hits, h.stale_copies, h.misses);
 	}
 	h_free(&h);
 }
@@ -919,6 +1025,209 @@ static void test_random_mix(void **state)
 		random_mix_pass(seed, false);
 		random_mix_pass(seed, true);
 	}
+}
+
+/*
+ * A pinned segment that a write through smbd drops serves no one from
+ * then on: its range is read again (a fill into another slot), and the
+ * slot is freed only when the copy reports; a copy whose version check
+ * fails (a local write) counts no bytes as used
+ */
+static void test_pinned_dropped(void **state)
+{
+	struct harness h;
+	struct cg_pf_piece p[4];
+	struct cg_pf_version now;
+	size_t avail = 0;
+	unsigned np, slot;
+
+	h_init(&h, 4 * MiB, 32 * MiB, 32 * MiB);
+	h_serve(&h, 0, 4096);
+	h_complete_all(&h);
+	assert_int_equal(cg_prefetch_lookup(&h.pf, 4096, MiB, &avail),
+			 CG_PF_HIT);
+	np = cg_prefetch_pin(&h.pf, 4096, MiB, p, 4);
+	assert_int_equal(np, 2);
+	assert_int_equal(p[0].len + p[1].len, MiB);
+	slot = p[0].slot;
+	assert_int_equal(h.pf.seg[slot].pins, 1);
+
+	h_write(&h, 100, 10, true);
+	assert_true(h.pf.seg[slot].stale);
+	assert_int_equal(h.pf.seg[slot].state, CG_PF_READY);
+	assert_int_equal(cg_prefetch_lookup(&h.pf, 0, 4096, &avail),
+			 CG_PF_MISS);
+	h_start_fills(&h);	/* asserts the pinned slot is not reused */
+	now = h_version(&h);
+	assert_false(cg_prefetch_pieces_current(p, np, &now));
+	cg_prefetch_validate(&h.pf, &now);
+	cg_prefetch_unpin(&h.pf, p, np, false);
+	assert_int_equal(h.pf.seg[slot].state, CG_PF_FREE);
+	/* the second piece's segment was dropped by the version check */
+	assert_int_equal(h.pf.seg[p[1].slot].state, CG_PF_FREE);
+	h_complete_all(&h);
+	assert_int_equal(h_serve(&h, 4096, MiB), CG_PF_MISS);
+	h_free(&h);
+}
+
+/* A HIT at end of file pins the segment holding the end: a file grown
+ * meanwhile fails the copy's version check */
+static void test_pinned_end_of_file(void **state)
+{
+	struct harness h;
+	struct cg_pf_piece p[4];
+	struct cg_pf_version now;
+	size_t avail = 1;
+	unsigned np;
+
+	h_init(&h, 4 * MiB, 2 * MiB + 100, 4 * MiB);
+	h_serve(&h, 0, 4096);
+	h_complete_all(&h);
+	assert_int_equal(cg_prefetch_lookup(&h.pf, 2 * MiB + 100, 4096,
+					    &avail),
+			 CG_PF_HIT);
+	assert_int_equal(avail, 0);
+	np = cg_prefetch_pin(&h.pf, 2 * MiB + 100, 4096, p, 4);
+	assert_int_equal(np, 1);
+	assert_int_equal(p[0].len, 0);
+	h_write(&h, 2 * MiB + 100, 5000, false);	/* a local append */
+	now = h_version(&h);
+	assert_false(cg_prefetch_pieces_current(p, np, &now));
+	cg_prefetch_unpin(&h.pf, p, np, false);
+	h_free(&h);
+}
+
+/* ---- adapting to the client ------------------------------------- */
+
+struct wanted_case {
+	uint64_t ahead;
+	size_t max_read;
+	unsigned inflight;
+	uint64_t most;
+	unsigned want;
+};
+
+#define NO_MOST UINT64_MAX
+
+static const struct wanted_case wanted_cases[] = {
+	{8 * MiB, MiB, 4, NO_MOST, 8},		/* 5 MiB fit in the table */
+	{8 * MiB, MiB, 1, NO_MOST, 8},
+	{8 * MiB, 64 * KiB, 60, NO_MOST, 8},
+	{8 * MiB, 8 * MiB, 1, NO_MOST, 16},	/* one 8 MiB read in flight */
+	{8 * MiB, 8 * MiB, 4, NO_MOST, 40},	/* ... four */
+	{8 * MiB, 8 * MiB, 0, NO_MOST, 8},	/* as the first size */
+	{8 * MiB, 8 * MiB, 12, NO_MOST, 64},	/* at most the largest table */
+	{8 * MiB, 3 * MiB + 1, 2, NO_MOST, 10},	/* rounded up to a segment */
+	{2 * MiB, MiB, 4, NO_MOST, 10},		/* 512 KiB segments */
+	{0, 8 * MiB, 4, NO_MOST, 0},		/* prefetch off stays off */
+	{8 * MiB, 8 * MiB, 4, 16 * MiB, 16},	/* direct memory 64M */
+	{8 * MiB, 8 * MiB, 4, 16 * MiB + 1, 17},	/* rounded up */
+	{8 * MiB, 8 * MiB, 4, 4 * MiB, 8},	/* never below its size */
+};
+
+static void test_wanted(void **state)
+{
+	size_t i;
+
+	for (i = 0; i < N_ELEM(wanted_cases); i++) {
+		const struct wanted_case *c = &wanted_cases[i];
+		struct cg_prefetch pf;
+		unsigned want;
+
+		cg_prefetch_init(&pf, c->ahead, 4096);
+		cg_prefetch_note_read(&pf, 0, c->max_read);
+		want = cg_prefetch_wanted(&pf, c->inflight, c->most);
+		if (want != c->want) {
+			fail_msg("case %zu: %u segments, want %u", i, want,
+				 c->want);
+		}
+	}
+}
+
+/* The harness's buffer grows with the table, its contents kept */
+static void h_grow(struct harness *h, unsigned nseg)
+{
+	cg_prefetch_grow(&h->pf, nseg);
+	h->mem = realloc(h->mem, cg_prefetch_memory(&h->pf) + 1);
+	assert_non_null(h->mem);
+}
+
+/*
+ * 8 MiB reads against the 8 MiB default, the client's next read always
+ * in flight already: without growing, most reads find their segments
+ * partly loaded, partly not, and are a MISS (8 of 13 here). Grown to
+ * what two reads in flight want, the reads after the first two are all
+ * served from the table, and their bytes are right (h_read checks them).
+ */
+static void test_grow_serves_large_reads(void **state)
+{
+	struct harness h;
+	uint64_t size = 96 * MiB + 12345;
+	uint64_t off;
+
+	h_init(&h, 8 * MiB, size, size);
+	cg_prefetch_note_read(&h.pf, 0, 8 * MiB);
+	h_grow(&h, cg_prefetch_wanted(&h.pf, 2, NO_MOST));
+	assert_int_equal(h.pf.nseg, 24);
+	for (off = 0; off < size; off += 8 * MiB) {
+		cg_prefetch_note_read(&h.pf, off + 8 * MiB, 8 * MiB);
+		h_serve(&h, off, 8 * MiB);
+	}
+	if (h.misses > 2 || h.hits < 11) {
+		fail_msg("%" PRIu64 " misses, %" PRIu64 " hits", h.misses,
+			 h.hits);
+	}
+	h_free(&h);
+}
+
+/*
+ * Growing while segments load and others are loaded keeps them all: the
+ * old slots stay where they are, the new ones start free, and fills
+ * started before the growth complete into their slots.
+ */
+static void test_grow_in_flight(void **state)
+{
+	struct harness h;
+	uint64_t size = 64 * MiB;
+	uint64_t fills;
+	unsigned i;
+
+	h_init(&h, 4 * MiB, size, size);
+	h_serve(&h, 0, MiB);
+	h_complete(&h, 0);
+	assert_int_equal(h.nfills, 3);
+	fills = h.pf.fills;
+	h_grow(&h, 12);
+	assert_int_equal(h.pf.nseg, 12);
+	for (i = 4; i < 12; i++) {
+		assert_int_equal(h.pf.seg[i].state, CG_PF_FREE);
+	}
+	h_start_fills(&h);
+	assert_true(h.pf.fills > fills);
+	h_complete_all(&h);
+	for (i = 1; i < 12; i++) {
+		assert_int_equal(h_serve(&h, (uint64_t)i * MiB, MiB),
+				 CG_PF_HIT);
+	}
+	/* never shrinks, and never past the largest table */
+	h_grow(&h, 6);
+	assert_int_equal(h.pf.nseg, 12);
+	h_grow(&h, CG_PREFETCH_MAX_SEGS + 1);
+	assert_int_equal(h.pf.nseg, 12);
+	h_free(&h);
+}
+
+/* No prefetch (direct prefetch = 0) never grows one */
+static void test_grow_off(void **state)
+{
+	struct cg_prefetch pf;
+
+	cg_prefetch_init(&pf, 0, 4096);
+	cg_prefetch_note_read(&pf, 0, 8 * MiB);
+	assert_int_equal(cg_prefetch_wanted(&pf, 8, NO_MOST), 0);
+	cg_prefetch_grow(&pf, 8);
+	assert_int_equal(pf.nseg, 0);
+	assert_int_equal(cg_prefetch_memory(&pf), 0);
 }
 
 int main(void)
@@ -941,6 +1250,12 @@ int main(void)
 		cmocka_unit_test(test_coarse_timestamps),
 		cmocka_unit_test(test_end_of_file),
 		cmocka_unit_test(test_failed_fill),
+		cmocka_unit_test(test_pinned_dropped),
+		cmocka_unit_test(test_pinned_end_of_file),
+		cmocka_unit_test(test_wanted),
+		cmocka_unit_test(test_grow_serves_large_reads),
+		cmocka_unit_test(test_grow_in_flight),
+		cmocka_unit_test(test_grow_off),
 		cmocka_unit_test(test_random_mix),
 	};
 
