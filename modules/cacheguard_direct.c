@@ -305,42 +305,26 @@ int cg_direct_reopen(int fd)
  */
 static int cg_direct_budget_open(void)
 {
-	char *dir = talloc_asprintf(talloc_tos(), "%s/cacheguard",
-				    lp_state_directory());
-	char *path = NULL;
-	int fd = -1;
-	int err = ENOMEM;
+	int fd = cg_state_file_open("budget");
 
-	if (dir != NULL) {
-		path = talloc_asprintf(dir, "%s/budget", dir);
-	}
-	if (path != NULL) {
-		become_root();
-		if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-			err = errno;
-		} else {
-			fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW |
-					O_CLOEXEC, 0600);
-			err = errno;
-		}
-		unbecome_root();
-	}
 	if (fd == -1 && !cg_direct_budget_broken) {
+		int err = errno;
+
 		cg_direct_budget_broken = true;
-		DBG_ERR("budget file %s: %s; cacheguard:direct memory now "
-			"bounds each smbd process on its own\n",
-			path != NULL ? path : "(none)", strerror(err));
+		DBG_ERR("budget file %s/cacheguard/budget: %s; cacheguard:"
+			"direct memory now bounds each smbd process on its "
+			"own\n",
+			lp_state_directory(),
+			strerror(err));
+		errno = err;
 	}
-	TALLOC_FREE(dir);
-	errno = err;
 	return fd;
 }
 
 /*
  * Units of the budget for mem bytes: the budget descriptor holding them,
- * or -1; *spent when the budget has no room for them. Without a usable
- * budget file, per_process holds this process's buffers to the limit. When the budget file
- * cannot be used, this process's own total is held to the limit.
+ * or -1; *spent when the budget has no room for them. When the budget
+ * file cannot be used, this process's own total is held to the limit.
  */
 static int cg_direct_budget_take(size_t mem,
 				 uint64_t limit,

@@ -172,7 +172,6 @@ void cg_share_begin(struct cg_stream *s)
 		return;
 	}
 	s->share_fd = s->sys->share_open();
-	s->claim = (struct cg_range){0, 0};
 }
 
 uint64_t cg_share_drop(struct cg_stream *s, int fd, uint64_t off, uint64_t end)
