@@ -29,8 +29,12 @@
  * lookup, which could reach another file after a rename) with O_DIRECT.
  *
  * Alignment. O_DIRECT fails with EINVAL unless offset, length and buffer
- * are aligned (statx STATX_DIOALIGN says to what). Requests are widened,
- * read into an aligned buffer and trimmed (the engine plans it).
+ * are aligned (statx STATX_DIOALIGN says to what). A request at an
+ * aligned offset is read into smbd's own buffer, from its first aligned
+ * address, and moved down; its last blocks go through a small bounce
+ * (cg_dio_inplace): so a MISS costs no memory from the budget, which the
+ * prefetch of a few streams may hold entirely. Other requests are
+ * widened, read into an aligned bounce buffer and trimmed (cg_dio_plan).
  *
  * Prefetch. O_DIRECT has no readahead: alone, a stream would wait on the
  * device at every request. So each stream keeps the next cacheguard:
@@ -447,7 +451,8 @@ static int cg_direct_version(int fd, struct cg_pf_version *v)
 
 /*
  * A job is a fill (CG_DIRECT_FILL, into slot, reports to d), a request's
- * own read (CG_DIRECT_READ, into bounce, reports to rs), or a HIT's copy
+ * own read (CG_DIRECT_READ, into rs's buffer in place, or into a bounce
+ * buffer when the request is not aligned; reports to rs), or a HIT's copy
  * (CG_DIRECT_COPY, from the pinned pieces of mem into rs's data, if they
  * are still the file's bytes). Every one takes the file's version first:
  * so the event loop never calls fstat(), and every job tells the table
@@ -479,8 +484,11 @@ struct cg_direct_job {
 	bool finished;			/* under io->lock */
 	bool reported;			/* by the sync path already */
 
+	bool inplace;			/* READ: into rs's data, cg_dio_inplace */
+	struct cg_dio_inplace plan;	/* READ, in place */
 	struct cg_direct_io *io;
-	void *bounce;			/* owned, for a request's read */
+	uint8_t *bounce;		/* owned, for a request's read */
+	size_t bounce_len;
 	int budget_fd;			/* holds the bounce buffer's units */
 	int slot;
 	struct cg_direct *d;		/* NULL once the stream is gone */
@@ -518,6 +526,22 @@ static ssize_t cg_direct_read_full(int fd,
 	return (ssize_t)done;
 }
 
+/* The descriptor and alignment cg_dio_read_inplace() reads with */
+struct cg_direct_reader {
+	int fd;
+	size_t align;
+};
+
+static ssize_t cg_direct_read_aligned(void *ctx,
+				      uint8_t *buf,
+				      size_t len,
+				      uint64_t off)
+{
+	const struct cg_direct_reader *r = ctx;
+
+	return cg_direct_read_full(r->fd, buf, len, (off_t)off, r->align);
+}
+
 static void cg_direct_do(void *private_data)
 {
 	struct cg_direct_job *job = talloc_get_type_abort(
@@ -540,6 +564,16 @@ static void cg_direct_do(void *private_data)
 						job->pieces,
 						job->npieces,
 						job->buf);
+	} else if (job->inplace) {
+		struct cg_direct_reader r = {job->fd, job->align};
+
+		job->ret = cg_dio_read_inplace(&job->plan,
+					       job->buf,
+					       (uint64_t)job->offset,
+					       job->bounce,
+					       cg_direct_read_aligned,
+					       &r);
+		job->err = job->ret == -1 ? errno : 0;
 	} else {
 		job->ret = cg_direct_read_full(job->fd,
 					       job->buf,
@@ -559,8 +593,8 @@ static void cg_direct_do(void *private_data)
 
 static int cg_direct_job_destructor(struct cg_direct_job *job)
 {
-	if (job->kind == CG_DIRECT_READ) {
-		cg_direct_buf_free(job->bounce, job->count);
+	if (job->bounce != NULL) {
+		cg_direct_buf_free(job->bounce, job->bounce_len);
 	}
 	if (job->budget_fd != -1) {
 		close(job->budget_fd);
@@ -573,8 +607,9 @@ static void cg_direct_job_done(struct tevent_req *subreq);
 
 /*
  * A job of kind for [offset, offset + count) and buf: a fill of slot, a
- * request's read into bounce buffer buf (the job owns it), or a copy
- * into the request's buffer. Not yet started (cg_direct_job_start).
+ * request's read into buf, or a copy into the request's buffer. A
+ * bounce buffer given to it after this is its own. Not yet started
+ * (cg_direct_job_start).
  */
 static struct cg_direct_job *cg_direct_job_new(struct cg_direct *d,
 					       enum cg_direct_kind kind,
@@ -584,13 +619,9 @@ static struct cg_direct_job *cg_direct_job_new(struct cg_direct *d,
 					       size_t count)
 {
 	struct cg_direct_job *job = NULL;
-	bool bounce = kind == CG_DIRECT_READ;
 
 	job = talloc(NULL, struct cg_direct_job);
 	if (job == NULL) {
-		if (bounce) {
-			cg_direct_buf_free(buf, count);
-		}
 		return NULL;
 	}
 	*job = (struct cg_direct_job){
@@ -602,7 +633,6 @@ static struct cg_direct_job *cg_direct_job_new(struct cg_direct *d,
 		.align = d->align,
 		.ret = -1,
 		.io = d->io,
-		.bounce = bounce ? buf : NULL,
 		.slot = slot,
 		.d = d,
 		.budget_fd = -1,
@@ -930,9 +960,10 @@ static int cg_direct_read_state_destructor(struct cg_direct_read_state *state)
 	if (state->waiting) {
 		DLIST_REMOVE(state->d->waiters, state);
 	}
-	if (state->job != NULL && state->job->kind == CG_DIRECT_COPY) {
+	if (state->job != NULL && (state->job->kind == CG_DIRECT_COPY ||
+				   state->job->inplace)) {
 		/*
-		 * A thread copies into the caller's buffer: as vfs_default
+		 * A thread writes into the caller's buffer: as vfs_default
 		 * does, keep the state until it is done
 		 */
 		state->abandoned = true;
@@ -945,43 +976,75 @@ static int cg_direct_read_state_destructor(struct cg_direct_read_state *state)
 }
 
 /*
- * A MISS: the request's own aligned read, into a bounce buffer, counted
- * in the budget while it lives; without room, CG_DIRECT_NO_BUDGET
+ * A MISS: the request's own aligned read. Into the request's buffer when
+ * the request starts aligned (cg_dio_inplace), which costs a bounce of a
+ * few blocks for its tail only: the four 16 MiB prefetch buffers of four
+ * smbclient copies hold all of the default direct memory, and their
+ * reads must stay direct. Otherwise into a bounce buffer, counted in the
+ * budget while it lives; without room, CG_DIRECT_NO_BUDGET.
  */
 static void cg_direct_read_start(struct cg_direct *d,
 				 struct cg_direct_read_state *state)
 {
-	void *bounce = NULL;
-	int budget_fd;
+	struct cg_direct_job *job = NULL;
+	struct cg_dio_inplace in;
+	uint8_t *bounce = NULL;
+	bool inplace;
+	size_t len;
+	int budget_fd = -1;
 	bool spent;
 
 	if (!cg_dio_plan(state->offset, state->n, d->align, &state->plan)) {
 		tevent_req_error(state->req, EINVAL);
 		return;
 	}
-	budget_fd = cg_direct_budget_take(state->plan.len, d->limit, false,
-					  &spent);
-	if (spent) {
-		tevent_req_error(state->req, CG_DIRECT_NO_BUDGET);
-		return;
+	inplace = cg_dio_inplace(state->offset, state->n,
+				 (uintptr_t)state->data, d->align, &in);
+	len = inplace ? in.tail.len : state->plan.len;
+	if (!inplace) {
+		budget_fd = cg_direct_budget_take(len, d->limit, false,
+						  &spent);
+		if (spent) {
+			tevent_req_error(state->req, CG_DIRECT_NO_BUDGET);
+			return;
+		}
 	}
-	bounce = cg_direct_buf_alloc(state->plan.len);
-	if (bounce == NULL) {
+	if (len != 0) {
+		bounce = cg_direct_buf_alloc(len);
+	}
+	if (len != 0 && bounce == NULL) {
 		cg_direct_budget_give(budget_fd);
 		tevent_req_error(state->req, ENOMEM);
 		return;
 	}
-	state->job = cg_direct_job_send(d, state->ev, CG_DIRECT_READ, -1,
-					bounce, state->plan.off,
-					state->plan.len);
-	if (state->job == NULL) {
+	if (inplace) {
+		job = cg_direct_job_new(d, CG_DIRECT_READ, -1, state->data,
+					state->offset, state->n);
+	} else {
+		job = cg_direct_job_new(d, CG_DIRECT_READ, -1, bounce,
+					state->plan.off, state->plan.len);
+	}
+	if (job == NULL) {
+		if (bounce != NULL) {
+			cg_direct_buf_free(bounce, len);
+		}
 		cg_direct_budget_give(budget_fd);
 		tevent_req_error(state->req, ENOMEM);
 		return;
 	}
-	state->job->budget_fd = budget_fd;
-	state->job->rs = state;
-	DLIST_ADD(d->jobs, state->job);
+	job->bounce = bounce;
+	job->bounce_len = len;
+	job->budget_fd = budget_fd;
+	job->inplace = inplace;
+	job->plan = in;
+	job->rs = state;
+	if (!cg_direct_job_start(d, state->ev, job)) {
+		TALLOC_FREE(job);
+		tevent_req_error(state->req, ENOMEM);
+		return;
+	}
+	state->job = job;
+	DLIST_ADD(d->jobs, job);
 }
 
 static void cg_direct_read_done(struct cg_direct_job *job)
@@ -996,9 +1059,19 @@ static void cg_direct_read_done(struct cg_direct_job *job)
 		return;		/* nobody wants the bytes any more */
 	}
 	state->job = NULL;
+	if (state->abandoned) {
+		talloc_set_destructor(state, NULL);
+		TALLOC_FREE(state);
+		return;
+	}
 	state->vfs_aio_state.duration = job->duration;
 	if (job->ret == -1) {
 		tevent_req_error(state->req, job->err);
+		return;
+	}
+	if (job->inplace) {
+		state->ret = job->ret;
+		tevent_req_done(state->req);
 		return;
 	}
 	got = cg_dio_trim(&state->plan, state->n, (size_t)job->ret);
@@ -1262,6 +1335,70 @@ static bool cg_direct_wait_fills(struct cg_direct *d, uint64_t off, size_t n)
 }
 
 /*
+ * A MISS of the sync path, read here: in place when it can be (see
+ * cg_direct_read_start), else through a bounce buffer from the budget
+ */
+static ssize_t cg_direct_read_now(struct cg_direct *d,
+				  uint8_t *data,
+				  size_t n,
+				  off_t offset)
+{
+	struct cg_direct_reader r = {d->io->fd, d->align};
+	struct cg_dio_inplace in;
+	struct cg_dio_plan plan;
+	uint8_t *bounce = NULL;
+	bool inplace;
+	size_t len;
+	int budget_fd = -1;
+	bool spent;
+	ssize_t got;
+	int err;
+
+	if (!cg_dio_plan((uint64_t)offset, n, d->align, &plan)) {
+		errno = EINVAL;
+		return -1;
+	}
+	inplace = cg_dio_inplace((uint64_t)offset, n, (uintptr_t)data,
+				 d->align, &in);
+	len = inplace ? in.tail.len : plan.len;
+	if (!inplace) {
+		budget_fd = cg_direct_budget_take(len, d->limit, false,
+						  &spent);
+		if (spent) {
+			errno = CG_DIRECT_NO_BUDGET;
+			return -1;
+		}
+	}
+	if (len != 0) {
+		bounce = cg_direct_buf_alloc(len);
+		if (bounce == NULL) {
+			cg_direct_budget_give(budget_fd);
+			errno = ENOMEM;
+			return -1;
+		}
+	}
+	if (inplace) {
+		got = cg_dio_read_inplace(&in, data, (uint64_t)offset, bounce,
+					  cg_direct_read_aligned, &r);
+		err = errno;
+	} else {
+		got = cg_direct_read_full(d->io->fd, bounce, plan.len,
+					  (off_t)plan.off, d->align);
+		err = errno;
+		if (got != -1) {
+			got = (ssize_t)cg_dio_trim(&plan, n, (size_t)got);
+			memcpy(data, bounce + plan.skip, (size_t)got);
+		}
+	}
+	if (bounce != NULL) {
+		cg_direct_buf_free(bounce, len);
+	}
+	cg_direct_budget_give(budget_fd);
+	errno = err;
+	return got;
+}
+
+/*
  * SMB_VFS_PREAD: the same, with the MISS read and the copy done here. A
  * PENDING range waits for its fills in their threads (there is no event
  * loop to wait in), and is read on its own if they take too long.
@@ -1272,18 +1409,12 @@ ssize_t cg_direct_pread(struct cg_direct *d,
 			off_t offset,
 			unsigned inflight)
 {
-	struct cg_dio_plan plan;
-	void *bounce = NULL;
-	int budget_fd;
-	bool spent;
 	size_t avail = 0;
 	enum cg_pf_lookup look;
 	unsigned i;
 	ssize_t got;
-	int err;
 
-	if (!sys_valid_io_range(offset, n) ||
-	    !cg_dio_plan((uint64_t)offset, n, d->align, &plan)) {
+	if (!sys_valid_io_range(offset, n)) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -1308,26 +1439,5 @@ ssize_t cg_direct_pread(struct cg_direct *d,
 	}
 	d->misses++;
 	cg_direct_refill(d);	/* the fills overlap the read below */
-	budget_fd = cg_direct_budget_take(plan.len, d->limit, false, &spent);
-	if (spent) {
-		errno = CG_DIRECT_NO_BUDGET;
-		return -1;
-	}
-	bounce = cg_direct_buf_alloc(plan.len);
-	if (bounce == NULL) {
-		cg_direct_budget_give(budget_fd);
-		errno = ENOMEM;
-		return -1;
-	}
-	got = cg_direct_read_full(d->io->fd, bounce, plan.len,
-				  (off_t)plan.off, d->align);
-	err = errno;
-	if (got != -1) {
-		got = (ssize_t)cg_dio_trim(&plan, n, (size_t)got);
-		memcpy(data, (uint8_t *)bounce + plan.skip, (size_t)got);
-	}
-	cg_direct_buf_free(bounce, plan.len);
-	cg_direct_budget_give(budget_fd);
-	errno = err;
-	return got;
+	return cg_direct_read_now(d, data, n, offset);
 }

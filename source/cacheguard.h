@@ -469,6 +469,49 @@ bool cg_dio_plan(uint64_t off, size_t n, size_t align, struct cg_dio_plan *p);
 /* Bytes of the request in a widened read that returned got bytes */
 size_t cg_dio_trim(const struct cg_dio_plan *p, size_t n, size_t got);
 
+/*
+ * A request read with O_DIRECT into the caller's own buffer, so that it
+ * costs no bounce buffer: the body, [off, off + body), goes to buf +
+ * shift, the first aligned address in buf, and is moved down by shift
+ * once read; the rest of the request, the tail, is read through a bounce
+ * of tail.len bytes (less than three alignment units).
+ */
+struct cg_dio_inplace {
+	size_t n;
+	size_t shift;
+	size_t body;
+	struct cg_dio_plan tail;	/* [off + body, off + n), widened */
+};
+
+/*
+ * The in-place plan for n bytes at off into the buffer at address buf;
+ * false when off is not aligned or n leaves no aligned block after the
+ * shift: read the request through a bounce buffer (cg_dio_plan).
+ */
+bool cg_dio_inplace(uint64_t off,
+		    size_t n,
+		    uintptr_t buf,
+		    size_t align,
+		    struct cg_dio_inplace *p);
+
+/* An aligned read of len bytes at off into buf: bytes, or -1 and errno */
+typedef ssize_t (*cg_dio_read_fn)(void *ctx,
+				  uint8_t *buf,
+				  size_t len,
+				  uint64_t off);
+
+/*
+ * Carry out plan p for the request at off into buf, bounce holding
+ * p->tail.len bytes: the request's bytes (fewer at end of file), or -1
+ * and errno as read left it
+ */
+ssize_t cg_dio_read_inplace(const struct cg_dio_inplace *p,
+			    uint8_t *buf,
+			    uint64_t off,
+			    uint8_t *bounce,
+			    cg_dio_read_fn read,
+			    void *ctx);
+
 #define CG_PREFETCH_SEG (1024 * 1024)
 #define CG_PREFETCH_MIN_SEG (64 * 1024)
 #define CG_PREFETCH_MAX_SEGS 64

@@ -123,6 +123,64 @@ size_t cg_dio_trim(const struct cg_dio_plan *p, size_t n, size_t got)
 	return CG_MIN(n, got - p->skip);
 }
 
+bool cg_dio_inplace(uint64_t off,
+		    size_t n,
+		    uintptr_t buf,
+		    size_t align,
+		    struct cg_dio_inplace *p)
+{
+	uint64_t mask = (uint64_t)align - 1;
+	size_t shift;
+	size_t body;
+
+	if (!cg_is_pow2(align) || (off & mask) != 0 ||
+	    off > (uint64_t)INT64_MAX || n > (uint64_t)INT64_MAX - off) {
+		return false;
+	}
+	shift = (size_t)((align - (buf & mask)) & mask);
+	if (n <= shift) {
+		return false;
+	}
+	body = (size_t)((n - shift) & ~mask);
+	if (body == 0) {
+		return false;
+	}
+	*p = (struct cg_dio_inplace){
+		.n = n,
+		.shift = shift,
+		.body = body,
+	};
+	return cg_dio_plan(off + body, n - body, align, &p->tail);
+}
+
+ssize_t cg_dio_read_inplace(const struct cg_dio_inplace *p,
+			    uint8_t *buf,
+			    uint64_t off,
+			    uint8_t *bounce,
+			    cg_dio_read_fn read,
+			    void *ctx)
+{
+	ssize_t got = read(ctx, buf + p->shift, p->body, off);
+	size_t tail;
+
+	if (got == -1) {
+		return -1;
+	}
+	if (p->shift != 0 && got > 0) {
+		memmove(buf, buf + p->shift, (size_t)got);
+	}
+	if ((size_t)got < p->body || p->tail.len == 0) {
+		return got;	/* end of file, or nothing after the body */
+	}
+	got = read(ctx, bounce, p->tail.len, p->tail.off);
+	if (got == -1) {
+		return -1;
+	}
+	tail = cg_dio_trim(&p->tail, p->n - p->body, (size_t)got);
+	memcpy(buf + p->body, bounce + p->tail.skip, tail);
+	return (ssize_t)(p->body + tail);
+}
+
 static uint64_t cg_div_up(uint64_t a, uint64_t b)
 {
 	return a / b + (a % b != 0);

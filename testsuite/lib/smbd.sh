@@ -274,17 +274,20 @@ cg_resident()
 	"$CG_BUILD/cgcache" stat "$@"
 }
 
-# cg_sample_start FILE: sample FILE's residency in the background, every
-# 100 ms for at most 5 minutes, until cg_sample_stop; that sets CG_PEAK,
-# the largest sample in bytes (0 without one)
+# cg_sample_start FILE...: sample the files' residency, summed, in the
+# background, every 100 ms for at most 5 minutes, until cg_sample_stop;
+# that sets CG_PEAK, the largest sample in bytes (0 without one)
 cg_sample_start()
 {
-	local file=$1
-
 	: >"$CG_ROOT/samples"
 	(
 		for _ in $(seq 1 3000); do
-			cg_resident "$file" >>"$CG_ROOT/samples"
+			local sum=0 f r
+			for f in "$@"; do
+				r=$(cg_resident "$f")
+				sum=$((sum + ${r:-0}))
+			done
+			echo "$sum" >>"$CG_ROOT/samples"
 			sleep 0.1
 		done
 	) &

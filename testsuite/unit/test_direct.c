@@ -257,6 +257,160 @@ static void test_plan_property(void **state)
 	}
 }
 
+/* ---- reads into the caller's buffer ------------------------------- */
+
+/*
+ * A fake O_DIRECT file: its byte at x is a function of x; a read whose
+ * buffer, offset or length is not aligned fails with EINVAL, as the
+ * kernel's does; at end of file it returns the bytes up to the end.
+ */
+struct dio_file {
+	uint64_t size;
+	size_t align;
+	unsigned reads;
+	bool fail_tail;		/* the second read fails with EIO */
+};
+
+static uint8_t file_byte(uint64_t x)
+{
+	return (uint8_t)(x * 2654435761u >> 13);
+}
+
+static ssize_t dio_read(void *ctx, uint8_t *buf, size_t len, uint64_t off)
+{
+	struct dio_file *f = ctx;
+	size_t got;
+	size_t i;
+
+	f->reads++;
+	if ((uintptr_t)buf % f->align != 0 || off % f->align != 0 ||
+	    len % f->align != 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (f->fail_tail && f->reads == 2) {
+		errno = EIO;
+		return -1;
+	}
+	got = pread_len(f->size, off, len);
+	for (i = 0; i < got; i++) {
+		buf[i] = file_byte(off + i);
+	}
+	return (ssize_t)got;
+}
+
+/*
+ * Every small misalignment of the caller's buffer, request length and
+ * file size: the plan reads aligned only, needs less than three units of
+ * bounce, and gives exactly what pread() of the request gives.
+ */
+static void test_inplace_property(void **state)
+{
+	static const size_t aligns[] = {512, 4096};
+	static const size_t lens[] = {1, 511, 512, 513, 4095, 4096, 4097,
+				      8192, 65537, 1048576, 1048576 + 700};
+	static const uint64_t sizes[] = {0, 700, 4096, 70000, 1048576,
+					 1048576 + 4096 + 3, 3 * 1048576};
+	static const uint64_t offs[] = {0, 4096, 65536, 1048576};
+	size_t maxlen = 1048576 + 700;
+	uint8_t *mem = malloc(maxlen + 2 * 4096);
+	uint8_t *bounce = aligned_alloc(4096, 3 * 4096);
+	unsigned planned = 0;
+	size_t a, l, s, o, sh;
+
+	assert_non_null(mem);
+	assert_non_null(bounce);
+	for (a = 0; a < N_ELEM(aligns); a++) {
+	for (l = 0; l < N_ELEM(lens); l++) {
+	for (s = 0; s < N_ELEM(sizes); s++) {
+	for (o = 0; o < N_ELEM(offs); o++) {
+	for (sh = 0; sh < aligns[a]; sh += sh < 20 ? 1 : 499) {
+		size_t align = aligns[a];
+		size_t n = lens[l];
+		uint64_t off = offs[o];
+		/* buf sits sh bytes past an aligned address */
+		uint8_t *base = (uint8_t *)(((uintptr_t)mem + 4095) &
+					    ~(uintptr_t)4095);
+		uint8_t *buf = base + sh;
+		struct dio_file f = {.size = sizes[s], .align = align};
+		struct cg_dio_inplace p;
+		size_t want = pread_len(sizes[s], off, n);
+		ssize_t got;
+		size_t i;
+
+		if (!cg_dio_inplace(off, n, (uintptr_t)buf, align, &p)) {
+			/* only when too short for a block past the shift */
+			assert_true(n < (align - sh) % align + align);
+			continue;
+		}
+		planned++;
+		assert_int_equal(p.n, n);
+		assert_int_equal((uintptr_t)(buf + p.shift) % align, 0);
+		assert_int_equal(p.body % align, 0);
+		assert_true(p.shift + p.body <= n);
+		assert_true(p.tail.len < 3 * align);
+		assert_int_equal(p.tail.off, off + p.body);
+		memset(buf, 0xee, n);
+		got = cg_dio_read_inplace(&p, buf, off, bounce, dio_read,
+					  &f);
+		if (got != (ssize_t)want) {
+			fail_msg("align %zu n %zu size %" PRIu64 " off %"
+				 PRIu64 " shift %zu: %zd bytes, want %zu",
+				 align, n, sizes[s], off, sh, got, want);
+		}
+		for (i = 0; i < want; i++) {
+			if (buf[i] != file_byte(off + i)) {
+				fail_msg("align %zu n %zu off %" PRIu64
+					 " shift %zu: byte %zu wrong",
+					 align, n, off, sh, i);
+			}
+		}
+	}
+	}
+	}
+	}
+	}
+	assert_true(planned > 1000);
+	free(bounce);
+	free(mem);
+}
+
+static void test_inplace_refuses(void **state)
+{
+	struct cg_dio_inplace p;
+	struct dio_file f = {.size = 1 * MiB, .align = 512, .fail_tail = true};
+	uint8_t *mem = aligned_alloc(4096, 2 * MiB);
+	uint8_t *bounce = aligned_alloc(4096, 4096);
+
+	assert_non_null(mem);
+	assert_non_null(bounce);
+	/* an unaligned offset, a bad alignment, a request in the shift */
+	assert_false(cg_dio_inplace(100, MiB, 4096, 512, &p));
+	assert_false(cg_dio_inplace(0, MiB, 4096, 1000, &p));
+	assert_false(cg_dio_inplace(0, 400, 4096 + 100, 512, &p));
+	assert_false(cg_dio_inplace(0, 600, 4096 + 100, 512, &p));
+	assert_false(cg_dio_inplace(UINT64_MAX - 511, 512, 4096, 512, &p));
+	/* an aligned request needs no tail, and one read */
+	assert_true(cg_dio_inplace(0, MiB, (uintptr_t)mem, 512, &p));
+	assert_int_equal(p.shift, 0);
+	assert_int_equal(p.body, MiB);
+	assert_int_equal(p.tail.len, 0);
+	assert_int_equal(cg_dio_read_inplace(&p, mem, 0, bounce, dio_read,
+					     &f),
+			 MiB);
+	assert_int_equal(f.reads, 1);
+	/* a failed tail read fails the request */
+	f.reads = 0;
+	assert_true(cg_dio_inplace(0, 64 * KiB, (uintptr_t)mem + 16, 512,
+				   &p));
+	assert_int_equal(cg_dio_read_inplace(&p, mem + 16, 0, bounce,
+					     dio_read, &f),
+			 -1);
+	assert_int_equal(errno, EIO);
+	free(bounce);
+	free(mem);
+}
+
 /* ---- prefetch geometry -------------------------------------------- */
 
 struct geom_case {
@@ -1238,6 +1392,8 @@ int main(void)
 		cmocka_unit_test(test_plan_table),
 		cmocka_unit_test(test_plan_refuses),
 		cmocka_unit_test(test_plan_property),
+		cmocka_unit_test(test_inplace_property),
+		cmocka_unit_test(test_inplace_refuses),
 		cmocka_unit_test(test_geometry),
 		cmocka_unit_test(test_lookup_table),
 		cmocka_unit_test(test_in_order),
