@@ -29,10 +29,12 @@
 extern int vfs_cacheguard_debug_level;
 
 /*
- * Uncached reads: preadv2(RWF_DONTCACHE) in smbd's thread pool
- * (cacheguard_uncached.c). Failure comes back as -1 with
- * vfs_aio_state->error set; EOPNOTSUPP means the kernel or the
- * filesystem has no RWF_DONTCACHE and the caller falls back.
+ * Reads that leave nothing cached, in 1 MiB pieces in smbd's thread pool
+ * (cacheguard_uncached.c): flags CG_RWF_DONTCACHE, preadv2 with it, or
+ * CG_READ_DROP, each piece dropped once read (cg_pread_full). Failure
+ * comes back as -1 with vfs_aio_state->error set; EOPNOTSUPP means the
+ * kernel or the filesystem has no RWF_DONTCACHE and the caller falls
+ * back.
  */
 struct tevent_req *cg_uncached_pread_send(TALLOC_CTX *mem_ctx,
 					  struct tevent_context *ev,
@@ -40,11 +42,16 @@ struct tevent_req *cg_uncached_pread_send(TALLOC_CTX *mem_ctx,
 					  int fd,
 					  void *data,
 					  size_t n,
-					  off_t offset);
+					  off_t offset,
+					  int flags);
 ssize_t cg_uncached_pread_recv(struct tevent_req *req,
 			       struct vfs_aio_state *vfs_aio_state);
 /* The same, synchronously, for SMB_VFS_PREAD; -1 and errno on failure */
-ssize_t cg_uncached_pread(int fd, void *data, size_t n, off_t offset);
+ssize_t cg_uncached_pread(int fd,
+			  void *data,
+			  size_t n,
+			  off_t offset,
+			  int flags);
 
 /*
  * Direct reads (cacheguard_direct.c): aligned O_DIRECT reads on a second

@@ -1,5 +1,6 @@
 /*
- * vfs_cacheguard: uncached reads, preadv2(RWF_DONTCACHE) in smbd's pool
+ * vfs_cacheguard: uncached reads, preadv2(RWF_DONTCACHE) in smbd's pool,
+ * or pieces dropped once read
  *
  * Copyright (C) 2026 The vfs_cacheguard authors
  *
@@ -22,6 +23,10 @@
  * XFS from 6.15) is a buffered read whose newly created pages are dropped
  * once the read completes; pages that were cached already stay. Kernels
  * or filesystems without it fail with EOPNOTSUPP.
+ *
+ * The same job reads a dontneed stream that is alone on its file in
+ * pieces, each dropped with POSIX_FADV_DONTNEED once read (CG_READ_DROP),
+ * so its reads in flight hold a piece each, not the whole client read.
  *
  * The job follows vfs_default's pread: the thread function touches only
  * the flat state, a destructor keeps that state alive while a thread
@@ -47,14 +52,19 @@
  * pread semantics, with an error in the middle an error: then the caller
  * retries the range buffered (cg_pread_full in the engine)
  */
-ssize_t cg_uncached_pread(int fd, void *data, size_t n, off_t offset)
+ssize_t cg_uncached_pread(int fd,
+			  void *data,
+			  size_t n,
+			  off_t offset,
+			  int flags)
 {
 	return cg_pread_full(&cg_sys_linux, fd, data, n, (uint64_t)offset,
-			     CG_RWF_DONTCACHE);
+			     flags);
 }
 
 struct cg_uncached_state {
 	int fd;
+	int flags;
 	void *buf;
 	size_t count;
 	off_t offset;
@@ -73,7 +83,8 @@ struct tevent_req *cg_uncached_pread_send(TALLOC_CTX *mem_ctx,
 					  int fd,
 					  void *data,
 					  size_t n,
-					  off_t offset)
+					  off_t offset,
+					  int flags)
 {
 	struct tevent_req *req = NULL;
 	struct tevent_req *subreq = NULL;
@@ -85,6 +96,7 @@ struct tevent_req *cg_uncached_pread_send(TALLOC_CTX *mem_ctx,
 	}
 	*state = (struct cg_uncached_state){
 		.fd = fd,
+		.flags = flags,
 		.buf = data,
 		.count = n,
 		.offset = offset,
@@ -114,7 +126,8 @@ static void cg_uncached_do(void *private_data)
 	state->ret = cg_uncached_pread(state->fd,
 				       state->buf,
 				       state->count,
-				       state->offset);
+				       state->offset,
+				       state->flags);
 	state->err = state->ret == -1 ? errno : 0;
 	clock_gettime_mono(&end);
 	state->vfs_aio_state.duration = nsec_time_diff(&end, &start);

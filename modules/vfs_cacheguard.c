@@ -514,16 +514,20 @@ static ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
 	io = cg_read_begin(&cgf->file.stream, fd, offset, n);
 	path = cacheguard_choose(handle, fsp, cgf, &io, n);
 	if (path == CG_PATH_UNCACHED) {
-		ret = cg_uncached_pread(fd, data, n, offset);
+		ret = cg_uncached_pread(fd, data, n, offset,
+					CG_RWF_DONTCACHE);
 	} else if (path == CG_PATH_DIRECT) {
 		ret = cg_direct_pread(cgf->direct, data, n, offset,
 				      cg_stream_inflight(&cgf->file.stream));
+	} else if (io.drop_pieces) {
+		ret = cg_uncached_pread(fd, data, n, offset, CG_READ_DROP);
 	}
 	if (ret == -1 && path != CG_PATH_NEXT) {
 		cacheguard_fell_back(fsp, cgf, path, errno);
 		path = CG_PATH_NEXT;
 	}
-	if (path == CG_PATH_NEXT) {
+	if (path == CG_PATH_NEXT && ret == -1) {
+		/* a read in pieces that failed is read again, as it was */
 		ret = SMB_VFS_NEXT_PREAD(handle, fsp, data, n, offset);
 	}
 	/* smbd maps the read's errno to the client's NTSTATUS: keep it */
@@ -562,7 +566,8 @@ static struct tevent_req *cacheguard_pread_issue(
 					      fsp_get_io_fd(state->fsp),
 					      state->data,
 					      state->n,
-					      state->offset);
+					      state->offset,
+					      CG_RWF_DONTCACHE);
 	case CG_PATH_DIRECT:
 		return cg_direct_pread_send(
 			state,
@@ -573,6 +578,16 @@ static struct tevent_req *cacheguard_pread_issue(
 			state->offset,
 			cg_stream_inflight(&state->cgf->file.stream));
 	default:
+		if (state->io.drop_pieces) {
+			return cg_uncached_pread_send(state,
+						      state->ev,
+						      state->handle,
+						      fsp_get_io_fd(state->fsp),
+						      state->data,
+						      state->n,
+						      state->offset,
+						      CG_READ_DROP);
+		}
 		return SMB_VFS_NEXT_PREAD_SEND(state,
 					       state->ev,
 					       state->handle,
@@ -651,10 +666,31 @@ static void cacheguard_pread_done(struct tevent_req *subreq)
 						  &state->vfs_aio_state);
 		break;
 	default:
+		if (state->io.drop_pieces) {
+			state->ret = cg_uncached_pread_recv(
+				subreq, &state->vfs_aio_state);
+			break;
+		}
 		state->ret = SMB_VFS_PREAD_RECV(subreq, &state->vfs_aio_state);
 		break;
 	}
 	TALLOC_FREE(subreq);
+
+	if (state->ret == -1 && state->io.drop_pieces) {
+		/* a read in pieces that failed is read again, as it was */
+		state->io.drop_pieces = false;
+		state->vfs_aio_state = (struct vfs_aio_state){0};
+		subreq = cacheguard_pread_issue(state);
+		if (tevent_req_nomem(subreq, req)) {
+			cg_read_end(&state->cgf->file.stream,
+				    fsp_get_io_fd(state->fsp),
+				    &state->io,
+				    -1);
+			return;
+		}
+		tevent_req_set_callback(subreq, cacheguard_pread_done, req);
+		return;
+	}
 
 	if (state->ret == -1 && state->path != CG_PATH_NEXT) {
 		/* The fast path failed: read the range buffered instead */

@@ -259,6 +259,13 @@ struct cg_io {
 	 * (RWF_DONTCACHE, O_DIRECT), so it left nothing there to drop.
 	 */
 	bool uncached;
+	/*
+	 * Set by the engine: a stream through the page cache (dontneed),
+	 * alone on its file, may drop this read's pages as soon as they are
+	 * copied out; the caller reads it in pieces with CG_READ_DROP. Its
+	 * window drops would come a window and two client reads later.
+	 */
+	bool drop_pieces;
 };
 
 void cg_stream_init(struct cg_stream *s,

@@ -18,11 +18,13 @@
  */
 
 #include <errno.h>
+#include <fcntl.h>
 
 #include "cg_sys.h"
 
 /*
- * An uncached read goes to the kernel in pieces of at most this much.
+ * An uncached read goes to the kernel in pieces of at most this much,
+ * and so does a read of a stream through the cache that drops as it goes.
  * With the kernel's readahead off on the descriptor (cg_stream.c), the
  * kernel allocates and reads every missing page of one call at once, and
  * RWF_DONTCACHE frees them only as the call copies them out: a client
@@ -46,11 +48,16 @@ ssize_t cg_pread_full(const struct cg_sys *sys,
 		size_t want = n - done;
 		ssize_t ret;
 
-		if ((flags & CG_RWF_DONTCACHE) && want > CG_UNCACHED_PIECE) {
+		if ((flags & (CG_RWF_DONTCACHE | CG_READ_DROP)) &&
+		    want > CG_UNCACHED_PIECE) {
 			want = CG_UNCACHED_PIECE;
 		}
 		ret = sys->preadv2(fd, (char *)buf + done, want, off + done,
-				   flags);
+				   flags & ~CG_READ_DROP);
+		if (ret > 0 && (flags & CG_READ_DROP)) {
+			sys->fadvise(fd, off + done, (uint64_t)ret,
+				     POSIX_FADV_DONTNEED);
+		}
 
 		if (ret == -1 && errno == EINTR) {
 			continue;

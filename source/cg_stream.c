@@ -62,7 +62,12 @@
  * An uncached stream (dontcache, direct) gets no WILLNEED: its pages
  * would stay cached, as RWF_DONTCACHE drops only pages its read created;
  * dontcache's reads are then exactly what the client asked for, read in
- * 1 MiB pieces (cg_read.c). FADV_NORMAL is restored when the stream
+ * 1 MiB pieces (cg_read.c). A dontneed stream alone on its file reads in
+ * the same pieces and drops each once read (cg_io.drop_pieces): its
+ * window drops come a window and two client reads behind, and four
+ * smbclient copies at 24 MiB each pushed a 512 MiB hot set out of a
+ * 640 MiB cgroup; in pieces each holds its readahead and a piece per
+ * read in flight (12 MiB, docs/benchmarks.md, scenario C). FADV_NORMAL is restored when the stream
  * ends, moves to the direct path or the file closes: the descriptor
  * serves every other read of this open too. cacheguard:readahead = 0
  * leaves the kernel's readahead alone (no hint).
@@ -455,6 +460,8 @@ struct cg_io cg_read_begin(struct cg_stream *s, int fd, uint64_t off, size_t n)
 		}
 	}
 	io.in_stream = true;
+	io.drop_pieces = s->state == CG_ACTIVE && s->via == CG_VIA_CACHE &&
+			 !s->shared && s->lag == 0;
 	cg_track(s, &io);
 	return io;
 }

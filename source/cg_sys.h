@@ -31,6 +31,15 @@
  */
 #define CG_RWF_DONTCACHE 0x00000080
 
+/*
+ * Not a preadv2() flag, cg_pread_full()'s own: read in the same pieces,
+ * each dropped from the page cache (POSIX_FADV_DONTNEED) once read. What
+ * RWF_DONTCACHE does, for kernels without it, but for every page of the
+ * piece, cached before or not: only for a stream the engine lets drop
+ * (cg_io.drop_pieces).
+ */
+#define CG_READ_DROP 0x40000000
+
 struct cg_sys {
 	/* posix_fadvise(); returns 0 or an errno value, as it does */
 	int (*fadvise)(int fd, uint64_t off, uint64_t len, int advice);
@@ -66,8 +75,8 @@ extern const struct cg_sys cg_sys_linux;
 
 /*
  * pread() semantics over sys->preadv2: read until n bytes or end of
- * file, retrying EINTR; with CG_RWF_DONTCACHE in pieces of at most
- * 1 MiB, so that few uncached pages exist at once. An error after some
+ * file, retrying EINTR; with CG_RWF_DONTCACHE or CG_READ_DROP in pieces
+ * of at most 1 MiB, so that few uncached pages exist at once. An error after some
  * bytes is still -1 and errno: a short count would tell smbd, and so the
  * client, that the file ends there (cg_read.c).
  */

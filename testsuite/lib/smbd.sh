@@ -366,16 +366,11 @@ cg_dev_read()
 # line: Samba 4.22 retitles its children ("smbd: client [...]")
 cg_smbd_pids()
 {
-	local p args
-
 	[ -n "$CG_SMBD_PID" ] || return 0
-	for p in "$CG_SMBD_PID" $(pgrep -P "$CG_SMBD_PID"); do
-		args=$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null) || continue
-		case $args in
-		"smbd: notifyd"* | "smbd: cleanupd"*) ;;
-		smbd*) echo "$p" ;;
-		esac
-	done
+	# one ps for all of them: samplers call this under load
+	ps -o pid=,args= -p "$CG_SMBD_PID" --ppid "$CG_SMBD_PID" |
+		awk '$2 ~ /^smbd/ && $0 !~ /smbd: (notifyd|cleanupd)/ {
+			print $1 }'
 }
 
 # cg_rss_anon PID: its anonymous resident memory in bytes (0 if gone)

@@ -5,6 +5,9 @@
  *                                (cachestat(2), else mincore)
  *   cgcache drop FILE            write back and drop FILE's pages: cold
  *   cgcache load FILE [OFF LEN]  read FILE, or a range, leaving it cached
+ *   cgcache sum FILE...          resident bytes of all the files, summed
+ *                                (one process for a sampler's many files;
+ *                                a file that cannot be opened counts 0)
  *   cgcache budget FILE LIMIT    bytes of the server-wide direct budget
  *                                that smbd processes hold below LIMIT,
  *                                FILE being its lock file (cg_budget.c)
@@ -84,16 +87,45 @@ static int cg_load(int fd, struct range r)
 	return n < 0 ? errno : 0;
 }
 
+static int cg_sum(int nfiles, char **files)
+{
+	uint64_t total = 0;
+	int i;
+
+	for (i = 0; i < nfiles; i++) {
+		uint64_t bytes = 0;
+		struct stat st;
+		int fd = open(files[i], O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0) {
+			continue;
+		}
+		if (fstat(fd, &st) == 0 && st.st_size > 0 &&
+		    cg_sys_linux.resident(fd, 0, (uint64_t)st.st_size,
+					  &bytes) == 0) {
+			total += bytes;
+		}
+		close(fd);
+	}
+	printf("%" PRIu64 "\n", total);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct range r = {0};
 	struct stat st;
 	int fd, ret;
 
+	if (argc >= 2 && strcmp(argv[1], "sum") == 0) {
+		return cg_sum(argc - 2, argv + 2);
+	}
+
 	if (argc != 3 && argc != 5 &&
 	    !(argc == 4 && strcmp(argv[1], "budget") == 0)) {
 		fprintf(stderr,
 			"usage: cgcache stat|drop|load FILE [OFF LEN]\n"
+			"       cgcache sum FILE...\n"
 			"       cgcache budget FILE LIMIT\n");
 		return 2;
 	}

@@ -32,6 +32,9 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
+#include <stdbool.h>
+
 #include "cacheguard.h"
 #include "cg_sys.h"
 
@@ -85,8 +88,38 @@ static ssize_t fake_preadv2(int fd, void *buf, size_t n, uint64_t off,
 	return (ssize_t)len;
 }
 
+/* The DONTNEEDs of a read that drops as it goes, and what was read */
+static struct {
+	unsigned n;
+	uint64_t off[16], len[16];
+	uint64_t read_to;	/* the end of the last piece read */
+	bool early;		/* a drop of bytes not yet read */
+} drops;
+
+static int fake_fadvise(int fd, uint64_t off, uint64_t len, int advice)
+{
+	assert_int_equal(advice, POSIX_FADV_DONTNEED);
+	assert_true(drops.n < 16);
+	drops.early |= off + len > drops.read_to;
+	drops.off[drops.n] = off;
+	drops.len[drops.n++] = len;
+	return 0;
+}
+
+static ssize_t fake_preadv2_noting(int fd, void *buf, size_t n, uint64_t off,
+				   int flags)
+{
+	ssize_t ret = fake_preadv2(fd, buf, n, off, flags);
+
+	if (ret > 0) {
+		drops.read_to = off + (uint64_t)ret;
+	}
+	return ret;
+}
+
 static const struct cg_sys fake_sys = {
-	.preadv2 = fake_preadv2,
+	.preadv2 = fake_preadv2_noting,
+	.fadvise = fake_fadvise,
 };
 
 static void check_bytes(const unsigned char *buf, uint64_t off, size_t n)
@@ -194,11 +227,56 @@ static void test_pread_pieces(void **state)
 	fake.size = 0;
 }
 
+/*
+ * A read of a stream that drops as it goes (CG_READ_DROP): the same
+ * pieces, each dropped right after it was read and never before, the
+ * flag itself never passed to preadv2
+ */
+static void test_pread_drop(void **state)
+{
+	static const struct step big[] = {
+		{8 << 20, 0}, {8 << 20, 0}, {8 << 20, 0}, {8 << 20, 0},
+		{8 << 20, 0}, {8 << 20, 0}, {8 << 20, 0}, {8 << 20, 0},
+		{8 << 20, 0},
+	};
+	static unsigned char buf[8 << 20];
+	ssize_t got;
+	unsigned i;
+
+	fake.size = (16 << 20) + (7 << 20) + (1 << 19);
+	fake.steps = big;
+	fake.nsteps = 9;
+	fake.calls = 0;
+	fake.largest = 0;
+	drops = (typeof(drops)){0};
+	got = cg_pread_full(&fake_sys, 3, buf, sizeof(buf), 16 << 20,
+			    CG_READ_DROP);
+	assert_int_equal(got, (7 << 20) + (1 << 19));
+	assert_int_equal(fake.largest, 1 << 20);
+	assert_int_equal(fake.flags_seen, 0);
+	check_bytes(buf, 16 << 20, (size_t)got);
+	assert_false(drops.early);
+	assert_int_equal(drops.n, 8);
+	for (i = 0; i < drops.n; i++) {
+		assert_int_equal(drops.off[i], (16 << 20) + (i << 20));
+		assert_int_equal(drops.len[i], i < 7 ? 1 << 20 : 1 << 19);
+	}
+
+	/* Through the cache, kept: no drop */
+	fake.calls = 0;
+	drops = (typeof(drops)){0};
+	got = cg_pread_full(&fake_sys, 3, buf, sizeof(buf), 16 << 20, 0);
+	assert_int_equal(got, (7 << 20) + (1 << 19));
+	assert_int_equal(drops.n, 0);
+	fake.size = 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pread_full),
 		cmocka_unit_test(test_pread_pieces),
+		cmocka_unit_test(test_pread_drop),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

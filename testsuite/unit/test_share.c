@@ -364,6 +364,55 @@ static void test_dontcache_joins(void **state)
 	cg_stream_close(&b.f.stream, b.fd);
 }
 
+/* Whether the next read of r would drop its pieces as it goes */
+static bool next_drops(struct reader *r)
+{
+	struct cg_io io = cg_read_begin(&r->f.stream, r->fd, r->pos,
+					READ_SIZE);
+	bool drops = io.drop_pieces;
+
+	cg_read_end(&r->f.stream, r->fd, &io, READ_SIZE);
+	r->pos += READ_SIZE;
+	return drops;
+}
+
+/*
+ * A dontneed stream alone on its file drops each read's pages as soon
+ * as it has them (cg_io.drop_pieces); not before it is a stream, not
+ * once it has seen another stream of the file, whose reads those pages
+ * may serve, and never for a dontcache stream, which RWF_DONTCACHE
+ * serves.
+ */
+static void test_drop_pieces(void **state)
+{
+	struct reader a, b, c;
+	uint64_t slot = cg_share_slot(8, 19);
+
+	reader_init(&a, 7, CG_MODE_DONTNEED, slot);
+	reader_init(&b, 8, CG_MODE_DONTNEED, slot);
+	assert_false(next_drops(&a));	/* detecting */
+	reader_read_to(&a, 16 * MiB);
+	assert_int_equal(a.f.stream.state, CG_ACTIVE);
+	assert_true(next_drops(&a));
+
+	/* B starts behind A and sees A's claim at once */
+	reader_read_to(&b, 8 * MiB);
+	assert_true(b.f.stream.shared);
+	assert_false(next_drops(&b));
+	/* A sees B when its claim next moves, and stops too */
+	reader_read_to(&a, a.pos + 16 * MiB);
+	assert_true(a.f.stream.shared);
+	assert_false(next_drops(&a));
+	cg_stream_close(&a.f.stream, a.fd);
+	cg_stream_close(&b.f.stream, b.fd);
+
+	reader_init(&c, 9, CG_MODE_DONTCACHE, cg_share_slot(8, 20));
+	reader_read_to(&c, 16 * MiB);
+	assert_int_equal(c.f.stream.state, CG_ACTIVE);
+	assert_false(next_drops(&c));
+	cg_stream_close(&c.f.stream, c.fd);
+}
+
 /* Files far apart in inode space get different slots, spread out */
 static void test_slots(void **state)
 {
@@ -391,6 +440,7 @@ int main(void)
 		T(test_alone),
 		T(test_no_stream_file),
 		T(test_dontcache_joins),
+		T(test_drop_pieces),
 		T(test_slots),
 	};
 
