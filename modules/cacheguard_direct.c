@@ -36,24 +36,15 @@
  * prefetch of a few streams may hold entirely. Other requests are
  * widened, read into an aligned bounce buffer and trimmed (cg_dio_plan).
  *
- * Prefetch. O_DIRECT has no readahead: alone, a stream would wait on the
- * device at every request. So each stream keeps the next cacheguard:
- * direct prefetch bytes loading in smbd's thread pool, in 1 MiB segments
- * of one buffer allocated at open and counted against cacheguard:direct
- * memory, the server's budget. A client with more in flight than that
- * (smbclient: 8 MiB reads, several at once) would find its reads half
- * loaded and read them again on their own, so the buffer grows to the
- * reads in flight plus one, up to a quarter of the budget, while the
- * budget has room (cg_direct_adapt).
- * The engine's table says what to load and how each request is served:
- *
- *   pread_send --> look up --+-- HIT -----> pin, copy out (job)
- *                            +-- PENDING -> wait for the fill
- *                            +-- MISS ----> aligned read (job)
- *              --> refill: a job per segment to load
- *
- *   fill done --> table, wake waiters (each HIT / PENDING / MISS again)
- *   copy done --> unpin; the version check failed: serve it again
+ * Prefetch. O_DIRECT has no readahead, so each stream keeps segments of
+ * one private buffer loading ahead of the client, in smbd's thread pool.
+ * What to load, how each request is served (HIT, PENDING, MISS), who
+ * waits for which fill and when the buffer grows is the engine's
+ * scheduler (source/cg_dsched.c); this file turns its requests into jobs
+ * (cg_direct_sched_ops) and reports their ends to it. The buffer is
+ * reserved at open for the largest table, counted against cacheguard:
+ * direct memory, the server's budget, and grows only when the budget
+ * has room (cg_direct_grow).
  *
  * Every job takes the file's version in its thread first and the table
  * is validated with it when the job reports, so smbd's main thread
@@ -62,7 +53,8 @@
  *
  * Coherence. A segment must never hand out bytes older than the file.
  * Writes through this smbd are reported (cg_direct_note_write) before
- * and after they run, and drop overlapping segments, loaded or loading.
+ * and after they run, and the scheduler drops overlapping segments,
+ * loaded or loading.
  * Writes from elsewhere (a local process, another smbd, a truncate) are
  * caught by the file's version: every fill takes ctime and size with
  * fstat() just before its read, and every copy of a HIT takes them again
@@ -99,6 +91,7 @@
 #include <pthread.h>
 
 #include "cacheguard_glue.h"
+#include "../source/cg_dsched.h"
 
 #undef DBGC_CLASS
 #define DBGC_CLASS vfs_cacheguard_debug_level
@@ -153,9 +146,6 @@ static void cg_direct_buf_free(void *p, size_t len)
 	}
 }
 
-/* Times a stream's prefetch buffer may grow (cg_direct_adapt) */
-#define CG_DIRECT_GROWS 4
-
 /*
  * The descriptor and the prefetch buffer; outlive the stream while jobs
  * run. The buffer's address space is reserved for the largest table at
@@ -168,7 +158,7 @@ struct cg_direct_io {
 	size_t mem_size;
 	size_t mem_used;	/* bytes of mem the table may use */
 	int budget_fd;		/* holds mem's units of the server's budget */
-	int grow_fd[CG_DIRECT_GROWS];	/* the units of each growth */
+	int grow_fd[CG_DSCHED_MAX_GROWS];	/* the units of each growth */
 	unsigned ngrow;
 	unsigned refs;		/* the stream, and each job in flight */
 	/* a job's thread is done (job->finished): for the sync path */
@@ -185,18 +175,13 @@ struct cg_direct {
 	struct tevent_context *ev;	/* for fills */
 	struct pthreadpool_tevent *pool;
 	size_t align;			/* offsets, lengths and buffers */
-	uint64_t file_size;		/* at the last lookup */
 	uint64_t limit;			/* cacheguard:direct memory */
-	bool prefetch_off;		/* a fill failed: read on demand only */
-	unsigned grow_refused;		/* segments there was no room for */
-	struct cg_prefetch pf;
+	struct cg_dsched sched;		/* the table and who waits on it */
 	struct cg_direct_job *fills;	/* in flight */
 	struct cg_direct_job *jobs;	/* requests' reads and copies */
-	struct cg_direct_read_state *waiters;
-	uint64_t hits, waits, misses, stale;
 };
 
-/* One request; waits on d->waiters while its segments load */
+/* One request; the scheduler queues sr while its segments load */
 struct cg_direct_read_state {
 	struct tevent_req *req;
 	struct tevent_context *ev;
@@ -208,10 +193,7 @@ struct cg_direct_read_state {
 	struct cg_dio_plan plan;
 	struct cg_direct_job *job;	/* its read or copy, in flight */
 	bool abandoned;			/* freed while a copy writes */
-	bool waiting;			/* on d->waiters */
-	bool deferred;			/* has waited: callback deferred */
-
-	struct cg_direct_read_state *prev, *next;
+	struct cg_dsched_req sr;	/* sr.owner is this state */
 	struct vfs_aio_state vfs_aio_state;
 };
 
@@ -687,8 +669,7 @@ static void cg_direct_job_report(struct cg_direct_job *job)
 	}
 	if (job->d != NULL && job->version_ok) {
 		/* what the file looks like now: cheaper than an fstat */
-		job->d->file_size = job->ver.size;
-		cg_prefetch_validate(&job->d->pf, &job->ver);
+		cg_dsched_saw_version(&job->d->sched, &job->ver);
 	}
 	switch (job->kind) {
 	case CG_DIRECT_FILL:
@@ -726,69 +707,88 @@ static void cg_direct_job_done(struct tevent_req *subreq)
 	TALLOC_FREE(job);
 }
 
-/* ---- the stream ----------------------------------------------------- */
+/* ---- the stream: what the scheduler asks for ------------------------ */
 
-static void cg_direct_refill(struct cg_direct *d)
+/* A fill of slot: a job reads [off, off + len) into its segment */
+static bool cg_direct_submit_fill(void *priv,
+				  unsigned slot,
+				  uint64_t off,
+				  size_t len)
 {
+	struct cg_direct *d = talloc_get_type_abort(priv, struct cg_direct);
+	uint8_t *seg = d->io->mem + (size_t)slot * d->sched.pf.seg_size;
 	struct cg_direct_job *job = NULL;
-	struct cg_direct_read_state *w = NULL;
-	struct cg_pf_version none = {0};
-	uint64_t keep = UINT64_MAX;
-	unsigned slot;
-	uint64_t off;
-	size_t len;
 
-	/* what waiting requests are about to copy must stay */
-	for (w = d->waiters; w != NULL; w = w->next) {
-		keep = MIN(keep, (uint64_t)w->offset);
+	job = cg_direct_job_send(d, d->ev, CG_DIRECT_FILL, (int)slot, seg,
+				 off, len);
+	if (job == NULL) {
+		return false;
 	}
-	while (!d->prefetch_off &&
-	       cg_prefetch_next_fill(&d->pf, d->file_size, keep, &slot, &off,
-				     &len)) {
-		job = cg_direct_job_send(d,
-					 d->ev,
-					 CG_DIRECT_FILL,
-					 (int)slot,
-					 d->io->mem + (size_t)slot *
-							      d->pf.seg_size,
-					 off,
-					 len);
-		if (job == NULL) {
-			cg_prefetch_filled(&d->pf, slot, -1, &none);
-			d->prefetch_off = true;
-			break;
-		}
-		DLIST_ADD(d->fills, job);
-	}
+	DLIST_ADD(d->fills, job);
+	return true;
+}
+
+/* The sync path's lookup: the file's version, in the main thread */
+static bool cg_direct_file_version(void *priv, struct cg_pf_version *v)
+{
+	struct cg_direct *d = talloc_get_type_abort(priv, struct cg_direct);
+
+	return cg_direct_version(d->io->fd, v) == 0;
 }
 
 /*
- * How [off, off + n) can be served now: the table is first checked
- * against the file's current version, so nothing stale is a HIT.
+ * extra bytes more of the buffer: units of the server's budget, and the
+ * reserved address space made usable; false when either has no room
  */
-static enum cg_pf_lookup cg_direct_lookup(struct cg_direct *d,
-					  uint64_t off,
-					  size_t n,
-					  size_t *avail)
+static bool cg_direct_grow(void *priv, size_t extra)
 {
-	struct cg_pf_version now;
+	struct cg_direct *d = talloc_get_type_abort(priv, struct cg_direct);
+	struct cg_direct_io *io = d->io;
+	unsigned want = d->sched.pf.nseg + extra / d->sched.pf.seg_size;
+	int budget_fd;
+	bool spent;
 
-	if (d->pf.nseg == 0) {
-		return CG_PF_MISS;
+	budget_fd = cg_direct_budget_take(extra, d->limit, true, &spent);
+	if (!spent && !cg_direct_buf_commit(io->mem, io->mem_used, extra)) {
+		cg_direct_budget_give(budget_fd);
+		spent = true;
 	}
-	if (cg_direct_version(d->io->fd, &now) != 0) {
-		cg_prefetch_reset(&d->pf);
-		return CG_PF_MISS;
+	if (spent) {
+		DBG_DEBUG("prefetch stays %u x %zu: no room for %u\n",
+			  d->sched.pf.nseg, d->sched.pf.seg_size, want);
+		return false;
 	}
-	d->file_size = now.size;
-	cg_prefetch_validate(&d->pf, &now);
-	return cg_prefetch_lookup(&d->pf, off, n, avail);
+	io->grow_fd[io->ngrow++] = budget_fd;
+	io->mem_used += extra;
+	cg_direct_mem_in_use += extra;
+	DBG_DEBUG("prefetch grows from %u to %u x %zu: reads of %zu\n",
+		  d->sched.pf.nseg, want, d->sched.pf.seg_size,
+		  d->sched.pf.max_read);
+	return true;
 }
+
+static bool cg_direct_start_copy(void *priv,
+				 struct cg_dsched_req *r,
+				 size_t avail);
+static void cg_direct_start_read(void *priv, struct cg_dsched_req *r);
+static void cg_direct_defer(void *priv, struct cg_dsched_req *r);
+static bool cg_direct_wait_fills(void *priv, uint64_t off, size_t n);
+
+static const struct cg_dsched_ops cg_direct_sched_ops = {
+	.submit_fill = cg_direct_submit_fill,
+	.file_version = cg_direct_file_version,
+	.grow = cg_direct_grow,
+	.start_copy = cg_direct_start_copy,
+	.start_read = cg_direct_start_read,
+	.defer = cg_direct_defer,
+	.wait_fills = cg_direct_wait_fills,
+};
 
 static int cg_direct_destructor(struct cg_direct *d)
 {
 	struct cg_direct_job *job = NULL;
-	struct cg_direct_read_state *w = NULL;
+	struct cg_dsched_req *w = NULL;
+	struct cg_direct_read_state *state = NULL;
 
 	DLIST_REMOVE(cg_direct_live, d);
 	/* fills still running free themselves, and the buffer, later */
@@ -803,21 +803,21 @@ static int cg_direct_destructor(struct cg_direct *d)
 	 * should wait here; if one does, it fails (its callback is
 	 * deferred) rather than wait for a fill that will never report.
 	 */
-	while (d->waiters != NULL) {
-		w = d->waiters;
-		DLIST_REMOVE(d->waiters, w);
-		w->waiting = false;
-		tevent_req_error(w->req, EBADF);
+	for (w = cg_dsched_orphan(&d->sched); w != NULL;
+	     w = cg_dsched_orphan(&d->sched)) {
+		state = talloc_get_type_abort(w->owner,
+					      struct cg_direct_read_state);
+		tevent_req_error(state->req, EBADF);
 	}
 	DBG_DEBUG("direct stream done: %ju hits, %ju waits, %ju misses, "
 		  "%ju stale, %ju fills, %ju discarded, %ju unsettled\n",
-		  (uintmax_t)d->hits,
-		  (uintmax_t)d->waits,
-		  (uintmax_t)d->misses,
-		  (uintmax_t)d->stale,
-		  (uintmax_t)d->pf.fills,
-		  (uintmax_t)d->pf.discarded,
-		  (uintmax_t)d->pf.unsettled);
+		  (uintmax_t)d->sched.hits,
+		  (uintmax_t)d->sched.waits,
+		  (uintmax_t)d->sched.misses,
+		  (uintmax_t)d->sched.stale,
+		  (uintmax_t)d->sched.pf.fills,
+		  (uintmax_t)d->sched.pf.discarded,
+		  (uintmax_t)d->sched.pf.unsettled);
 	cg_direct_io_unref(d->io);
 	return 0;
 }
@@ -852,12 +852,12 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 		.ev = handle->conn->sconn->ev_ctx,
 		.pool = handle->conn->sconn->pool,
 		.align = align,
-		.file_size = size,
 		.limit = cfg->direct_memory,
 	};
-	cg_prefetch_init(&d->pf, cfg->direct_prefetch, align);
-	mem = cg_prefetch_memory(&d->pf);
-	reserve = d->pf.seg_size * CG_PREFETCH_MAX_SEGS;
+	cg_dsched_init(&d->sched, &cg_direct_sched_ops, d,
+		       cfg->direct_prefetch, align, size, cfg->direct_memory);
+	mem = cg_prefetch_memory(&d->sched.pf);
+	reserve = d->sched.pf.seg_size * CG_PREFETCH_MAX_SEGS;
 	budget_fd = cg_direct_budget_take(mem, cfg->direct_memory, true,
 					  &spent);
 	if (spent) {
@@ -883,14 +883,15 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 	DLIST_ADD(cg_direct_live, d);
 	talloc_set_destructor(d, cg_direct_destructor);
 	DBG_DEBUG("%s: direct, alignment %zu, prefetch %u x %zu\n",
-		  fsp_str_dbg(fsp), align, d->pf.nseg, d->pf.seg_size);
+		  fsp_str_dbg(fsp), align, d->sched.pf.nseg,
+		  d->sched.pf.seg_size);
 	return d;
 }
 
+
 bool cg_direct_finished(const struct cg_direct *d, bool still_direct)
 {
-	return d->waiters == NULL &&
-	       (!still_direct || d->pf.front >= d->file_size);
+	return cg_dsched_finished(&d->sched, still_direct);
 }
 
 unsigned cg_direct_note_write(struct file_id id, off_t offset, size_t n)
@@ -903,62 +904,18 @@ unsigned cg_direct_note_write(struct file_id id, off_t offset, size_t n)
 			continue;
 		}
 		streams++;
-		if (offset < 0) {
-			cg_prefetch_reset(&d->pf);
-		} else {
-			cg_prefetch_invalidate(&d->pf, (uint64_t)offset, n);
-		}
+		cg_dsched_note_write(&d->sched, (int64_t)offset, n);
 	}
 	return streams;
-}
-
-/*
- * The client's reads grew larger, or more of them are in flight, than
- * the table covers: grow it (cg_prefetch_wanted), if the server's budget
- * has room for the new segments. Without room the stream goes on as it
- * is, and asks again only for more than was refused.
- */
-static void cg_direct_adapt(struct cg_direct *d, unsigned inflight)
-{
-	struct cg_direct_io *io = d->io;
-	unsigned want = cg_prefetch_wanted(&d->pf, inflight,
-					   d->limit / CG_PREFETCH_STREAM_SHARE);
-	size_t extra;
-	int budget_fd;
-	bool spent;
-
-	if (want <= d->pf.nseg || want <= d->grow_refused ||
-	    d->prefetch_off || io->ngrow == CG_DIRECT_GROWS) {
-		return;
-	}
-	extra = (size_t)(want - d->pf.nseg) * d->pf.seg_size;
-	budget_fd = cg_direct_budget_take(extra, d->limit, true, &spent);
-	if (!spent && !cg_direct_buf_commit(io->mem, io->mem_used, extra)) {
-		cg_direct_budget_give(budget_fd);
-		spent = true;
-	}
-	if (spent) {
-		d->grow_refused = want;
-		DBG_DEBUG("prefetch stays %u x %zu: no room for %u\n",
-			  d->pf.nseg, d->pf.seg_size, want);
-		return;
-	}
-	io->grow_fd[io->ngrow++] = budget_fd;
-	io->mem_used += extra;
-	cg_direct_mem_in_use += extra;
-	DBG_DEBUG("prefetch grows from %u to %u x %zu: reads of %zu, %u in "
-		  "flight\n",
-		  d->pf.nseg, want, d->pf.seg_size, d->pf.max_read,
-		  inflight);
-	cg_prefetch_grow(&d->pf, want);
 }
 
 /* ---- requests ------------------------------------------------------- */
 
 static int cg_direct_read_state_destructor(struct cg_direct_read_state *state)
 {
-	if (state->waiting) {
-		DLIST_REMOVE(state->d->waiters, state);
+	if (state->sr.waiting) {
+		/* only a live stream has waiters (its destructor orphans) */
+		cg_dsched_cancel(&state->d->sched, &state->sr);
 	}
 	if (state->job != NULL && (state->job->kind == CG_DIRECT_COPY ||
 				   state->job->inplace)) {
@@ -1080,141 +1037,106 @@ static void cg_direct_read_done(struct cg_direct_job *job)
 	tevent_req_done(state->req);
 }
 
-static void cg_direct_serve(struct cg_direct *d,
-			    struct cg_direct_read_state *state);
+
+static void cg_direct_start_read(void *priv, struct cg_dsched_req *r)
+{
+	struct cg_direct *d = talloc_get_type_abort(priv, struct cg_direct);
+
+	cg_direct_read_start(d,
+			     talloc_get_type_abort(
+				     r->owner, struct cg_direct_read_state));
+}
 
 /*
  * A HIT: a job checks the file's version and copies the pinned pieces
- * into the request's buffer, off the event loop. Without a job, the
- * request reads on its own.
+ * into the request's buffer, off the event loop. False without a job:
+ * the scheduler has the request read on its own.
  */
-static void cg_direct_copy_start(struct cg_direct *d,
-				 struct cg_direct_read_state *state,
+static bool cg_direct_start_copy(void *priv,
+				 struct cg_dsched_req *r,
 				 size_t avail)
 {
+	struct cg_direct *d = talloc_get_type_abort(priv, struct cg_direct);
+	struct cg_direct_read_state *state = talloc_get_type_abort(
+		r->owner, struct cg_direct_read_state);
 	struct cg_direct_job *job = NULL;
 	struct cg_pf_piece *pieces = NULL;
-	unsigned max = (unsigned)MIN(state->n / d->pf.seg_size + 2,
-				     CG_PREFETCH_MAX_SEGS + 1);
-	size_t sum = 0;
-	unsigned i;
+	unsigned max = cg_dsched_pieces_max(&d->sched, r);
+	unsigned np = 0;
 
 	job = cg_direct_job_new(d, CG_DIRECT_COPY, -1, state->data,
 				(uint64_t)state->offset, state->n);
 	if (job != NULL) {
 		pieces = talloc_array(job, struct cg_pf_piece, max);
 	}
-	if (pieces == NULL) {
+	if (pieces == NULL ||
+	    !cg_dsched_pin(&d->sched, r, avail, pieces, max, &np)) {
 		TALLOC_FREE(job);
-		d->misses++;
-		cg_direct_read_start(d, state);
-		return;
+		return false;
 	}
 	job->mem = d->io->mem;
 	job->pieces = pieces;
-	job->npieces = cg_prefetch_pin(&d->pf, (uint64_t)state->offset,
-				       state->n, pieces, max);
-	for (i = 0; i < job->npieces; i++) {
-		sum += pieces[i].len;
-	}
+	job->npieces = np;
 	job->rs = state;
-	/* never a short read that the lookup did not say: end of file */
-	if (sum != avail || !cg_direct_job_start(d, state->ev, job)) {
-		cg_prefetch_unpin(&d->pf, pieces, job->npieces, false);
+	if (!cg_direct_job_start(d, state->ev, job)) {
+		cg_dsched_unpin(&d->sched, pieces, np);
 		TALLOC_FREE(job);
-		d->misses++;
-		cg_direct_read_start(d, state);
-		return;
+		return false;
 	}
 	state->job = job;
 	DLIST_ADD(d->jobs, job);
+	return true;
 }
 
 /*
  * A HIT's copy ended. Its pieces were not the file's bytes any more (a
- * change since their fill): serve the request again, the table now
- * knowing the file's version; with the stream gone, let the caller read
- * it through the next module.
+ * change since their fill): the scheduler serves the request again; with
+ * the stream gone, let the caller read it through the next module.
  */
 static void cg_direct_copy_done(struct cg_direct_job *job)
 {
 	struct cg_direct_read_state *state = job->rs;
 	struct cg_direct *d = job->d;
+	bool copied = job->ret >= 0;
 
+	state->job = NULL;
 	if (d != NULL) {
 		DLIST_REMOVE(d->jobs, job);
-		cg_prefetch_unpin(&d->pf, job->pieces, job->npieces,
-				  job->ret >= 0);
 	}
-	state->job = NULL;
 	if (state->abandoned) {
+		if (d != NULL) {
+			cg_dsched_copy_done(&d->sched, NULL, job->pieces,
+					    job->npieces, copied,
+					    job->version_ok);
+		}
 		talloc_set_destructor(state, NULL);
 		TALLOC_FREE(state);
 		return;
 	}
 	state->vfs_aio_state.duration = job->duration;
-	if (job->ret >= 0) {
+	if (d == NULL) {
+		if (copied) {
+			state->ret = job->ret;
+			tevent_req_done(state->req);
+		} else {
+			tevent_req_error(state->req, CG_DIRECT_NO_BUDGET);
+		}
+		return;
+	}
+	if (cg_dsched_copy_done(&d->sched, &state->sr, job->pieces,
+				job->npieces, copied, job->version_ok)) {
 		state->ret = job->ret;
 		tevent_req_done(state->req);
-		return;
 	}
-	if (d == NULL) {
-		tevent_req_error(state->req, CG_DIRECT_NO_BUDGET);
-		return;
-	}
-	d->stale++;
-	if (!job->version_ok) {
-		cg_prefetch_reset(&d->pf);
-	}
-	cg_direct_serve(d, state);
-	cg_direct_refill(d);
 }
 
-/* Serve a request from the table, queue it behind a fill, or read it */
-static void cg_direct_serve(struct cg_direct *d,
-			    struct cg_direct_read_state *state)
+/* The request waits for a fill: woken from its completion, not nested */
+static void cg_direct_defer(void *priv, struct cg_dsched_req *r)
 {
-	size_t avail = 0;
+	struct cg_direct_read_state *state = talloc_get_type_abort(
+		r->owner, struct cg_direct_read_state);
 
-	switch (d->pf.nseg == 0 ? CG_PF_MISS
-				: cg_prefetch_lookup(&d->pf, state->offset,
-						     state->n, &avail)) {
-	case CG_PF_HIT:
-		d->hits++;
-		cg_direct_copy_start(d, state, avail);
-		return;
-	case CG_PF_PENDING:
-		if (!state->deferred) {
-			d->waits++;
-			/* woken from a fill's completion: do not nest */
-			tevent_req_defer_callback(state->req, state->ev);
-			state->deferred = true;
-		}
-		state->waiting = true;
-		DLIST_ADD_END(d->waiters, state);
-		return;
-	case CG_PF_MISS:
-		break;
-	}
-	d->misses++;
-	cg_direct_read_start(d, state);
-}
-
-/* A fill ended: serve, or read, what waited for it */
-static void cg_direct_wake(struct cg_direct *d)
-{
-	struct cg_direct_read_state *list = d->waiters;
-	struct cg_direct_read_state *state = NULL;
-	struct cg_direct_read_state *next = NULL;
-
-	/* detach the list: who still has to wait is queued again */
-	d->waiters = NULL;
-	for (state = list; state != NULL; state = next) {
-		next = state->next;
-		DLIST_REMOVE(list, state);
-		state->waiting = false;
-		cg_direct_serve(d, state);
-	}
+	tevent_req_defer_callback(state->req, state->ev);
 }
 
 static void cg_direct_fill_done(struct cg_direct_job *job)
@@ -1225,18 +1147,15 @@ static void cg_direct_fill_done(struct cg_direct_job *job)
 		return;		/* the stream was closed meanwhile */
 	}
 	DLIST_REMOVE(d->fills, job);
-	if (job->ret == -1 && !d->prefetch_off) {
-		/* requests still read on demand, and fall back from there */
+	if (cg_dsched_fill_done(&d->sched, (unsigned)job->slot, job->ret,
+				&job->ver)) {
 		DBG_INFO("prefetch read at %jd failed (%s); no more prefetch "
 			 "for this stream\n",
 			 (intmax_t)job->offset,
 			 strerror(job->err));
-		d->prefetch_off = true;
 	}
-	cg_prefetch_filled(&d->pf, (unsigned)job->slot, job->ret, &job->ver);
-	cg_direct_wake(d);
-	cg_direct_refill(d);
 }
+
 
 struct tevent_req *cg_direct_pread_send(TALLOC_CTX *mem_ctx,
 					struct tevent_context *ev,
@@ -1261,6 +1180,7 @@ struct tevent_req *cg_direct_pread_send(TALLOC_CTX *mem_ctx,
 		.n = n,
 		.offset = offset,
 		.ret = -1,
+		.sr = {.owner = state},
 	};
 	talloc_set_destructor(state, cg_direct_read_state_destructor);
 
@@ -1268,10 +1188,8 @@ struct tevent_req *cg_direct_pread_send(TALLOC_CTX *mem_ctx,
 		tevent_req_error(req, EINVAL);
 		return tevent_req_post(req, ev);
 	}
-	cg_prefetch_note_read(&d->pf, (uint64_t)offset, n);
-	cg_direct_adapt(d, inflight);
-	cg_direct_serve(d, state);
-	cg_direct_refill(d);
+	cg_dsched_request(&d->sched, &state->sr, (uint64_t)offset, n,
+			  inflight);
 	if (!tevent_req_is_in_progress(req)) {
 		return tevent_req_post(req, ev);
 	}
@@ -1300,8 +1218,9 @@ ssize_t cg_direct_pread_recv(struct tevent_req *req,
  * the event loop gets to them. False when one did not finish in time (no
  * thread ran it, the pool is swamped): the caller reads on its own.
  */
-static bool cg_direct_wait_fills(struct cg_direct *d, uint64_t off, size_t n)
+static bool cg_direct_wait_fills(void *priv, uint64_t off, size_t n)
 {
+	struct cg_direct *d = talloc_get_type_abort(priv, struct cg_direct);
 	struct cg_direct_job *job = NULL;
 	struct cg_direct_job *next = NULL;
 	struct timespec until;
@@ -1409,35 +1328,16 @@ ssize_t cg_direct_pread(struct cg_direct *d,
 			off_t offset,
 			unsigned inflight)
 {
-	size_t avail = 0;
-	enum cg_pf_lookup look;
-	unsigned i;
 	ssize_t got;
 
 	if (!sys_valid_io_range(offset, n)) {
 		errno = EINVAL;
 		return -1;
 	}
-	cg_prefetch_note_read(&d->pf, (uint64_t)offset, n);
-	cg_direct_adapt(d, inflight);
-	cg_direct_refill(d);
-	look = cg_direct_lookup(d, (uint64_t)offset, n, &avail);
-	/* a fill found stale is loaded again: wait a few times at most */
-	for (i = 0; i < 4 && look == CG_PF_PENDING; i++) {
-		if (!cg_direct_wait_fills(d, (uint64_t)offset, n)) {
-			break;
-		}
-		d->waits++;
-		look = cg_direct_lookup(d, (uint64_t)offset, n, &avail);
+	got = cg_dsched_pread(&d->sched, d->io->mem, (uint64_t)offset, n,
+			      inflight, data);
+	if (got != -1) {
+		return got;	/* a HIT */
 	}
-	if (look == CG_PF_HIT) {
-		d->hits++;
-		got = (ssize_t)cg_prefetch_copy(&d->pf, d->io->mem,
-						(uint64_t)offset, n, data);
-		cg_direct_refill(d);
-		return got;
-	}
-	d->misses++;
-	cg_direct_refill(d);	/* the fills overlap the read below */
 	return cg_direct_read_now(d, data, n, offset);
 }

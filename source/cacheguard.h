@@ -429,8 +429,9 @@ void cg_totals_add(struct cg_totals *t, const struct cg_file *f);
  * Direct reads (cg_direct.c)
  * ==========================
  *
- * The bookkeeping behind cacheguard:mode = direct; the glue
- * (modules/cacheguard_direct.c) does the I/O. Two parts:
+ * The bookkeeping behind cacheguard:mode = direct; the scheduler
+ * (cg_dsched.c) drives it, the glue (modules/cacheguard_direct.c) does
+ * the I/O. Two parts:
  *
  * Planning. O_DIRECT wants the file offset and the length aligned to the
  * device (512 or 4096 bytes; the buffer too, which the glue sees to). A

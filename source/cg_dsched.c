@@ -1,0 +1,393 @@
+/*
+ * vfs_cacheguard engine: the scheduler of a direct stream's prefetch
+ *
+ * Copyright (C) 2026 The vfs_cacheguard authors
+ *
+ * This program is free software; you can redistribute it and/or modify
+ * it under the terms of the GNU General Public License as published by
+ * the Free Software Foundation; either version 3 of the License, or
+ * (at your option) any later version.
+ *
+ * This program is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ * GNU General Public License for more details.
+ *
+ * You should have received a copy of the GNU General Public License
+ * along with this program.  If not, see <http://www.gnu.org/licenses/>.
+ */
+
+/*
+ * What a direct stream does next, decided here; the glue
+ * (modules/cacheguard_direct.c) runs the jobs and reports their end
+ * through the events below, and this file acts only through its ops.
+ *
+ * Prefetch. O_DIRECT has no readahead: alone, a stream would wait on the
+ * device at every request. So the table (cg_direct.c) keeps the next
+ * cacheguard:direct prefetch bytes loading, in segments of one buffer
+ * counted against cacheguard:direct memory. A client with more in
+ * flight than that (smbclient: 8 MiB reads, several at once) would find
+ * its reads half loaded and read them again on their own, so the buffer
+ * grows to the reads in flight plus one, up to a quarter of the budget,
+ * while the budget has room (cg_dsched_adapt).
+ *
+ *   request --> look up --+-- HIT -----> pin, copy out (ops->start_copy)
+ *                         +-- PENDING -> wait for the fill (waiters)
+ *                         +-- MISS ----> own read (ops->start_read)
+ *           --> refill: a fill per segment to load (ops->submit_fill)
+ *
+ *   fill done --> table, wake waiters (each HIT / PENDING / MISS again)
+ *   copy done --> unpin; the version check failed: serve it again
+ *
+ * Coherence. A segment never hands out bytes older than the file:
+ * writes this smbd makes are noted (cg_dsched_note_write) before and
+ * after they run and drop what overlaps, loaded or loading; the file's
+ * version, taken by every job in its thread, catches the rest
+ * (cacheguard.h, cg_pf_version). A copy whose pieces are not current is
+ * served again; a version the check could not take drops everything.
+ *
+ * A failed fill turns prefetch off for the stream: its requests then
+ * read on their own, and fall back from there as any read does.
+ */
+
+#include "cg_dsched.h"
+
+#define CG_MIN(a, b) ((a) < (b) ? (a) : (b))
+
+void cg_dsched_init(struct cg_dsched *s,
+		    const struct cg_dsched_ops *ops,
+		    void *priv,
+		    uint64_t ahead,
+		    size_t align,
+		    uint64_t file_size,
+		    uint64_t limit)
+{
+	*s = (struct cg_dsched){
+		.ops = ops,
+		.priv = priv,
+		.file_size = file_size,
+		.limit = limit,
+	};
+	cg_prefetch_init(&s->pf, ahead, align);
+}
+
+static void cg_dsched_enqueue(struct cg_dsched *s, struct cg_dsched_req *r)
+{
+	struct cg_dsched_req *last = s->waiters;
+
+	r->waiting = true;
+	r->next = NULL;
+	r->prev = NULL;
+	if (last == NULL) {
+		s->waiters = r;
+		return;
+	}
+	while (last->next != NULL) {
+		last = last->next;
+	}
+	last->next = r;
+	r->prev = last;
+}
+
+static void cg_dsched_dequeue(struct cg_dsched *s, struct cg_dsched_req *r)
+{
+	if (r->prev != NULL) {
+		r->prev->next = r->next;
+	} else {
+		s->waiters = r->next;
+	}
+	if (r->next != NULL) {
+		r->next->prev = r->prev;
+	}
+	r->prev = NULL;
+	r->next = NULL;
+	r->waiting = false;
+}
+
+/* Load what the table asks for; a fill that cannot start ends prefetch */
+static void cg_dsched_refill(struct cg_dsched *s)
+{
+	const struct cg_pf_version none = {0};
+	const struct cg_dsched_req *w = NULL;
+	uint64_t keep = UINT64_MAX;
+	unsigned slot;
+	uint64_t off;
+	size_t len;
+
+	/* what waiting requests are about to copy must stay */
+	for (w = s->waiters; w != NULL; w = w->next) {
+		keep = CG_MIN(keep, w->off);
+	}
+	while (!s->prefetch_off &&
+	       cg_prefetch_next_fill(&s->pf, s->file_size, keep, &slot, &off,
+				     &len)) {
+		if (!s->ops->submit_fill(s->priv, slot, off, len)) {
+			cg_prefetch_filled(&s->pf, slot, -1, &none);
+			s->prefetch_off = true;
+			break;
+		}
+	}
+}
+
+/*
+ * The client's reads grew larger, or more of them are in flight, than
+ * the table covers: grow it (cg_prefetch_wanted), if the server's budget
+ * has room for the new segments. Without room the stream goes on as it
+ * is, and asks again only for more than was refused.
+ */
+static void cg_dsched_adapt(struct cg_dsched *s, unsigned inflight)
+{
+	unsigned want = cg_prefetch_wanted(&s->pf, inflight,
+					   s->limit / CG_PREFETCH_STREAM_SHARE);
+	size_t extra;
+
+	if (want <= s->pf.nseg || want <= s->grow_refused ||
+	    s->prefetch_off || s->grows == CG_DSCHED_MAX_GROWS) {
+		return;
+	}
+	extra = (size_t)(want - s->pf.nseg) * s->pf.seg_size;
+	if (!s->ops->grow(s->priv, extra)) {
+		s->grow_refused = want;
+		return;
+	}
+	s->grows++;
+	cg_prefetch_grow(&s->pf, want);
+}
+
+/* Serve a request from the table, queue it behind a fill, or read it */
+static void cg_dsched_serve(struct cg_dsched *s, struct cg_dsched_req *r)
+{
+	enum cg_pf_lookup look = CG_PF_MISS;
+	size_t avail = 0;
+
+	if (s->pf.nseg > 0) {
+		look = cg_prefetch_lookup(&s->pf, r->off, r->n, &avail);
+	}
+	switch (look) {
+	case CG_PF_HIT:
+		s->hits++;
+		if (s->ops->start_copy(s->priv, r, avail)) {
+			return;
+		}
+		break;
+	case CG_PF_PENDING:
+		if (!r->deferred) {
+			s->waits++;
+			/* woken from a fill's completion: do not nest */
+			s->ops->defer(s->priv, r);
+			r->deferred = true;
+		}
+		cg_dsched_enqueue(s, r);
+		return;
+	case CG_PF_MISS:
+		break;
+	}
+	s->misses++;
+	s->ops->start_read(s->priv, r);
+}
+
+/* A fill ended: serve, or read, what waited for it */
+static void cg_dsched_wake(struct cg_dsched *s)
+{
+	struct cg_dsched_req *list = s->waiters;
+	struct cg_dsched_req *r = NULL;
+	struct cg_dsched_req *next = NULL;
+
+	/* detach the list: who still has to wait is queued again */
+	s->waiters = NULL;
+	for (r = list; r != NULL; r = next) {
+		next = r->next;
+		r->prev = NULL;
+		r->next = NULL;
+		r->waiting = false;
+		cg_dsched_serve(s, r);
+	}
+}
+
+void cg_dsched_request(struct cg_dsched *s,
+		       struct cg_dsched_req *r,
+		       uint64_t off,
+		       size_t n,
+		       unsigned inflight)
+{
+	r->off = off;
+	r->n = n;
+	cg_prefetch_note_read(&s->pf, off, n);
+	cg_dsched_adapt(s, inflight);
+	cg_dsched_serve(s, r);
+	cg_dsched_refill(s);
+}
+
+/*
+ * How [off, off + n) can be served now: the table is first checked
+ * against the file's current version, so nothing stale is a HIT.
+ */
+static enum cg_pf_lookup cg_dsched_lookup(struct cg_dsched *s,
+					  uint64_t off,
+					  size_t n,
+					  size_t *avail)
+{
+	struct cg_pf_version now;
+
+	if (s->pf.nseg == 0) {
+		return CG_PF_MISS;
+	}
+	if (!s->ops->file_version(s->priv, &now)) {
+		cg_prefetch_reset(&s->pf);
+		return CG_PF_MISS;
+	}
+	cg_dsched_saw_version(s, &now);
+	return cg_prefetch_lookup(&s->pf, off, n, avail);
+}
+
+/* How often the sync path waits for fills (one found stale loads again) */
+#define CG_DSCHED_SYNC_WAITS 4
+
+ssize_t cg_dsched_pread(struct cg_dsched *s,
+			const uint8_t *mem,
+			uint64_t off,
+			size_t n,
+			unsigned inflight,
+			uint8_t *dst)
+{
+	enum cg_pf_lookup look;
+	size_t avail = 0;
+	size_t got;
+	unsigned i;
+
+	cg_prefetch_note_read(&s->pf, off, n);
+	cg_dsched_adapt(s, inflight);
+	cg_dsched_refill(s);
+	look = cg_dsched_lookup(s, off, n, &avail);
+	for (i = 0; i < CG_DSCHED_SYNC_WAITS && look == CG_PF_PENDING; i++) {
+		if (!s->ops->wait_fills(s->priv, off, n)) {
+			break;
+		}
+		s->waits++;
+		look = cg_dsched_lookup(s, off, n, &avail);
+	}
+	if (look == CG_PF_HIT) {
+		s->hits++;
+		got = cg_prefetch_copy(&s->pf, mem, off, n, dst);
+		cg_dsched_refill(s);
+		return (ssize_t)got;
+	}
+	s->misses++;
+	cg_dsched_refill(s);	/* the fills overlap the caller's read */
+	return -1;
+}
+
+void cg_dsched_saw_version(struct cg_dsched *s,
+			   const struct cg_pf_version *v)
+{
+	s->file_size = v->size;
+	cg_prefetch_validate(&s->pf, v);
+}
+
+bool cg_dsched_fill_done(struct cg_dsched *s,
+			 unsigned slot,
+			 ssize_t got,
+			 const struct cg_pf_version *ver)
+{
+	bool turned_off = false;
+
+	if (got == -1 && !s->prefetch_off) {
+		/* requests still read on demand, and fall back from there */
+		s->prefetch_off = true;
+		turned_off = true;
+	}
+	cg_prefetch_filled(&s->pf, slot, got, ver);
+	cg_dsched_wake(s);
+	cg_dsched_refill(s);
+	return turned_off;
+}
+
+unsigned cg_dsched_pieces_max(const struct cg_dsched *s,
+			      const struct cg_dsched_req *r)
+{
+	return (unsigned)CG_MIN(r->n / s->pf.seg_size + 2,
+				CG_PREFETCH_MAX_SEGS + 1);
+}
+
+bool cg_dsched_pin(struct cg_dsched *s,
+		   const struct cg_dsched_req *r,
+		   size_t avail,
+		   struct cg_pf_piece *pieces,
+		   unsigned max,
+		   unsigned *np)
+{
+	size_t sum = 0;
+	unsigned i;
+
+	*np = cg_prefetch_pin(&s->pf, r->off, r->n, pieces, max);
+	for (i = 0; i < *np; i++) {
+		sum += pieces[i].len;
+	}
+	/* never a short read that the lookup did not say: end of file */
+	if (sum != avail) {
+		cg_prefetch_unpin(&s->pf, pieces, *np, false);
+		*np = 0;
+		return false;
+	}
+	return true;
+}
+
+void cg_dsched_unpin(struct cg_dsched *s,
+		     const struct cg_pf_piece *pieces,
+		     unsigned np)
+{
+	cg_prefetch_unpin(&s->pf, pieces, np, false);
+}
+
+bool cg_dsched_copy_done(struct cg_dsched *s,
+			 struct cg_dsched_req *r,
+			 const struct cg_pf_piece *pieces,
+			 unsigned np,
+			 bool copied,
+			 bool version_ok)
+{
+	cg_prefetch_unpin(&s->pf, pieces, np, copied);
+	if (r == NULL || copied) {
+		return copied;
+	}
+	/* not the file's bytes any more: serve it again, knowing so */
+	s->stale++;
+	if (!version_ok) {
+		cg_prefetch_reset(&s->pf);
+	}
+	cg_dsched_serve(s, r);
+	cg_dsched_refill(s);
+	return false;
+}
+
+void cg_dsched_cancel(struct cg_dsched *s, struct cg_dsched_req *r)
+{
+	if (r->waiting) {
+		cg_dsched_dequeue(s, r);
+	}
+}
+
+void cg_dsched_note_write(struct cg_dsched *s, int64_t off, uint64_t n)
+{
+	if (off < 0) {
+		cg_prefetch_reset(&s->pf);
+	} else {
+		cg_prefetch_invalidate(&s->pf, (uint64_t)off, n);
+	}
+}
+
+bool cg_dsched_finished(const struct cg_dsched *s, bool still_direct)
+{
+	return s->waiters == NULL &&
+	       (!still_direct || s->pf.front >= s->file_size);
+}
+
+struct cg_dsched_req *cg_dsched_orphan(struct cg_dsched *s)
+{
+	struct cg_dsched_req *r = s->waiters;
+
+	if (r != NULL) {
+		cg_dsched_dequeue(s, r);
+	}
+	return r;
+}
