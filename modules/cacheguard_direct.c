@@ -466,7 +466,7 @@ struct cg_direct_job {
 	bool finished;			/* under io->lock */
 	bool reported;			/* by the sync path already */
 
-	bool inplace;			/* READ: into rs's data, cg_dio_inplace */
+	bool inplace;			/* READ: into rs's data */
 	struct cg_dio_inplace plan;	/* READ, in place */
 	struct cg_direct_io *io;
 	uint8_t *bounce;		/* owned, for a request's read */

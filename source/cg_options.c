@@ -309,8 +309,8 @@ void cg_config_describe(const struct cg_config *cfg, char *buf, size_t len)
 		 len,
 		 "mode=%s min file size=%" PRIu64 " stream trigger=%" PRIu64
 		 " window=%" PRIu64 " hot threshold=%u%% readahead=%" PRIu64
-		 " reader gap=%" PRIu64 " direct prefetch=%" PRIu64 " direct memory=%" PRIu64
-		 " direct min io=%" PRIu64,
+		 " reader gap=%" PRIu64 " direct prefetch=%" PRIu64
+		 " direct memory=%" PRIu64 " direct min io=%" PRIu64,
 		 cg_mode_name(cfg->mode),
 		 cfg->min_file_size,
 		 cfg->stream_trigger,

@@ -67,10 +67,11 @@
  * window drops come a window and two client reads behind, and four
  * smbclient copies at 24 MiB each pushed a 512 MiB hot set out of a
  * 640 MiB cgroup; in pieces each holds its readahead and a piece per
- * read in flight (12 MiB, docs/benchmarks.md, scenario C). FADV_NORMAL is restored when the stream
- * ends, moves to the direct path or the file closes: the descriptor
- * serves every other read of this open too. cacheguard:readahead = 0
- * leaves the kernel's readahead alone (no hint).
+ * read in flight (12 MiB, docs/benchmarks.md, scenario C).
+ * FADV_NORMAL is restored when the stream ends, moves to the direct path
+ * or the file closes: the descriptor serves every other read of this
+ * open too. cacheguard:readahead = 0 leaves the kernel's readahead alone
+ * (no hint).
  *
  * An uncached stream's window drops cover only windows where some read
  * went through the cache (the detection reads, fallbacks, small reads),
@@ -492,7 +493,8 @@ static void cg_add_done(struct cg_stream *s, uint64_t off, uint64_t end)
 		/* overlaps or touches done[i]: widen it, absorb successors */
 		s->done[i].off = CG_MIN(s->done[i].off, off);
 		s->done[i].end = CG_MAX(s->done[i].end, end);
-		for (j = i + 1; j < s->ndone && s->done[j].off <= s->done[i].end;
+		for (j = i + 1;
+		     j < s->ndone && s->done[j].off <= s->done[i].end;
 		     j++) {
 			s->done[i].end = CG_MAX(s->done[i].end, s->done[j].end);
 		}

@@ -99,7 +99,10 @@ static int cg_mincore_resident(int fd,
 	return 0;
 }
 
-static int cg_linux_resident(int fd, uint64_t off, uint64_t len, uint64_t *bytes)
+static int cg_linux_resident(int fd,
+			     uint64_t off,
+			     uint64_t len,
+			     uint64_t *bytes)
 {
 	struct cg_cachestat_range range = {.off = off, .len = len};
 	struct cg_cachestat cs = {0};

@@ -76,9 +76,9 @@ extern const struct cg_sys cg_sys_linux;
 /*
  * pread() semantics over sys->preadv2: read until n bytes or end of
  * file, retrying EINTR; with CG_RWF_DONTCACHE or CG_READ_DROP in pieces
- * of at most 1 MiB, so that few uncached pages exist at once. An error after some
- * bytes is still -1 and errno: a short count would tell smbd, and so the
- * client, that the file ends there (cg_read.c).
+ * of at most 1 MiB, so that few uncached pages exist at once. An error
+ * after some bytes is still -1 and errno: a short count would tell smbd,
+ * and so the client, that the file ends there (cg_read.c).
  */
 ssize_t cg_pread_full(const struct cg_sys *sys,
 		      int fd,
