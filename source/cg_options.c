@@ -43,7 +43,7 @@ const struct cg_option cg_options[] = {
 	{"readahead", CG_OPT_SIZE, "4M", CG_FIELD(readahead)},
 	{"reader gap", CG_OPT_SIZE, "128M", CG_FIELD(reader_gap)},
 	{"direct prefetch", CG_OPT_SIZE, "8M", CG_FIELD(direct_prefetch)},
-	{"direct memory", CG_OPT_SIZE, "64M", CG_FIELD(direct_memory)},
+	{"direct memory", CG_OPT_SIZE, "32M", CG_FIELD(direct_memory)},
 	{"direct min io", CG_OPT_SIZE, "64K", CG_FIELD(direct_min_io)},
 	{NULL, 0, NULL, 0},
 };

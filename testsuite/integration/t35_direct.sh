@@ -206,11 +206,12 @@ cg_expect "the second file read again, alone, gets direct" \
 	grep -q "mode direct" <<<"$(summary p2.bin)"
 
 # --- four copies at once, the default direct memory -----------------------
-# smbclient keeps two 8 MiB reads in flight: each stream's prefetch grows
-# to 16 MiB, and four of them hold the whole 64M. A request the prefetch
-# does not cover (a MISS) must still be read with O_DIRECT, not through
-# the page cache: a stream that stays direct serves nothing buffered, and
-# the four files never hold half a client read (4 MiB) in the cache.
+# Four streams' 8 MiB prefetch buffers hold the whole default 32M, and
+# smbclient keeps two 8 MiB reads in flight, more than a buffer covers.
+# A request the prefetch does not cover (a MISS) must still be read with
+# O_DIRECT, not through the page cache: a stream that stays direct serves
+# nothing buffered, and the four files never hold half a client read
+# (4 MiB) in the cache.
 qs=()
 for i in 1 2 3 4; do
 	head -c $((96 * MiB)) /dev/urandom >"$CG_SHARE/q$i.bin"

@@ -21,9 +21,10 @@ while [ "$port" -lt 4499 ] &&
 done
 
 # The smoke's memory cgroup is 64 MiB for smbd and the reader together:
-# direct mode's budget is sized to it, as an administrator would (at the
-# default 64M a direct stream's prefetch grows to 16 MiB of anonymous
-# memory, and with smbclient's read buffers smbd was OOM-killed once)
+# direct mode's budget is sized to it, as an administrator would (at 64M,
+# the default then, a direct stream's prefetch grew to 16 MiB of
+# anonymous memory, and with smbclient's read buffers smbd was OOM-killed
+# once)
 if BENCH_SMOKE=1 BENCH_RESULTS=$out/results BENCH_CONFIGS=$configs \
 	BENCH_OPTIONS="cacheguard:direct memory = 16M" \
 	BENCH_SCENARIOS="A B" BENCH_PORT=$port \
