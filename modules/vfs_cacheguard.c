@@ -676,29 +676,19 @@ static void cacheguard_pread_done(struct tevent_req *subreq)
 	}
 	TALLOC_FREE(subreq);
 
-	if (state->ret == -1 && state->io.drop_pieces) {
-		/* a read in pieces that failed is read again, as it was */
-		state->io.drop_pieces = false;
-		state->vfs_aio_state = (struct vfs_aio_state){0};
-		subreq = cacheguard_pread_issue(state);
-		if (tevent_req_nomem(subreq, req)) {
-			cg_read_end(&state->cgf->file.stream,
-				    fsp_get_io_fd(state->fsp),
-				    &state->io,
-				    -1);
-			return;
+	if (state->ret == -1 &&
+	    (state->io.drop_pieces || state->path != CG_PATH_NEXT)) {
+		if (state->io.drop_pieces) {
+			/* a read in pieces is read again, as it was */
+			state->io.drop_pieces = false;
+		} else {
+			/* a fast path: read the range buffered instead */
+			cacheguard_fell_back(state->fsp,
+					     state->cgf,
+					     state->path,
+					     state->vfs_aio_state.error);
+			state->path = CG_PATH_NEXT;
 		}
-		tevent_req_set_callback(subreq, cacheguard_pread_done, req);
-		return;
-	}
-
-	if (state->ret == -1 && state->path != CG_PATH_NEXT) {
-		/* The fast path failed: read the range buffered instead */
-		cacheguard_fell_back(state->fsp,
-				     state->cgf,
-				     state->path,
-				     state->vfs_aio_state.error);
-		state->path = CG_PATH_NEXT;
 		state->vfs_aio_state = (struct vfs_aio_state){0};
 		subreq = cacheguard_pread_issue(state);
 		if (tevent_req_nomem(subreq, req)) {
