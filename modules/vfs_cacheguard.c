@@ -558,8 +558,8 @@ static void cacheguard_pread_done(struct tevent_req *subreq);
 static struct tevent_req *cacheguard_pread_issue(
 	struct cacheguard_pread_state *state)
 {
-	switch (state->path) {
-	case CG_PATH_UNCACHED:
+	/* a dontneed stream's read in pieces (drop_pieces) is one too */
+	if (state->path == CG_PATH_UNCACHED || state->io.drop_pieces) {
 		return cg_uncached_pread_send(state,
 					      state->ev,
 					      state->handle,
@@ -567,7 +567,11 @@ static struct tevent_req *cacheguard_pread_issue(
 					      state->data,
 					      state->n,
 					      state->offset,
-					      CG_RWF_DONTCACHE);
+					      state->io.drop_pieces
+						      ? CG_READ_DROP
+						      : CG_RWF_DONTCACHE);
+	}
+	switch (state->path) {
 	case CG_PATH_DIRECT:
 		return cg_direct_pread_send(
 			state,
@@ -578,16 +582,6 @@ static struct tevent_req *cacheguard_pread_issue(
 			state->offset,
 			cg_stream_inflight(&state->cgf->file.stream));
 	default:
-		if (state->io.drop_pieces) {
-			return cg_uncached_pread_send(state,
-						      state->ev,
-						      state->handle,
-						      fsp_get_io_fd(state->fsp),
-						      state->data,
-						      state->n,
-						      state->offset,
-						      CG_READ_DROP);
-		}
 		return SMB_VFS_NEXT_PREAD_SEND(state,
 					       state->ev,
 					       state->handle,
@@ -656,23 +650,14 @@ static void cacheguard_pread_done(struct tevent_req *subreq)
 	struct cacheguard_pread_state *state =
 		tevent_req_data(req, struct cacheguard_pread_state);
 
-	switch (state->path) {
-	case CG_PATH_UNCACHED:
+	if (state->path == CG_PATH_UNCACHED || state->io.drop_pieces) {
 		state->ret = cg_uncached_pread_recv(subreq,
 						    &state->vfs_aio_state);
-		break;
-	case CG_PATH_DIRECT:
+	} else if (state->path == CG_PATH_DIRECT) {
 		state->ret = cg_direct_pread_recv(subreq,
 						  &state->vfs_aio_state);
-		break;
-	default:
-		if (state->io.drop_pieces) {
-			state->ret = cg_uncached_pread_recv(
-				subreq, &state->vfs_aio_state);
-			break;
-		}
+	} else {
 		state->ret = SMB_VFS_PREAD_RECV(subreq, &state->vfs_aio_state);
-		break;
 	}
 	TALLOC_FREE(subreq);
 
