@@ -6,7 +6,8 @@
  * must land in a new second).
  *
  *   smb_readpause [-p PORT] [-U USER%PASS] [-b BYTES] [-w FILE]
- *                 [-t SECONDS] [-r FILE] //HOST/SHARE/PATH LOCALFILE
+ *                 [-t SECONDS] [-r FILE] [-R MIB-PER-S]
+ *                 //HOST/SHARE/PATH LOCALFILE
  *                 [//HOST/SHARE/PATH2 LOCALFILE2 ...]
  *
  * Further pairs are read after the first, whole and without a pause, in
@@ -20,6 +21,10 @@
  *		longest wait for FILE, after which reading goes on
  *   -r FILE	create FILE when the pause begins, so a script knows the
  *		stream is open and BYTES have been read
+ *   -R MIB	read at most MIB MiB a second from the pause on, as a
+ *		client behind a network link would: read N starts no
+ *		earlier than its share of the time since the pause, so a
+ *		reader held up catches up
  *
  * Without any of these it reads straight through. At the pause it
  * prints "paused at BYTES" (flushed). Exits 0 and prints "ok N bytes"
@@ -54,6 +59,7 @@ struct pause {
 	const char *wait_file;
 	double seconds;		/* < 0: no time limit */
 	const char *ready_file;
+	double rate;		/* bytes a second from the pause; 0: any */
 };
 
 static double now_seconds(void)
@@ -93,6 +99,26 @@ static int do_pause(const struct pause *p)
 	return 0;
 }
 
+/* With -R: sleep until a reader at that rate, from t0 at off0, is at off */
+static void pace(const struct pause *p, double t0, uint64_t off0,
+		 uint64_t off)
+{
+	double due, t;
+	struct timespec ts;
+
+	if (p->rate <= 0 || off <= off0) {
+		return;
+	}
+	due = t0 + (double)(off - off0) / p->rate;
+	t = now_seconds();
+	if (due <= t) {
+		return;
+	}
+	ts.tv_sec = (time_t)(due - t);
+	ts.tv_nsec = (long)((due - t - (double)ts.tv_sec) * 1e9);
+	nanosleep(&ts, NULL);
+}
+
 /* Read the remote file to its end; 0 all matched, 1 mismatch, 2 error */
 static int read_compare(SMBCCTX *ctx, SMBCFILE *remote, int local,
 			uint64_t size, const struct pause *p)
@@ -100,7 +126,8 @@ static int read_compare(SMBCCTX *ctx, SMBCFILE *remote, int local,
 	smbc_read_fn read_fn = smbc_getFunctionRead(ctx);
 	unsigned char *rbuf = malloc(READ_SIZE);
 	unsigned char *lbuf = malloc(READ_SIZE);
-	uint64_t off = 0;
+	uint64_t off = 0, off0 = 0;
+	double t0 = now_seconds();
 	bool paused = false;
 	int ret = 2;
 
@@ -120,10 +147,13 @@ static int read_compare(SMBCCTX *ctx, SMBCFILE *remote, int local,
 				goto out;
 			}
 			paused = true;
+			t0 = now_seconds();
+			off0 = off;
 		}
 		if (!paused && p->at - off < len) {
 			len = p->at - off;
 		}
+		pace(p, t0, off0, off);
 		n = read_fn(ctx, remote, rbuf, len);
 		if (n < 0) {
 			fprintf(stderr, "read at %" PRIu64 ": %s\n", off,
@@ -176,7 +206,7 @@ int main(int argc, char **argv)
 	struct stat st;
 	int port = 445, opt, local, ret;
 
-	while ((opt = getopt(argc, argv, "p:U:b:w:t:r:")) != -1) {
+	while ((opt = getopt(argc, argv, "p:U:b:w:t:r:R:")) != -1) {
 		switch (opt) {
 		case 'p': port = atoi(optarg); break;
 		case 'U': smbt_set_user(optarg); break;
@@ -184,6 +214,7 @@ int main(int argc, char **argv)
 		case 'w': p.wait_file = optarg; break;
 		case 't': p.seconds = strtod(optarg, NULL); break;
 		case 'r': p.ready_file = optarg; break;
+		case 'R': p.rate = strtod(optarg, NULL) * 1048576; break;
 		default: goto usage;
 		}
 		p.wanted = p.wanted || strchr("bwtr", opt) != NULL;
@@ -222,7 +253,8 @@ int main(int argc, char **argv)
 usage:
 	fprintf(stderr,
 		"usage: smb_readpause [-p PORT] [-U USER%%PASS] [-b BYTES] "
-		"[-w FILE] [-t SECONDS] [-r FILE] //HOST/SHARE/PATH "
+		"[-w FILE] [-t SECONDS] [-r FILE] [-R MIB-PER-S] "
+		"//HOST/SHARE/PATH "
 		"LOCALFILE [//HOST/SHARE/PATH2 LOCALFILE2 ...]\n");
 	return 2;
 }
