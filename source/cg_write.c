@@ -39,8 +39,9 @@
  * one. One job per file at a time: the upload's footprint is about three
  * windows plus the writes in flight, whatever the file's size, as long
  * as the device keeps up with the client. When it does not, and the
- * stream's front runs CG_W_MAX_BEHIND windows ahead of what was waited
- * for, the glue holds the answers to writes that completed until the
+ * stream's front runs CG_W_MAX_BEHIND windows ahead of what was dropped
+ * (the start of the running job's wait), the glue holds the answers to
+ * writes that completed until the
  * job in flight ends (cg_write_lagging()): the client is slowed to the
  * device's pace, as the kernel's dirty throttling would slow it, but
  * at this file's footprint rather than a share of all memory. A write
@@ -125,6 +126,7 @@ static void cg_write_restart(struct cg_writer *w, uint64_t off)
 	w->ndone = 0;
 	w->started_to = off & ~(CG_PAGE - 1);
 	w->waited_to = w->started_to;
+	w->dropped_to = w->started_to;
 }
 
 struct cg_wio cg_write_begin(struct cg_writer *w, uint64_t off, size_t n)
@@ -283,6 +285,7 @@ bool cg_write_replan(struct cg_writer *w, struct cg_wb_plan *plan)
 		.off = w->waited_to,
 		.end = w->started_to,
 	};
+	w->dropped_to = w->waited_to;
 	w->waited_to = w->started_to;
 	w->started_to += n;
 	w->busy = true;
@@ -342,8 +345,12 @@ bool cg_write_busy(const struct cg_writer *w)
 
 bool cg_write_lagging(const struct cg_writer *w)
 {
+	/*
+	 * From what is dropped, not from what the job in flight will
+	 * drop: while it runs, its wait range is cached too
+	 */
 	return w->busy &&
-	       w->front > w->waited_to + CG_W_MAX_BEHIND * w->cfg->window;
+	       w->front > w->dropped_to + CG_W_MAX_BEHIND * w->cfg->window;
 }
 
 int cg_write_flush(struct cg_writer *w, int fsync_err)

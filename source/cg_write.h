@@ -36,7 +36,8 @@ struct cg_sys;
  * the client's next flush (cg_write_flush()).
  */
 
-/* Writes are held back when the front is this many windows ahead */
+/* Writes are held back when the front is this many windows ahead of
+ * what is dropped */
 #define CG_W_MAX_BEHIND 4
 
 /* What the filesystem lacks for writes; beside the CG_FS_NO_* flags */
@@ -83,9 +84,14 @@ struct cg_writer {
 	struct cg_range done[CG_MAX_DONE];
 	unsigned ndone;
 
-	/* Writeback started below started_to, waited for below waited_to */
+	/*
+	 * Writeback started below started_to, waited for below waited_to
+	 * once the job in flight ends; dropped below dropped_to (the
+	 * start of that job's wait)
+	 */
 	uint64_t started_to;
 	uint64_t waited_to;
+	uint64_t dropped_to;
 	bool busy;		/* a writeback job is in flight */
 	/* What every active stream wrote, dropped at close */
 	struct cg_range span;
