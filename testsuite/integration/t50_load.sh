@@ -10,7 +10,7 @@
 #     reported per mode, summed and per process, at its peak; the
 #     direct buffers all processes hold stay within direct memory.
 #  b. 4 clients read one 384 MiB file at once (a shared installer image),
-#     each at most 64 MiB/s, as behind a network link, started 0.25 s
+#     each at most 32 MiB/s, as behind a network link, started 0.5 s
 #     (16 MiB) apart:
 #     the bytes are right and the file's footprint is reported: its peak
 #     residency and what the device read for it. Streams of one file in
@@ -33,8 +33,8 @@ NFILES=${CG_LOAD_FILES:-32}
 FSIZE=$((64 * MiB))
 SHARED=$((384 * MiB))
 READERS=4
-RATE=64
-STAGGER=0.25
+RATE=32
+STAGGER=0.5
 LONGSIZE=$((192 * MiB))
 window=$((8 * MiB))
 reader_gap=$((128 * MiB))
