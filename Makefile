@@ -16,6 +16,9 @@
 #   make test-asan	unit and integration tests under ASan/UBSan, valgrind
 #   make fuzz		the libFuzzer harnesses, CG_FUZZ_TIME seconds each
 #   make demo		copy a 1 GiB file through a plain and a guarded share
+#   make bench		the benchmark: scenario S (one copy, pairs against
+#			plain), the mixed workload (A, B, C), an upload
+#   make bench-single	scenario S alone (BENCH_READ_IOPS=N: capped)
 #   make bench-upload	the mixed workload with a 4 GiB upload (make bench
 #			runs it after the download scenarios)
 #   make soak		a randomized client load against every mode for
@@ -33,10 +36,12 @@ DEB_DEPS = samba smbclient samba-testsuite libcmocka-dev dpkg-dev \
 	build-essential pkg-config python3 util-linux fio libsmbclient-dev \
 	xsltproc docbook-xsl docbook-xml gnuplot-nox xfsprogs btrfs-progs \
 	debhelper fakeroot man-db rpm nocache python3-impacket \
-	iproute2 procps passwd e2fsprogs valgrind clang libclang-rt-dev
+	iproute2 procps passwd e2fsprogs valgrind clang libclang-rt-dev \
+	bindfs
 
 .PHONY: all deps build build-asan build-fuzz test test-asan fuzz fuzz-corpus \
-	unit soak demo bench bench-smoke bench-upload bench-readpath deb test-package \
+	unit soak demo bench bench-single bench-smoke bench-upload \
+	bench-readpath deb test-package \
 	test-trixie deb-trixie test-kernels \
 	install uninstall clean distclean
 
@@ -75,7 +80,10 @@ build-fuzz/%: testsuite/fuzz/%.c testsuite/fuzz/fuzz_common.h \
 	@mkdir -p build-fuzz
 	@clang $(FUZZ_CFLAGS) -o $@ $< $(wildcard source/*.c)
 
-test: build build-asan build-fuzz
+# CG_ENGINE_ELSEWHERE (testsuite/run): the engine-only scripts skipped,
+# and the fuzzers not built
+export CG_ENGINE_ELSEWHERE
+test: build build-asan $(if $(CG_ENGINE_ELSEWHERE),,build-fuzz)
 	@testsuite/run
 
 # The sanitizer scripts (t01, t02, t12) alone; t12 runs smbd with the
@@ -108,11 +116,18 @@ torture: build
 demo: build
 	@tools/demo
 
-# The mixed-workload benchmark (testsuite/bench); smoke: tiny sizes
-# The download scenarios, then the upload one (BENCH_UPLOAD=0: without)
+# The mixed-workload benchmark (testsuite/bench); smoke: tiny sizes.
+# Scenario S (one copy, no memory pressure, pairs against plain), the
+# download scenarios, then the upload one (BENCH_UPLOAD=0: without);
+# BENCH_READ_IOPS=500 caps smbd's reads in every one of them
 bench: build
+	@testsuite/bench/pairs.sh
 	@testsuite/bench/run
 	@if [ "$${BENCH_UPLOAD:-1}" != 0 ]; then testsuite/bench/upload.sh; fi
+
+# Scenario S alone: one cold copy per mode against plain, in pairs
+bench-single: build
+	@testsuite/bench/pairs.sh
 
 bench-smoke: build
 	@BENCH_SMOKE=1 testsuite/bench/run
@@ -135,10 +150,12 @@ test-package: deb
 # /var/cache/vfs-cacheguard/root-trixie (tools/release-root), in which
 # "make test" installs what it needs, prepares the 4.22 tree and runs the
 # whole suite against Debian 13's own smbd, smbclient and smbtorture
-# (the suite in a network namespace of its own: see tools/in-root)
+# (the suite in a network namespace of its own: see tools/in-root), but
+# the engine-only scripts (t01, t02, t97), which the host suite runs
 test-trixie:
 	@tools/in-root trixie make build
-	@tools/in-root --private-net trixie make test
+	@tools/in-root --private-net trixie make test \
+		CG_ENGINE_ELSEWHERE="run once by the host suite (make test)"
 
 # Debian 12's 6.1 and Debian 13's 6.12 kernels under QEMU (TCG), each
 # with a root of its release and the module built there

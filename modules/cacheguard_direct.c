@@ -92,12 +92,22 @@
 
 #include "cacheguard_glue.h"
 #include "../source/cg_dsched.h"
+#include "../source/cg_sys.h"
 
 #undef DBGC_CLASS
 #define DBGC_CLASS vfs_cacheguard_debug_level
 
 /* Buffers are page aligned at least, whatever the device asks */
 #define CG_DIRECT_MIN_MEM_ALIGN 4096
+
+/*
+ * A transparent huge page. The prefetch buffer starts on one and its
+ * segments are one at least: a fill is then one bio segment and one
+ * device request of 2 MiB, where in 4 KiB pages a 1 MiB fill was two
+ * requests (the queue's max_segments, 254 on virtio): 4x the requests
+ * on storage that counts them (docs/benchmarks.md).
+ */
+#define CG_DIRECT_HUGE_PAGE (2 * 1024 * 1024)
 
 /*
  * Buffers for O_DIRECT come straight from mmap, page-aligned, and go
@@ -117,21 +127,38 @@ static void *cg_direct_buf_alloc(size_t len)
 /*
  * The prefetch buffer: address space for the largest table, of which
  * only [0, used) is usable (and, with strict overcommit, committed);
- * cg_direct_buf_commit makes more of it usable when the table grows
+ * cg_direct_buf_commit makes more of it usable when the table grows.
+ * It starts on a huge-page boundary and asks for transparent huge
+ * pages (CG_DIRECT_HUGE_PAGE): where THP is "never", or none is free, the
+ * kernel gives 4 KiB pages and the reads are only smaller. The pages
+ * are faulted in by the fills' O_DIRECT reads, in the thread pool.
  */
 static void *cg_direct_buf_reserve(size_t reserve, size_t used)
 {
-	void *p = mmap(NULL, reserve, PROT_NONE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	size_t len = reserve + CG_DIRECT_HUGE_PAGE;
+	uint8_t *p = mmap(NULL, len, PROT_NONE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	uint8_t *a = NULL;
 
 	if (p == MAP_FAILED) {
 		return NULL;
 	}
-	if (mprotect(p, used, PROT_READ | PROT_WRITE) != 0) {
-		munmap(p, reserve);
+	a = (uint8_t *)(((uintptr_t)p + CG_DIRECT_HUGE_PAGE - 1) &
+			~((uintptr_t)CG_DIRECT_HUGE_PAGE - 1));
+	if (a > p) {
+		munmap(p, (size_t)(a - p));
+	}
+	if (p + len > a + reserve) {
+		munmap(a + reserve, (size_t)(p + len - (a + reserve)));
+	}
+#ifdef MADV_HUGEPAGE
+	(void)madvise(a, reserve, MADV_HUGEPAGE);
+#endif
+	if (mprotect(a, used, PROT_READ | PROT_WRITE) != 0) {
+		munmap(a, reserve);
 		return NULL;
 	}
-	return p;
+	return a;
 }
 
 static bool cg_direct_buf_commit(void *p, size_t off, size_t len)
@@ -201,8 +228,6 @@ struct cg_direct_read_state {
 static struct cg_direct *cg_direct_live;
 /* Bytes of prefetch buffer this process holds */
 static size_t cg_direct_mem_in_use;
-/* The budget file could not be used: count per process, logged once */
-static bool cg_direct_budget_broken;
 
 size_t cg_direct_memory_in_use(void)
 {
@@ -291,55 +316,46 @@ int cg_direct_reopen(int fd)
  */
 static int cg_direct_budget_open(void)
 {
-	int fd = cg_state_file_open("budget");
-
-	if (fd == -1 && !cg_direct_budget_broken) {
-		int err = errno;
-
-		cg_direct_budget_broken = true;
-		DBG_ERR("budget file %s/cacheguard/budget: %s; cacheguard:"
-			"direct memory now bounds each smbd process on its "
-			"own\n",
-			lp_state_directory(),
-			strerror(err));
-		errno = err;
-	}
-	return fd;
+	return cg_state_file_open("budget");
 }
 
 /*
  * Units of the budget for mem bytes: the budget descriptor holding them,
- * or -1; *spent when the budget has no room for them. When the budget
- * file cannot be used, this process's own total is held to the limit.
+ * or -1; *spent when there is no room for them. No room includes a
+ * failure for a moment (descriptors or memory short, lock races lost):
+ * the next stream asks again. Only where no budget file can be had at
+ * all is this process's own total held to the limit.
  */
 static int cg_direct_budget_take(size_t mem,
 				 uint64_t limit,
 				 bool per_process,
 				 bool *spent)
 {
-	int fd = -1;
+	static int logged;	/* the errno last logged, once each */
+	int fd, err = 0;
 
 	*spent = false;
 	if (mem == 0) {
 		return -1;
 	}
-	if (!cg_direct_budget_broken) {
-		fd = cg_direct_budget_open();
-	}
+	fd = cg_budget_acquire(cg_direct_budget_open, mem, limit, &err);
 	if (fd != -1) {
-		if (cg_budget_take(fd, mem, limit) == 0) {
-			return fd;
+		return fd;
+	}
+	if (!cg_budget_absent(err)) {
+		if (err != ENOSPC) {
+			DBG_INFO("budget file: %s; no room this time\n",
+				 strerror(err));
 		}
-		if (errno == ENOSPC) {
-			close(fd);
-			*spent = true;
-			return -1;
-		}
-		DBG_ERR("budget lock: %s; cacheguard:direct memory now "
-			"bounds each smbd process on its own\n",
-			strerror(errno));
-		cg_direct_budget_broken = true;
-		close(fd);
+		*spent = true;
+		return -1;
+	}
+	if (logged != err) {
+		logged = err;
+		DBG_ERR("budget file %s/cacheguard/budget: %s; cacheguard:"
+			"direct memory bounds each smbd process on its own\n",
+			lp_state_directory(),
+			strerror(err));
 	}
 	*spent = per_process && (cg_direct_mem_in_use > limit ||
 				 mem > limit - cg_direct_mem_in_use);
@@ -478,36 +494,6 @@ struct cg_direct_job {
 	struct cg_direct_job *prev, *next;	/* d->fills or d->jobs */
 };
 
-/* pread() to count bytes or end of file, which a partial block marks */
-static ssize_t cg_direct_read_full(int fd,
-				   uint8_t *buf,
-				   size_t count,
-				   off_t offset,
-				   size_t align)
-{
-	size_t done = 0;
-
-	while (done < count) {
-		ssize_t ret = pread(fd, buf + done, count - done,
-				    offset + (off_t)done);
-
-		if (ret == -1 && errno == EINTR) {
-			continue;
-		}
-		if (ret == -1) {
-			return -1;
-		}
-		if (ret == 0) {
-			break;
-		}
-		done += (size_t)ret;
-		if (done % align != 0) {
-			break;
-		}
-	}
-	return (ssize_t)done;
-}
-
 /* The descriptor and alignment cg_dio_read_inplace() reads with */
 struct cg_direct_reader {
 	int fd;
@@ -521,7 +507,7 @@ static ssize_t cg_direct_read_aligned(void *ctx,
 {
 	const struct cg_direct_reader *r = ctx;
 
-	return cg_direct_read_full(r->fd, buf, len, (off_t)off, r->align);
+	return cg_dio_read_full(&cg_sys_linux, r->fd, buf, len, off, r->align);
 }
 
 static void cg_direct_do(void *private_data)
@@ -542,6 +528,7 @@ static void cg_direct_do(void *private_data)
 							 &job->ver);
 		job->ret = job->stale ? -1
 				      : (ssize_t)cg_prefetch_copy_pieces(
+						&cg_sys_linux,
 						job->mem,
 						job->pieces,
 						job->npieces,
@@ -557,11 +544,12 @@ static void cg_direct_do(void *private_data)
 					       &r);
 		job->err = job->ret == -1 ? errno : 0;
 	} else {
-		job->ret = cg_direct_read_full(job->fd,
-					       job->buf,
-					       job->count,
-					       job->offset,
-					       job->align);
+		job->ret = cg_dio_read_full(&cg_sys_linux,
+					    job->fd,
+					    job->buf,
+					    job->count,
+					    (uint64_t)job->offset,
+					    job->align);
 		job->err = job->ret == -1 ? errno : 0;
 	}
 	clock_gettime_mono(&end);
@@ -854,21 +842,32 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 		.align = align,
 		.limit = cfg->direct_memory,
 	};
+	/* segments of a huge page at least (cg_direct_buf_reserve) */
 	cg_dsched_init(&d->sched, &cg_direct_sched_ops, d,
-		       cfg->direct_prefetch, align, size, cfg->direct_memory);
+		       cfg->direct_prefetch, MAX(align, CG_DIRECT_HUGE_PAGE),
+		       size, cfg->direct_memory);
 	mem = cg_prefetch_memory(&d->sched.pf);
 	reserve = d->sched.pf.seg_size * CG_PREFETCH_MAX_SEGS;
 	budget_fd = cg_direct_budget_take(mem, cfg->direct_memory, true,
 					  &spent);
 	if (spent) {
-		*fail = CG_DIRECT_FAIL_MEMORY;
+		/*
+		 * No room for a prefetch buffer: the stream still reads
+		 * direct, each client read one O_DIRECT read into smbd's
+		 * own buffer, so that a crowd of copies leaves nothing in
+		 * the page cache (through it, with its readahead, each
+		 * would hold tens of MiB)
+		 */
 		DBG_INFO("%s: %zu bytes of prefetch buffer would pass "
 			 "cacheguard:direct memory (%ju), all smbd processes "
-			 "together (%zu held here)\n",
+			 "together (%zu held here): direct without prefetch\n",
 			 fsp_str_dbg(fsp), mem, (uintmax_t)cfg->direct_memory,
 			 cg_direct_mem_in_use);
-		TALLOC_FREE(d);
-		return NULL;
+		cg_dsched_init(&d->sched, &cg_direct_sched_ops, d, 0,
+			       MAX(align, CG_DIRECT_HUGE_PAGE), size,
+			       cfg->direct_memory);
+		mem = 0;
+		reserve = 0;
 	}
 	d->io = cg_direct_io_open(fd, mem, reserve, budget_fd);
 	if (d->io == NULL) {
@@ -935,8 +934,8 @@ static int cg_direct_read_state_destructor(struct cg_direct_read_state *state)
 /*
  * A MISS: the request's own aligned read. Into the request's buffer when
  * the request starts aligned (cg_dio_inplace), which costs a bounce of a
- * few blocks for its tail only: the four 16 MiB prefetch buffers of four
- * smbclient copies hold all of the default direct memory, and their
+ * few blocks for its tail only: the prefetch buffers of four smbclient
+ * copies hold all of the default direct memory, and their
  * reads must stay direct. Otherwise into a bounce buffer, counted in the
  * budget while it lives; without room, CG_DIRECT_NO_BUDGET.
  */
@@ -1032,7 +1031,8 @@ static void cg_direct_read_done(struct cg_direct_job *job)
 		return;
 	}
 	got = cg_dio_trim(&state->plan, state->n, (size_t)job->ret);
-	memcpy(state->data, job->buf + state->plan.skip, got);
+	cg_sys_copy(&cg_sys_linux, state->data, job->buf + state->plan.skip,
+		    got);
 	state->ret = (ssize_t)got;
 	tevent_req_done(state->req);
 }
@@ -1301,12 +1301,13 @@ static ssize_t cg_direct_read_now(struct cg_direct *d,
 					  cg_direct_read_aligned, &r);
 		err = errno;
 	} else {
-		got = cg_direct_read_full(d->io->fd, bounce, plan.len,
-					  (off_t)plan.off, d->align);
+		got = cg_dio_read_full(&cg_sys_linux, d->io->fd, bounce,
+				       plan.len, plan.off, d->align);
 		err = errno;
 		if (got != -1) {
 			got = (ssize_t)cg_dio_trim(&plan, n, (size_t)got);
-			memcpy(data, bounce + plan.skip, (size_t)got);
+			cg_sys_copy(&cg_sys_linux, data, bounce + plan.skip,
+				    (size_t)got);
 		}
 	}
 	if (bounce != NULL) {
@@ -1334,8 +1335,8 @@ ssize_t cg_direct_pread(struct cg_direct *d,
 		errno = EINVAL;
 		return -1;
 	}
-	got = cg_dsched_pread(&d->sched, d->io->mem, (uint64_t)offset, n,
-			      inflight, data);
+	got = cg_dsched_pread(&d->sched, &cg_sys_linux, d->io->mem,
+			      (uint64_t)offset, n, inflight, data);
 	if (got != -1) {
 		return got;	/* a HIT */
 	}

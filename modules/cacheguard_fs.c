@@ -21,6 +21,7 @@
 #include "smbd/smbd.h"
 
 #include <sys/uio.h>
+#include <sys/vfs.h>
 
 #include "cacheguard_glue.h"
 #include "../source/cg_sys.h"
@@ -124,8 +125,11 @@ void cg_fs_lacks(dev_t dev, unsigned flag, const char *what, int err)
 }
 
 /*
- * auto: what the filesystem of fsp supports, found once per process with
- * a one-byte uncached read and, where that fails, an O_DIRECT reopen.
+ * auto: what the filesystem of fsp is (fstatfs: network or FUSE, see
+ * CG_FS_REMOTE) and supports, found once per process with a one-byte
+ * uncached read and, where that fails, an O_DIRECT reopen. A
+ * read that fails otherwise is no answer (EBADF: an upload's descriptor
+ * opened for writing only): the next file asks again.
  */
 void cg_fs_probe(struct files_struct *fsp)
 {
@@ -134,14 +138,23 @@ void cg_fs_probe(struct files_struct *fsp)
 	int fd = fsp_get_io_fd(fsp);
 	char byte = 0;
 	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	int dfd;
+	struct statfs sfs;
+	int dfd, err = 0;
 
 	if (fs == NULL || (fs->flags & CG_FS_PROBED)) {
 		return;
 	}
-	fs->flags |= CG_FS_PROBED;
-	if (preadv2(fd, &iov, 1, 0, CG_RWF_DONTCACHE) == -1 &&
-	    (errno == EOPNOTSUPP || errno == EINVAL)) {
+	if (fstatfs(fd, &sfs) != 0) {
+		return;		/* asked again at the next stream */
+	}
+	if (preadv2(fd, &iov, 1, 0, CG_RWF_DONTCACHE) == -1) {
+		err = errno;
+	}
+	if (err != 0 && err != EOPNOTSUPP && err != EINVAL) {
+		return;
+	}
+	fs->flags |= CG_FS_PROBED | cg_fs_type_lacks((uint64_t)sfs.f_type);
+	if (err != 0) {
 		fs->flags |= CG_FS_NO_DONTCACHE;
 		dfd = cg_direct_reopen(fd);
 		if (dfd != -1) {
@@ -163,6 +176,7 @@ unsigned cg_fs_lacks_of(dev_t dev)
 	struct cacheguard_fs *fs = cacheguard_fs(dev);
 
 	return fs != NULL ? fs->flags & (CG_FS_NO_DONTCACHE | CG_FS_NO_DIRECT |
-					 CG_FS_NO_DONTCACHE_WRITE)
+					 CG_FS_NO_DONTCACHE_WRITE |
+					 CG_FS_REMOTE)
 			  : CG_FS_NO_DONTCACHE | CG_FS_NO_DIRECT;
 }

@@ -27,8 +27,13 @@
  *
  * After the tree connect smbd runs as the client's user, and its umask
  * is 0. So the files are written as smbd itself (become_root), with an
- * explicit 0644, through a temporary name made with O_EXCL|O_NOFOLLOW in
- * a directory opened with O_NOFOLLOW, then renamed into place. Each file
+ * explicit 0600, through a temporary name made with O_EXCL|O_NOFOLLOW in
+ * a directory opened with O_NOFOLLOW, then renamed into place. They are
+ * root's alone, in a directory of mode 0700 (one an older version made
+ * 0755 is tightened): a process serves one client's connection, and its
+ * "hot" counter says how many of the files that user read were in the
+ * page cache, which the kernel tells only their owners and writers
+ * (cachestat, mincore), and the module asks as root. Each file
  * carries its process's start time: a file whose pid is gone, or now
  * belongs to a process started at another time, is of an exited process
  * and is removed by the next process that starts writing, so the
@@ -219,18 +224,24 @@ static int cg_status_write_as_root(const char *dir, time_t now)
 {
 	char name[32];
 	char tmp[40];
+	struct stat st;
 	int dirfd = -1;
 	int fd = -1;
 	int err = 0;
 
 	snprintf(name, sizeof(name), "%d", (int)getpid());
 	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
-	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
 		return errno;
 	}
 	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dirfd == -1) {
 		return errno;
+	}
+	if (fstat(dirfd, &st) == 0 && st.st_uid == geteuid() &&
+	    (st.st_mode & 077) != 0) {
+		/* made 0755 by an older version */
+		(void)fchmod(dirfd, 0700);
 	}
 	if (!cg_status_swept) {
 		cg_status_swept = true;
@@ -240,7 +251,7 @@ static int cg_status_write_as_root(const char *dir, time_t now)
 	unlinkat(dirfd, tmp, 0);
 	fd = openat(dirfd, tmp,
 		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		    0644);
+		    0600);
 	if (fd == -1) {
 		err = errno;
 		goto out;
@@ -304,7 +315,7 @@ int cg_state_file_open(const char *name)
 	}
 	if (path != NULL) {
 		become_root();
-		if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+		if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
 			err = errno;
 		} else {
 			fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW |

@@ -117,25 +117,55 @@ static int cacheguard_resident(int fd,
 }
 
 /*
- * The server's stream file (source/cg_share.c): streams of one file in
- * several smbd processes keep what the others still need. Without it each
- * stream drops as if alone; said once per process.
+ * A new descriptor of one of the server's lock files in the state
+ * directory; without it the engine does without, which is said at level
+ * 0 once per process (*logged), with what it costs.
  */
-static int cacheguard_share_open(void)
+static int cacheguard_lock_file_open(const char *name,
+				     const char *what,
+				     bool *logged,
+				     const char *without)
 {
-	static bool logged;
-	int fd = cg_state_file_open("streams");
+	int fd = cg_state_file_open(name);
 
-	if (fd == -1 && !logged) {
-		logged = true;
-		DBG_ERR("stream file: %s; streams of one file in several "
-			"smbd processes drop each other's pages\n",
-			strerror(errno));
+	if (fd == -1 && !*logged) {
+		*logged = true;
+		DBG_ERR("%s: %s; %s\n", what, strerror(errno), without);
 	}
 	return fd;
 }
 
-/* cg_sys_linux with cacheguard_resident and cacheguard_share_open */
+/*
+ * The server's stream file (source/cg_share.c): streams of one file in
+ * several smbd processes keep what the others still need. Without it each
+ * stream drops as if alone.
+ */
+static int cacheguard_share_open(void)
+{
+	static bool logged;
+
+	return cacheguard_lock_file_open("streams", "stream file", &logged,
+					 "streams of one file in several smbd "
+					 "processes drop each other's pages");
+}
+
+/*
+ * The server's readahead budget file (cacheguard:readahead memory,
+ * source/cg_stream.c). Without it every stream reads ahead on its own,
+ * bounded: slower on a disk that counts requests, never a larger
+ * footprint.
+ */
+static int cacheguard_ra_open(void)
+{
+	static bool logged;
+
+	return cacheguard_lock_file_open("readahead",
+					 "readahead budget file", &logged,
+					 "no stream keeps the kernel's "
+					 "readahead");
+}
+
+/* cg_sys_linux with the residency probe and the state files above */
 static struct cg_sys cacheguard_sys;
 
 /*
@@ -231,7 +261,10 @@ static int cacheguard_connect(struct vfs_handle_struct *handle,
 		SMB_VFS_NEXT_DISCONNECT(handle);
 		return -1;
 	});
-	cg_status_write(true);
+	if (cfg->mode != CG_MODE_OFF) {
+		/* off: no state and no system calls, as documented */
+		cg_status_write(true);
+	}
 	return 0;
 
 bad_option:
@@ -812,7 +845,8 @@ static void cacheguard_log_summary(struct files_struct *fsp,
 	DBG_PREFIX(2,
 		   ("%s: size %ju read %ju mode %s; served buffered %ju "
 		    "dontcache %ju direct %ju; dropped %ju in %ju calls; "
-		    "streams %ju hot %ju; reads via pread_send %ju pread %ju "
+		    "streams %ju (kernel readahead %ju) hot %ju; reads via "
+		    "pread_send %ju pread %ju "
 		    "sendfile %ju; fallbacks %ju%s%s\n",
 		    fsp_str_dbg(fsp),
 		    (uintmax_t)cgf->file.stream.file_size,
@@ -824,6 +858,7 @@ static void cacheguard_log_summary(struct files_struct *fsp,
 		    (uintmax_t)st->bytes_dropped,
 		    (uintmax_t)st->drops,
 		    (uintmax_t)st->streams,
+		    (uintmax_t)st->ra_granted,
 		    (uintmax_t)st->hot,
 		    (uintmax_t)cgf->n_pread_send,
 		    (uintmax_t)cgf->n_pread,
@@ -904,6 +939,7 @@ NTSTATUS vfs_cacheguard_init(TALLOC_CTX *ctx)
 	cacheguard_sys = cg_sys_linux;
 	cacheguard_sys.resident = cacheguard_resident;
 	cacheguard_sys.share_open = cacheguard_share_open;
+	cacheguard_sys.ra_open = cacheguard_ra_open;
 	status = smb_register_vfs(SMB_VFS_INTERFACE_VERSION,
 				  "cacheguard",
 				  &vfs_cacheguard_fns);

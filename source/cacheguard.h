@@ -56,12 +56,22 @@ struct cg_config {
 	/* Percent of a file resident at stream start that marks it hot */
 	unsigned hot_threshold;
 	/*
-	 * An active stream's own readahead: the kernel's is turned off on
-	 * its descriptor (FADV_RANDOM) and, through the page cache,
-	 * WILLNEED keeps this far ahead of the front. 0 leaves readahead
-	 * to the kernel (the device's read_ahead_kb, no hint).
+	 * An active stream's own readahead, for the streams beyond
+	 * readahead_memory: the kernel's is turned off on its descriptor
+	 * (FADV_RANDOM) and, through the page cache, WILLNEED keeps this
+	 * far ahead of the front. 0 leaves readahead to the kernel for
+	 * every stream (the device's read_ahead_kb, no hint).
 	 */
 	uint64_t readahead;
+	/*
+	 * The page cache that the kernel's own readahead of streams, of all
+	 * smbd processes together, may hold ahead of their clients: a
+	 * stream whose two windows of twice read_ahead_kb fit in what is
+	 * left keeps the kernel's readahead (FADV_SEQUENTIAL, its large
+	 * requests); the others read ahead on their own (readahead).
+	 * 0: none keeps it.
+	 */
+	uint64_t readahead_memory;
 	/*
 	 * Streams of one file (cg_share.c): how far behind another stream
 	 * a reader may be and still find its pages cached. 0: each stream
@@ -172,6 +182,7 @@ struct cg_stats {
 	uint64_t drops;		/* DONTNEED calls */
 	uint64_t streams;	/* times a stream became active */
 	uint64_t hot;		/* times a stream found the file hot */
+	uint64_t ra_granted;	/* of those, with the kernel's readahead */
 };
 
 struct cg_stream {
@@ -185,8 +196,20 @@ struct cg_stream {
 	 */
 	uint64_t kernel_ra;
 	enum cg_via via;	/* cg_stream_set_via() */
-	/* FADV_RANDOM is in force on the descriptor: restore NORMAL */
-	bool ra_off;
+	/*
+	 * The readahead hint in force on the descriptor, POSIX_FADV_RANDOM
+	 * (its own readahead) or POSIX_FADV_SEQUENTIAL (the kernel's, for
+	 * a stream holding the readahead budget); FADV_NORMAL, none, is
+	 * restored when the stream ends.
+	 */
+	int ra_hint;
+	/*
+	 * While active, a descriptor of the server's readahead budget file
+	 * holding this stream's share of readahead_memory (cg_budget.c):
+	 * the stream keeps the kernel's readahead. -1: it reads ahead on
+	 * its own, or is not active.
+	 */
+	int ra_fd;
 	/*
 	 * Nothing of the file ahead of the stream was cached when it
 	 * became active: no one else's pages to spare.
@@ -349,6 +372,17 @@ enum cg_direct_fail {
 /* What a filesystem lacks, learnt from a probe or a failure */
 #define CG_FS_NO_DONTCACHE 0x2
 #define CG_FS_NO_DIRECT 0x4
+/*
+ * ... or from its type: a network or FUSE filesystem, whose files change
+ * beyond the kernel's sight and whose ctime may come from a cache (NFS
+ * answers fstat from its attribute cache, up to acregmax, 60 s by
+ * default), so that direct mode's prefetch could serve bytes another
+ * client has overwritten. auto serves its streams with dontneed there.
+ */
+#define CG_FS_REMOTE 0x10
+
+/* CG_FS_REMOTE for a statfs f_type that is one, else 0 */
+unsigned cg_fs_type_lacks(uint64_t f_type);
 
 struct cg_file {
 	struct cg_stream stream;
@@ -600,7 +634,7 @@ size_t cg_prefetch_memory(const struct cg_prefetch *pf);
 
 /*
  * Segments the table wants for the largest request seen with inflight
- * requests outstanding: their window and one request more, at most most
+ * requests outstanding: their window and two requests more, at most most
  * bytes (rounded up to a segment) and CG_PREFETCH_MAX_SEGS, never fewer
  * than it has (0: prefetch is off)
  */
@@ -608,8 +642,17 @@ unsigned cg_prefetch_wanted(const struct cg_prefetch *pf,
 			    unsigned inflight,
 			    uint64_t most);
 
-/* The most one stream's table grows to: this share of direct memory */
-#define CG_PREFETCH_STREAM_SHARE 4
+/*
+ * The most one stream's table grows to: this share of direct memory. A
+ * half: smbclient reads 8 MiB at a time, two in flight, and a table of a
+ * quarter (8 MiB of a 32M budget) left most of its reads a MISS read
+ * into smbd's own 4 KiB pages, small requests: 0.74-1.13x the plain
+ * share at 500 read IOPS, 1.22-1.47x at a half (docs/benchmarks.md).
+ * At 64M, where a half is the 32 MiB that two reads past smbclient's
+ * window want, four copies in scenario C pushed 107 MiB of the hot set
+ * out of its cgroup against 9.5 MiB at 32M: the default stays 32M.
+ */
+#define CG_PREFETCH_STREAM_SHARE 2
 
 /*
  * The buffer now holds nseg segments (slot i still at i * seg_size):
@@ -635,10 +678,14 @@ enum cg_pf_lookup cg_prefetch_lookup(const struct cg_prefetch *pf,
 				     size_t *avail);
 
 /*
- * Copy a HIT out of mem (the table's buffer) into dst; returns the
- * bytes copied. Segments whose bytes have all been copied are released.
+ * Copy a HIT out of mem (the table's buffer) into dst, through sys
+ * (cg_sys_copy); returns the bytes copied. Segments whose bytes have
+ * all been copied are released.
  */
+struct cg_sys;
+
 size_t cg_prefetch_copy(struct cg_prefetch *pf,
+			const struct cg_sys *sys,
 			const uint8_t *mem,
 			uint64_t off,
 			size_t n,
@@ -678,8 +725,12 @@ bool cg_prefetch_pieces_current(const struct cg_pf_piece *pieces,
 				unsigned np,
 				const struct cg_pf_version *now);
 
-/* Copy the pieces out of mem into dst, in order: no table access */
-size_t cg_prefetch_copy_pieces(const uint8_t *mem,
+/*
+ * Copy the pieces out of mem into dst, in order, through sys
+ * (cg_sys_copy): no table access
+ */
+size_t cg_prefetch_copy_pieces(const struct cg_sys *sys,
+			       const uint8_t *mem,
 			       const struct cg_pf_piece *pieces,
 			       unsigned np,
 			       uint8_t *dst);
@@ -738,5 +789,24 @@ int cg_budget_take(int fd, uint64_t bytes, uint64_t limit);
 
 /* Bytes all holders have taken below limit: for status and tests */
 uint64_t cg_budget_used(int fd, uint64_t limit);
+
+/*
+ * Units for bytes from a descriptor of the budget file of its own, which
+ * open_file() opens (-1 and errno on failure): that descriptor, or -1
+ * and in *err why. cg_budget_absent(*err) tells the two kinds apart.
+ */
+int cg_budget_acquire(int (*open_file)(void),
+		      uint64_t bytes,
+		      uint64_t limit,
+		      int *err);
+
+/*
+ * Whether a failure of cg_budget_acquire() means that no budget file can
+ * be had here (no state directory, no permission, a read-only one, no
+ * OFD locks): then each process bounds itself. Every other failure, the
+ * budget spent, lock races lost, descriptors or memory short for a
+ * moment, is no room now: never no limit.
+ */
+bool cg_budget_absent(int err);
 
 #endif /* CACHEGUARD_H */

@@ -100,7 +100,11 @@ int cg_budget_take(int fd, uint64_t bytes, uint64_t limit)
 		if (cg_budget_lock(fd, F_OFD_SETLK, &fl, pos, want) == 0) {
 			return 0;
 		}
-		if ((errno != EAGAIN && errno != EACCES) || ++races > 8) {
+		if (errno != EAGAIN && errno != EACCES) {
+			return -1;
+		}
+		if (++races > 8) {
+			errno = EAGAIN;	/* races lost, not a permission */
 			return -1;
 		}
 		/* another buffer took some of it meanwhile: look again */
@@ -137,4 +141,40 @@ uint64_t cg_budget_used(int fd, uint64_t limit)
 		pos = end;
 	}
 	return used * CG_BUDGET_UNIT;
+}
+
+int cg_budget_acquire(int (*open_file)(void),
+		      uint64_t bytes,
+		      uint64_t limit,
+		      int *err)
+{
+	int fd = open_file();
+
+	if (fd == -1) {
+		*err = errno;
+		return -1;
+	}
+	if (cg_budget_take(fd, bytes, limit) == 0) {
+		*err = 0;
+		return fd;
+	}
+	*err = errno;
+	close(fd);
+	return -1;
+}
+
+bool cg_budget_absent(int err)
+{
+	switch (err) {
+	case ENOENT:	/* no state directory */
+	case ENOTDIR:
+	case EACCES:	/* the open's: a lock conflict is EAGAIN here */
+	case EPERM:
+	case EROFS:
+	case EINVAL:	/* no OFD locks in this kernel */
+	case ENOSYS:
+		return true;
+	default:
+		return false;
+	}
 }

@@ -49,6 +49,7 @@
 #include <string.h>
 
 #include "cacheguard.h"
+#include "cg_sys.h"
 
 #define CG_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define CG_MAX(a, b) ((a) > (b) ? (a) : (b))
@@ -217,11 +218,13 @@ size_t cg_prefetch_memory(const struct cg_prefetch *pf)
  * A client with inflight reads of max_read bytes outstanding has its
  * whole window, inflight * max_read below the front, waiting on segments
  * (loaded, loading, or none: a MISS). The table covers that window and
- * one read past it, so that the read the client sends next, at the
- * front, finds its segments loading already, and the device sees the
- * window's segments in flight at once (smbclient: 8 MiB reads, several
- * outstanding, against the 8 MiB default). At most most bytes, so that
- * a few deep streams cannot take all of a budget shared by many.
+ * two reads past it: a slot frees only when its copy into smbd's buffer
+ * ends, about when the client sends its next read, so with one read past
+ * the window that read's fills started only as it arrived, and it waited
+ * on them (smbclient's 8 MiB reads, two in flight: 20-34 of 64 reads of
+ * a 512 MiB file waited, 15 more found no slot and were read on their
+ * own; with two, 0-2 and 1). At most most bytes, so that a few deep
+ * streams cannot take all of a budget shared by many.
  */
 unsigned cg_prefetch_wanted(const struct cg_prefetch *pf,
 			    unsigned inflight,
@@ -233,7 +236,7 @@ unsigned cg_prefetch_wanted(const struct cg_prefetch *pf,
 	if (pf->nseg == 0) {
 		return 0;	/* prefetch is off */
 	}
-	want = (uint64_t)pf->max_read * ((uint64_t)inflight + 1);
+	want = (uint64_t)pf->max_read * ((uint64_t)inflight + 2);
 	want = CG_MIN(want, most);
 	nseg = CG_MIN(cg_div_up(want, pf->seg_size), CG_PREFETCH_MAX_SEGS);
 	return nseg > pf->nseg ? (unsigned)nseg : pf->nseg;
@@ -406,6 +409,7 @@ enum cg_pf_lookup cg_prefetch_lookup(const struct cg_prefetch *pf,
 }
 
 size_t cg_prefetch_copy(struct cg_prefetch *pf,
+			const struct cg_sys *sys,
 			const uint8_t *mem,
 			uint64_t off,
 			size_t n,
@@ -429,9 +433,11 @@ size_t cg_prefetch_copy(struct cg_prefetch *pf,
 			break;
 		}
 		chunk = (size_t)(CG_MIN(end, s->off + s->len) - pos);
-		memcpy(dst + done,
-		       mem + (size_t)i * pf->seg_size + (size_t)(pos - s->off),
-		       chunk);
+		cg_sys_copy(sys,
+			    dst + done,
+			    mem + (size_t)i * pf->seg_size +
+				    (size_t)(pos - s->off),
+			    chunk);
 		done += chunk;
 		pos += chunk;
 		s->used += chunk;
@@ -503,7 +509,8 @@ bool cg_prefetch_pieces_current(const struct cg_pf_piece *pieces,
 	return true;
 }
 
-size_t cg_prefetch_copy_pieces(const uint8_t *mem,
+size_t cg_prefetch_copy_pieces(const struct cg_sys *sys,
+			       const uint8_t *mem,
 			       const struct cg_pf_piece *pieces,
 			       unsigned np,
 			       uint8_t *dst)
@@ -512,7 +519,8 @@ size_t cg_prefetch_copy_pieces(const uint8_t *mem,
 	unsigned i;
 
 	for (i = 0; i < np; i++) {
-		memcpy(dst + done, mem + pieces[i].from, pieces[i].len);
+		cg_sys_copy(sys, dst + done, mem + pieces[i].from,
+			    pieces[i].len);
 		done += pieces[i].len;
 	}
 	return done;

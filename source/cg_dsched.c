@@ -28,7 +28,7 @@
  * counted against cacheguard:direct memory. A client with more in
  * flight than that (smbclient: 8 MiB reads, several at once) would find
  * its reads half loaded and read them again on their own, so the buffer
- * grows to the reads in flight plus one, up to a quarter of the budget,
+ * grows to the reads in flight plus two, up to half of the budget,
  * while the budget has room (cg_dsched_adapt).
  *
  *   request --> look up --+-- HIT -----> pin, copy out (ops->start_copy)
@@ -244,6 +244,7 @@ static enum cg_pf_lookup cg_dsched_lookup(struct cg_dsched *s,
 #define CG_DSCHED_SYNC_WAITS 4
 
 ssize_t cg_dsched_pread(struct cg_dsched *s,
+			const struct cg_sys *sys,
 			const uint8_t *mem,
 			uint64_t off,
 			size_t n,
@@ -268,7 +269,7 @@ ssize_t cg_dsched_pread(struct cg_dsched *s,
 	}
 	if (look == CG_PF_HIT) {
 		s->hits++;
-		got = cg_prefetch_copy(&s->pf, mem, off, n, dst);
+		got = cg_prefetch_copy(&s->pf, sys, mem, off, n, dst);
 		cg_dsched_refill(s);
 		return (ssize_t)got;
 	}

@@ -105,10 +105,12 @@ void cg_dsched_request(struct cg_dsched *s,
 		       unsigned inflight);
 
 /*
- * The sync path: HIT copies into dst out of mem (the table's buffer)
- * and returns the bytes; -1 for a MISS, which the caller reads itself
+ * The sync path: HIT copies into dst out of mem (the table's buffer),
+ * through sys (cg_sys_copy), and returns the bytes; -1 for a MISS, which
+ * the caller reads itself
  */
 ssize_t cg_dsched_pread(struct cg_dsched *s,
+			const struct cg_sys *sys,
 			const uint8_t *mem,
 			uint64_t off,
 			size_t n,

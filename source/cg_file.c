@@ -22,8 +22,9 @@
  * ----------------------
  *
  * auto is dontcache where the filesystem has RWF_DONTCACHE, else direct
- * where it has O_DIRECT, else dontneed; an explicit mode the filesystem
- * lacks becomes dontneed. A failure changes the mode by what it means:
+ * where it has O_DIRECT, else dontneed, and dontneed on network and FUSE
+ * filesystems (CG_FS_REMOTE); an explicit mode the filesystem lacks
+ * becomes dontneed. A failure changes the mode by what it means:
  *
  *   uncached read, EOPNOTSUPP/EINVAL   the filesystem has no
  *                                      RWF_DONTCACHE: remembered for it,
@@ -41,8 +42,36 @@
 
 #include "cacheguard.h"
 
+/* statfs f_types, from the kernel's <linux/magic.h> and the filesystems */
+static const uint32_t cg_remote_fs_types[] = {
+	0x6969,		/* NFS */
+	0x517B,		/* SMB (smbfs) */
+	0xFF534D42,	/* CIFS */
+	0xFE534D42,	/* SMB2 (the cifs client) */
+	0x65735546,	/* FUSE: fuse, fuseblk, virtiofs, glusterfs, sshfs */
+	0x00C36400,	/* Ceph */
+	0x01021997,	/* 9p */
+	0x5346414F,	/* AFS */
+	0x0BD00BD0,	/* Lustre */
+};
+
+unsigned cg_fs_type_lacks(uint64_t f_type)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(cg_remote_fs_types) / sizeof(uint32_t); i++) {
+		if ((uint32_t)f_type == cg_remote_fs_types[i]) {
+			return CG_FS_REMOTE;
+		}
+	}
+	return 0;
+}
+
 enum cg_mode cg_mode_resolve(enum cg_mode want, unsigned fs_lacks)
 {
+	if (want == CG_MODE_AUTO && (fs_lacks & CG_FS_REMOTE)) {
+		return CG_MODE_DONTNEED;
+	}
 	if (want == CG_MODE_AUTO) {
 		if ((fs_lacks & CG_FS_NO_DONTCACHE) == 0) {
 			return CG_MODE_DONTCACHE;

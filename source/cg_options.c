@@ -41,6 +41,7 @@ const struct cg_option cg_options[] = {
 	{"window", CG_OPT_SIZE, "8M", CG_FIELD(window)},
 	{"hot threshold", CG_OPT_PERCENT, "50", CG_FIELD(hot_threshold)},
 	{"readahead", CG_OPT_SIZE, "4M", CG_FIELD(readahead)},
+	{"readahead memory", CG_OPT_SIZE, "32M", CG_FIELD(readahead_memory)},
 	{"reader gap", CG_OPT_SIZE, "128M", CG_FIELD(reader_gap)},
 	{"direct prefetch", CG_OPT_SIZE, "8M", CG_FIELD(direct_prefetch)},
 	{"direct memory", CG_OPT_SIZE, "32M", CG_FIELD(direct_memory)},
@@ -309,14 +310,16 @@ void cg_config_describe(const struct cg_config *cfg, char *buf, size_t len)
 		 len,
 		 "mode=%s min file size=%" PRIu64 " stream trigger=%" PRIu64
 		 " window=%" PRIu64 " hot threshold=%u%% readahead=%" PRIu64
-		 " reader gap=%" PRIu64 " direct prefetch=%" PRIu64
-		 " direct memory=%" PRIu64 " direct min io=%" PRIu64,
+		 " readahead memory=%" PRIu64 " reader gap=%" PRIu64
+		 " direct prefetch=%" PRIu64 " direct memory=%" PRIu64
+		 " direct min io=%" PRIu64,
 		 cg_mode_name(cfg->mode),
 		 cfg->min_file_size,
 		 cfg->stream_trigger,
 		 cfg->window,
 		 cfg->hot_threshold,
 		 cfg->readahead,
+		 cfg->readahead_memory,
 		 cfg->reader_gap,
 		 cfg->direct_prefetch,
 		 cfg->direct_memory,

@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 
 #include "cg_sys.h"
 
@@ -34,6 +35,18 @@
  * so a hot read that misses queues behind less.
  */
 #define CG_UNCACHED_PIECE (1024 * 1024)
+
+void cg_sys_copy(const struct cg_sys *sys,
+		 void *dst,
+		 const void *src,
+		 size_t n)
+{
+	if (sys->copy != NULL) {
+		sys->copy(dst, src, n);
+		return;
+	}
+	memcpy(dst, src, n);
+}
 
 ssize_t cg_pread_full(const struct cg_sys *sys,
 		      int fd,
@@ -69,6 +82,42 @@ ssize_t cg_pread_full(const struct cg_sys *sys,
 			break;	/* end of file */
 		}
 		done += (size_t)ret;
+	}
+	return (ssize_t)done;
+}
+
+ssize_t cg_dio_read_full(const struct cg_sys *sys,
+			 int fd,
+			 void *buf,
+			 size_t n,
+			 uint64_t off,
+			 size_t align)
+{
+	uint64_t size = 0;
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t ret = sys->preadv2(fd, (char *)buf + done, n - done,
+					   off + done, 0);
+
+		if (ret == -1 && errno == EINTR) {
+			continue;
+		}
+		if (ret == -1) {
+			return -1;
+		}
+		if (ret == 0) {
+			break;
+		}
+		done += (size_t)ret;
+		if (done % align != 0) {
+			break;	/* no aligned read can follow */
+		}
+	}
+	if (done < n && sys->file_size != NULL &&
+	    sys->file_size(fd, &size) == 0 && off + done < size) {
+		errno = EIO;
+		return -1;
 	}
 	return (ssize_t)done;
 }

@@ -45,13 +45,43 @@
  * needs those pages. A gap that stays open more than a window behind
  * the front is a range the client skipped: contig moves past it, which
  * keeps the footprint bounded by window + readahead + reads in flight.
+ * A stream that drops all it reads drops the last few windows again with
+ * each drop (cg_redrop_from): the kernel's readahead can bring a dropped
+ * range back behind the front, where no read comes to drop it.
  *
  * Who reads ahead
  * ---------------
  *
- * The stream's own readahead, not the kernel's. With cacheguard:readahead
- * above 0 an active stream's descriptor gets FADV_RANDOM, which turns the
- * kernel's readahead off for this open file only, and a stream through
+ * The kernel, for as many streams as the server's readahead budget
+ * (cacheguard:readahead memory) holds. A stream that becomes active asks
+ * the budget for what the kernel's readahead holds ahead of a reader
+ * (cg_kernel_ra_cost), shared by all streams of all smbd processes
+ * (cg_budget.c, a lock file). With it, the stream keeps the kernel's
+ * readahead, with FADV_SEQUENTIAL, and reads in the same 1 MiB pieces
+ * as without (below; the readahead has brought them in by then): the
+ * kernel builds large folios and large device requests, which nothing
+ * the module
+ * issues can match (WILLNEED and reads with FADV_RANDOM go through the
+ * kernel's forced readahead: 4 KiB folios, requests split at the queue's
+ * segment limit). FADV_SEQUENTIAL, because smbd reads a stream from
+ * several threads at once: two 8 MiB reads in flight on a cold file
+ * that drops behind (DONTNEED or RWF_DONTCACHE) gave the device requests
+ * of 0.8 MiB on average with the device's window and of 3.5-4 MiB with
+ * the doubled one, 0.4 against 1.8-2.0 GB/s at 500 read IOPS, the
+ * same as one reader alone (build/cgbench, docs/benchmarks.md). Under
+ * RWF_DONTCACHE the readahead's folios are uncached as well (Linux
+ * 6.16+). The units go back when the stream ends or the file closes,
+ * not before: FADV_RANDOM would not end the kernel's readahead of the
+ * stream (a folio marked for the next async readahead starts one all
+ * the same, and that one marks the next; tried, and seen to run on),
+ * so a stream keeps what it was given, and the budget bounds it. With
+ * four copies at once one of them keeps it (docs/benchmarks.md,
+ * scenario C, what that costs).
+ *
+ * The streams beyond the budget read ahead on their own. With
+ * cacheguard:readahead above 0 such a stream's descriptor gets
+ * FADV_RANDOM, which turns the kernel's readahead off for this open file
+ * only, and a stream through
  * the page cache (dontneed) gets WILLNEED up to readahead past its front
  * (at least its largest read), in steps of a quarter of it. The kernel
  * would keep up to two windows of the device's read_ahead_kb ahead of
@@ -71,7 +101,7 @@
  * FADV_NORMAL is restored when the stream ends, moves to the direct path
  * or the file closes: the descriptor serves every other read of this
  * open too. cacheguard:readahead = 0 leaves the kernel's readahead alone
- * (no hint).
+ * for every stream (no hint, no budget).
  *
  * An uncached stream's window drops cover only windows where some read
  * went through the cache (the detection reads, fallbacks, small reads),
@@ -90,6 +120,7 @@
 
 #include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cacheguard.h"
 #include "cg_sys.h"
@@ -97,6 +128,8 @@
 #define CG_PAGE 4096ULL
 #define CG_FREE UINT64_MAX
 #define CG_STRAY_LIMIT 8
+/* Windows below dropped_to that a stream dropping all it reads drops again */
+#define CG_REDROP_WINDOWS 4
 /* The kernel's readahead when the device's is not known */
 #define CG_RA_SLACK (4ULL << 20)
 /*
@@ -230,6 +263,8 @@ void cg_stream_init(struct cg_stream *s,
 		.cached_min = CG_FREE,
 		.share_slot = CG_FREE,
 		.share_fd = -1,
+		.ra_hint = POSIX_FADV_NORMAL,
+		.ra_fd = -1,
 		.kept_lo = CG_FREE,
 	};
 	for (i = 0; i < CG_MAX_INFLIGHT; i++) {
@@ -238,10 +273,12 @@ void cg_stream_init(struct cg_stream *s,
 }
 
 static void cg_hints_off(struct cg_stream *s, int fd);
+static void cg_ra_give(struct cg_stream *s);
 
 static void cg_stream_restart(struct cg_stream *s, int fd, uint64_t off)
 {
 	cg_hints_off(s, fd);
+	cg_ra_give(s);
 	if (s->state == CG_ACTIVE) {
 		struct cg_range r = cg_stream_footprint(s);
 
@@ -305,7 +342,8 @@ static void cg_willneed(struct cg_stream *s, int fd)
 	uint64_t ra = cg_ra_distance(s);
 	uint64_t target, from, n;
 
-	if (ra == 0 || s->via != CG_VIA_CACHE || s->state != CG_ACTIVE) {
+	if (ra == 0 || s->via != CG_VIA_CACHE || s->state != CG_ACTIVE ||
+	    s->ra_fd != -1) {
 		return;
 	}
 	target = CG_MIN(s->front + ra, CG_MAX(s->file_size, s->front));
@@ -322,31 +360,88 @@ static void cg_willneed(struct cg_stream *s, int fd)
 }
 
 /*
- * The stream's readahead is its own from now (see "Who reads ahead"):
- * the kernel's off on the descriptor, WILLNEED ahead where it applies.
- * A stream on the direct path reads elsewhere; this descriptor serves
- * only its small reads and strays, with the kernel's usual readahead.
+ * What the kernel's readahead holds ahead of one reader with
+ * FADV_SEQUENTIAL: the current and the async window, each twice the
+ * device's read_ahead_kb.
+ */
+static uint64_t cg_kernel_ra_cost(const struct cg_stream *s)
+{
+	return 4 * (s->kernel_ra >= CG_PAGE ? s->kernel_ra : CG_RA_SLACK);
+}
+
+/*
+ * The kernel's readahead for this stream, if the server's readahead
+ * budget has room for it (see "Who reads ahead"). No budget file is no
+ * room: every stream then reads ahead on its own, bounded.
+ */
+static bool cg_ra_grant(struct cg_stream *s)
+{
+	int fd;
+
+	if (s->ra_fd != -1) {
+		return true;
+	}
+	if (s->cfg->readahead_memory == 0 || s->sys->ra_open == NULL) {
+		return false;
+	}
+	fd = s->sys->ra_open();
+	if (fd == -1) {
+		return false;
+	}
+	if (cg_budget_take(fd, cg_kernel_ra_cost(s),
+			   s->cfg->readahead_memory) != 0) {
+		close(fd);
+		return false;
+	}
+	s->ra_fd = fd;
+	CG_COUNT(s, ra_granted, 1);
+	return true;
+}
+
+/* The stream's share of the readahead budget goes back */
+static void cg_ra_give(struct cg_stream *s)
+{
+	if (s->ra_fd != -1) {
+		close(s->ra_fd);
+		s->ra_fd = -1;
+	}
+}
+
+/* One readahead hint for the whole descriptor, given once */
+static void cg_hint(struct cg_stream *s, int fd, int advice)
+{
+	if (s->ra_hint != advice) {
+		s->sys->fadvise(fd, 0, 0, advice);
+		s->ra_hint = advice;
+	}
+}
+
+/*
+ * An active stream's readahead (see "Who reads ahead"): the kernel's
+ * while the budget holds it, with FADV_SEQUENTIAL, else its own, the
+ * kernel's off on the descriptor and WILLNEED ahead where it applies. A
+ * stream on the direct path reads elsewhere; this descriptor serves only
+ * its small reads and strays, with the kernel's usual readahead.
  */
 static void cg_hints_on(struct cg_stream *s, int fd)
 {
 	if (s->cfg->readahead == 0 || s->via == CG_VIA_DIRECT) {
+		cg_ra_give(s);
 		cg_hints_off(s, fd);
 		return;
 	}
-	if (!s->ra_off) {
-		s->sys->fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
-		s->ra_off = true;
+	if (cg_ra_grant(s)) {
+		cg_hint(s, fd, POSIX_FADV_SEQUENTIAL);
+		return;
 	}
+	cg_hint(s, fd, POSIX_FADV_RANDOM);
 	cg_willneed(s, fd);
 }
 
-/* The descriptor gets the kernel's readahead back */
+/* The descriptor gets the kernel's usual readahead back */
 static void cg_hints_off(struct cg_stream *s, int fd)
 {
-	if (s->ra_off) {
-		s->sys->fadvise(fd, 0, 0, POSIX_FADV_NORMAL);
-		s->ra_off = false;
-	}
+	cg_hint(s, fd, POSIX_FADV_NORMAL);
 }
 
 /*
@@ -555,6 +650,29 @@ static uint64_t cg_lowest_inflight(const struct cg_stream *s)
 	return low;
 }
 
+/*
+ * Where a window drop starts. A stream that drops all it reads drops
+ * CG_REDROP_WINDOWS windows below dropped_to again: the kernel's
+ * readahead for one of smbd's threads may bring back a range that the
+ * stream already read and dropped (two threads read one stream, and a
+ * read that finds its large folio gone starts a readahead window of its
+ * own), and nothing reads those pages again. On a loop device such
+ * strays, 4-5 MiB each, stayed cached to the end of a 1 GiB copy. Every
+ * read has finished below dropped_to, so the pages are nobody's.
+ */
+static uint64_t cg_redrop_from(const struct cg_stream *s)
+{
+	uint64_t w = s->cfg->window;
+	uint64_t low = CG_MIN(cg_page_down(s->low), s->dropped_to);
+
+	if (!cg_drops_all(s)) {
+		return s->dropped_to;
+	}
+	/* Whole windows, as every drop: what lies below them goes at close */
+	return s->dropped_to -
+	       CG_MIN(CG_REDROP_WINDOWS * w, (s->dropped_to - low) / w * w);
+}
+
 /* Drop the whole windows below limit, the lowest byte still needed */
 static void cg_drop_behind(struct cg_stream *s, int fd, uint64_t limit)
 {
@@ -569,7 +687,7 @@ static void cg_drop_behind(struct cg_stream *s, int fd, uint64_t limit)
 		return;
 	}
 	if (cg_drops_all(s) || s->cached_lo < s->dropped_to + n) {
-		uint64_t kept = cg_share_drop(s, fd, s->dropped_to,
+		uint64_t kept = cg_share_drop(s, fd, cg_redrop_from(s),
 					      s->dropped_to + n);
 
 		s->kept_lo = CG_MIN(s->kept_lo, kept);
@@ -624,6 +742,14 @@ void cg_read_end(struct cg_stream *s, int fd, struct cg_io *io, ssize_t nread)
 	need = CG_MIN(s->contig, cg_lowest_inflight(s));
 	cg_drop_behind(s, fd, need);
 	cg_share_update(s, fd, need);
+	/*
+	 * Read to its end: nothing left to read ahead, so its share of the
+	 * readahead budget is free for the next copy now, not when the
+	 * client gets round to closing the file
+	 */
+	if (s->front >= s->file_size) {
+		cg_ra_give(s);
+	}
 	cg_willneed(s, fd);
 }
 
@@ -648,5 +774,6 @@ void cg_stream_close(struct cg_stream *s, int fd)
 	}
 	cg_share_end(s, fd, true);
 	cg_hints_off(s, fd);
+	cg_ra_give(s);
 	s->state = CG_DETECTING;
 }

@@ -23,7 +23,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -130,6 +132,17 @@ static ssize_t cg_linux_preadv2(int fd,
 	return preadv2(fd, &iov, 1, (off_t)off, flags);
 }
 
+static int cg_linux_file_size(int fd, uint64_t *size)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) != 0) {
+		return errno;
+	}
+	*size = (uint64_t)st.st_size;
+	return 0;
+}
+
 static int cg_linux_sync_file_range(int fd,
 				    uint64_t off,
 				    uint64_t len,
@@ -149,10 +162,56 @@ static ssize_t cg_linux_pwritev2(int fd,
 	return pwritev2(fd, &iov, 1, (off_t)off, flags);
 }
 
+/*
+ * The copy of a HIT out of a direct stream's buffer into smbd's, made by
+ * the kernel: process_vm_readv() on this process, which copies as a
+ * read's copy-out does. smbd then sends the buffer, and the kernel reads
+ * it. Where a hypervisor shadows the guest's page tables (PVM, these
+ * development VMs), the pages of smbd's fresh buffer that a user-space
+ * memcpy() wrote are mapped again for the kernel, one fault per page, in
+ * the send: smbd's main thread spent 12x the plain share's time there
+ * (docs/benchmarks.md, "The copy the send paid for"). On other machines
+ * the two copies cost the same. Where the call is refused (a seccomp
+ * filter, a kernel without it) the process copies with memcpy() from
+ * then on; any other failure copies the rest so.
+ */
+static void cg_linux_copy(void *dst, const void *src, size_t n)
+{
+	static int refused;
+	size_t done = 0;
+
+	while (done < n && !__atomic_load_n(&refused, __ATOMIC_RELAXED)) {
+		struct iovec to = {
+			.iov_base = (uint8_t *)dst + done,
+			.iov_len = n - done,
+		};
+		struct iovec from = {
+			.iov_base = (uint8_t *)src + done,
+			.iov_len = n - done,
+		};
+		ssize_t got = process_vm_readv(getpid(), &to, 1, &from, 1, 0);
+
+		if (got > 0) {
+			done += (size_t)got;
+			continue;
+		}
+		if (got == -1 && (errno == ENOSYS || errno == EPERM)) {
+			__atomic_store_n(&refused, 1, __ATOMIC_RELAXED);
+		}
+		break;
+	}
+	if (done < n) {
+		memcpy((uint8_t *)dst + done, (const uint8_t *)src + done,
+		       n - done);
+	}
+}
+
 const struct cg_sys cg_sys_linux = {
 	.fadvise = cg_linux_fadvise,
 	.resident = cg_linux_resident,
 	.preadv2 = cg_linux_preadv2,
+	.file_size = cg_linux_file_size,
 	.sync_file_range = cg_linux_sync_file_range,
 	.pwritev2 = cg_linux_pwritev2,
+	.copy = cg_linux_copy,
 };

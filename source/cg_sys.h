@@ -55,6 +55,11 @@ struct cg_sys {
 			   size_t n,
 			   uint64_t off,
 			   int flags);
+	/*
+	 * The file's size (fstat()'s st_size): 0 or an errno value. NULL: a
+	 * short direct read is taken for the end of the file.
+	 */
+	int (*file_size)(int fd, uint64_t *size);
 	/* sync_file_range(); 0, or -1 and errno, as it does */
 	int (*sync_file_range)(int fd, uint64_t off, uint64_t len,
 			       unsigned flags);
@@ -69,9 +74,29 @@ struct cg_sys {
 	 * and errno. NULL: every stream drops as if alone.
 	 */
 	int (*share_open)(void);
+	/*
+	 * A new descriptor of the server's readahead budget file
+	 * (cg_budget.c, cacheguard:readahead memory), or -1 and errno.
+	 * NULL: every stream reads ahead on its own.
+	 */
+	int (*ra_open)(void);
+	/*
+	 * Copy n bytes within this process as the kernel copies a read
+	 * out (cg_sys_copy). NULL: memcpy().
+	 */
+	void (*copy)(void *dst, const void *src, size_t n);
 };
 
 extern const struct cg_sys cg_sys_linux;
+
+/*
+ * Copy n bytes of the module's own buffer into a caller's (smbd's) buffer
+ * that the kernel sends next, through sys->copy or memcpy()
+ */
+void cg_sys_copy(const struct cg_sys *sys,
+		 void *dst,
+		 const void *src,
+		 size_t n);
 
 /*
  * pread() semantics over sys->preadv2: read until n bytes or end of
@@ -86,6 +111,20 @@ ssize_t cg_pread_full(const struct cg_sys *sys,
 		      size_t n,
 		      uint64_t off,
 		      int flags);
+
+/*
+ * An O_DIRECT read of n bytes at an aligned off into buf, to n or to the
+ * end of the file, which a partial block or nothing marks. A short read
+ * short of the file's size (FUSE with direct_io may return less) fails
+ * with EIO: the read goes again through the next module, which reads on,
+ * so the client never takes it for the end of the file (cg_read.c).
+ */
+ssize_t cg_dio_read_full(const struct cg_sys *sys,
+			 int fd,
+			 void *buf,
+			 size_t n,
+			 uint64_t off,
+			 size_t align);
 
 /*
  * pwrite() of all n bytes over sys->pwritev2, retrying short writes and

@@ -98,6 +98,9 @@
 
 enum cg_mode cg_write_mode(enum cg_mode want, unsigned fs_lacks)
 {
+	if (want == CG_MODE_AUTO && (fs_lacks & CG_FS_REMOTE)) {
+		return CG_MODE_DONTNEED;	/* as its reads (cg_file.c) */
+	}
 	if ((want == CG_MODE_AUTO || want == CG_MODE_DONTCACHE) &&
 	    (fs_lacks & (CG_FS_NO_DONTCACHE | CG_FS_NO_DONTCACHE_WRITE)) ==
 		    0) {
@@ -304,19 +307,24 @@ int cg_write_writeback(const struct cg_sys *sys,
 	const struct cg_range *wt = &plan->wait;
 	int err = 0;
 
-	if (s->end > s->off &&
-	    sys->sync_file_range(fd, s->off, s->end - s->off,
-				 SYNC_FILE_RANGE_WRITE) == -1) {
-		err = errno;
+	/*
+	 * The start only starts writeback (WB_SYNC_NONE): it fails with
+	 * ENOMEM or EAGAIN where blocking writeback retries, and the pages
+	 * stay dirty. Its range is the next job's wait, whose WAIT_AFTER
+	 * (WB_SYNC_ALL), or the client's fsync, reports what really failed:
+	 * its answer is no error of the client's.
+	 */
+	if (s->end > s->off) {
+		(void)sys->sync_file_range(fd, s->off, s->end - s->off,
+					   SYNC_FILE_RANGE_WRITE);
 	}
 	if (wt->end <= wt->off) {
-		return err;
+		return 0;
 	}
 	if (sys->sync_file_range(fd, wt->off, wt->end - wt->off,
 				 SYNC_FILE_RANGE_WAIT_BEFORE |
 					 SYNC_FILE_RANGE_WRITE |
-					 SYNC_FILE_RANGE_WAIT_AFTER) == -1 &&
-	    err == 0) {
+					 SYNC_FILE_RANGE_WAIT_AFTER) == -1) {
 		err = errno;
 	}
 	sys->fadvise(fd, wt->off, wt->end - wt->off, POSIX_FADV_DONTNEED);

@@ -151,7 +151,8 @@ bool cg_write_lagging(const struct cg_writer *w);
 
 /*
  * The job itself, in a pool thread: touches only fd and sys. Returns
- * 0 or the first error of its sync_file_range calls.
+ * 0 or the error of its blocking wait; the start's answer is none (it
+ * fails where blocking writeback retries, the wait covers its range).
  */
 int cg_write_writeback(const struct cg_sys *sys,
 		       int fd,

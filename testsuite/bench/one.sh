@@ -74,6 +74,10 @@ bench_start_smbd()
 	fi
 	rc=$?
 	bench_cg_leave
+	# the IOPS cap (BENCH_READ_IOPS): what smbd forks from now is in it
+	if [ "$rc" = 0 ] && [ -n "$CG_BLKIO" ]; then
+		cg_blkio_add "$CG_SMBD_PID" || rc=1
+	fi
 	return $rc
 }
 

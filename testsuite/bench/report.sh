@@ -96,6 +96,8 @@ bench_parameters()
 	echo "- configurations: $BENCH_CONFIGS; scenarios: $BENCH_SCENARIOS"
 	[ -z "${BENCH_OPTIONS:-}" ] ||
 		echo "- every cacheguard share also has: $BENCH_OPTIONS"
+	[ -z "${BENCH_READ_IOPS:-}" ] ||
+		echo "- smbd's reads capped at $BENCH_READ_IOPS IOPS (blkio)"
 }
 
 bench_fio_table()

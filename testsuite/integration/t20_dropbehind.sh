@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # dontneed mode through real smbd and smbclient, cold cache: the copy's
 # footprint stays bounded on every read path (pread_send, sendfile,
-# io_uring below us), under two client reads where it reads in pieces
-# that it drops as it goes, hot files, small files and random readers are left
+# io_uring below us): within the kernel's readahead (the readahead budget)
+# and two client reads for a stream alone, under two client reads without
+# the budget, where it reads ahead on its own in pieces it drops as it
+# goes; hot files, small files and random readers are left
 # alone, and every byte is right.
 set -u
 . "$(dirname "$0")/../lib/check.sh"
@@ -22,6 +24,7 @@ cg_share guard "${guard[@]}"
 cg_share sendfile "${guard[@]}" "use sendfile = yes" "aio read size = 0"
 cg_share uring "vfs objects = cacheguard io_uring" "cacheguard:mode = dontneed"
 cg_share ro "${guard[@]}" "read only = yes"
+cg_share bounded "${guard[@]}" "cacheguard:readahead memory = 0"
 cg_smbd_start || { cg_fail "smbd starts" "see above"; exit 1; }
 
 big=$CG_SHARE/big.bin
@@ -33,6 +36,16 @@ head -c $((1024 * MiB)) /dev/urandom >"$big"
 readahead=$((2 * $(cg_device_readahead "$big")))
 bound=$((window + readahead + 32 * MiB))
 echo "bound: window $window + readahead $readahead + 32 MiB = $bound"
+# A stream alone on the server holds the readahead budget (cacheguard:
+# readahead memory): the kernel's readahead with FADV_SEQUENTIAL, up to
+# two windows of twice read_ahead_kb (the device's as it is; 4 MiB when
+# unknown), and two client reads in flight, not yet dropped
+dev_ra=$(cg_device_readahead "$big")
+[ "$dev_ra" -gt 0 ] || dev_ra=$((4 * MiB))
+kernel_bound=$((4 * dev_ra + 16 * MiB))
+bound=$((bound > kernel_bound ? bound : kernel_bound))
+echo "a stream with the kernel's readahead: 4 x $dev_ra + 16 MiB" \
+	"= $kernel_bound"
 
 # copy SHARE FILE: cold copy to a local file; sets resident, peak, same
 copy()
@@ -64,7 +77,7 @@ cg_expect_ge "plain share leaves the 1 GiB file cached" "$resident" \
 # until they are sent: a drop-behind cannot free those, so the reads in
 # flight there are one read (8 MiB from smbclient) more than the socket
 # has sent
-for share in guard sendfile uring ro; do
+for share in guard sendfile uring ro bounded; do
 	copy "$share" "$big"
 	limit=$bound
 	[ "$share" = sendfile ] && limit=$((bound + 8 * MiB))
@@ -72,14 +85,29 @@ for share in guard sendfile uring ro; do
 	cg_expect_le "[$share] resident after the copy" "$resident" "$bound"
 	cg_expect_le "[$share] peak resident during the copy" "${peak:-0}" \
 		"$limit"
-	# Alone on its file, a stream reads in 1 MiB pieces and drops each
-	# once read: its readahead (one 8 MiB client read) and a piece per
-	# read in flight, less than the two reads smbclient keeps in flight
-	# (window drops alone kept a window more and both reads: 24 MiB)
-	[ "$share" = sendfile ] || cg_expect_le \
-		"[$share] peak resident, a stream alone: under 2 client reads" \
-		"${peak:-0}" $((16 * MiB - 1))
+	case $share in
+	sendfile) ;;
+	bounded)
+		# Without the budget a stream reads ahead on its own, in
+		# 1 MiB pieces it drops once read: its readahead (one 8 MiB
+		# client read) and a piece per read in flight, less than the
+		# two reads smbclient keeps in flight (window drops alone
+		# kept a window more and both reads: 24 MiB)
+		cg_expect_le \
+			"[$share] peak resident, a stream alone: under 2 client reads" \
+			"${peak:-0}" $((16 * MiB - 1))
+		;;
+	*)
+		cg_expect_le \
+			"[$share] peak resident, a stream alone: the kernel's readahead and 2 client reads" \
+			"${peak:-0}" "$kernel_bound"
+		;;
+	esac
 done
+cg_expect "[guard] the stream kept the kernel's readahead" \
+	grep -qE "big.bin: .*streams 1 \(kernel readahead 1\)" "$CG_LOG"
+cg_expect "[bounded] without the budget it read ahead on its own" \
+	grep -qE "big.bin: .*streams 1 \(kernel readahead 0\)" "$CG_LOG"
 cg_expect "the sendfile share read through SMB_VFS_SENDFILE" \
 	grep -qE "big.bin: .*sendfile [1-9]" "$CG_LOG"
 cg_expect "the guard share read through SMB_VFS_PREAD_SEND" \

@@ -199,9 +199,10 @@ line=$(summary p1.bin)
 cg_expect "the first stream got the prefetch memory" \
 	grep -qE "mode direct; .* direct [1-9]" <<<"$line"
 line=$(grep -E " p2.bin: size" "$CG_LOG" | head -n 1)
-cg_expect "the second stream, over budget, used dontneed" \
-	grep -qE "mode dontneed; served buffered [1-9][0-9]* .* direct 0;" \
-	<<<"$line"
+cg_expect "the second stream, over budget, read direct" \
+	grep -qE "mode direct; .* direct [1-9]" <<<"$line"
+cg_expect "... without prefetch" \
+	grep -qE " p2.bin: .*direct without prefetch" "$CG_LOG"
 cg_expect "the second file read again, alone, gets direct" \
 	grep -q "mode direct" <<<"$(summary p2.bin)"
 
@@ -257,8 +258,10 @@ cg_expect "a paused direct stream holds 8 MiB of the server's budget" \
 	test "$(held)" = $((8 * MiB))
 cg_smbclient budget "get p2.bin $CG_ROOT/p2.back" >/dev/null 2>&1
 cg_expect "a second client's copy is right" cmp -s "$CG_ROOT/p2.back" "$p2"
-cg_expect "a second client, another smbd process, gets no more: dontneed" \
-	grep -qE "mode dontneed; .* direct 0;" <<<"$(summary p2.bin)"
+cg_expect "a second client, another smbd process, gets no more" \
+	test "$(grep -cE " p2.bin: .*direct without prefetch" "$CG_LOG")" = 2
+cg_expect "... and reads direct without it" \
+	grep -qE "mode direct; .* direct [1-9]" <<<"$(summary p2.bin)"
 victim=$(cg_smbd_holding p1.bin | tail -n 1)
 cg_expect "the paused client's smbd is found (${victim:-none})" \
 	test -n "$victim"

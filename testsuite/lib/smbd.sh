@@ -16,6 +16,7 @@
 #
 #   cg_smbd_init		make the private root, conf and passdb
 #   cg_share NAME [LINE...]	add a share on $CG_SHARE with smb.conf lines
+#   cg_guard_shares MODES OPTS	plain, and guard_MODE per mode (benchmarks)
 #   cg_smbd_start		start smbd and wait until it answers
 #   cg_smbclient SHARE CMD	run smbclient commands against a share
 #   cg_smbd_stop		stop smbd (also on exit)
@@ -143,6 +144,21 @@ cg_share()
 }
 
 # cg_share_at NAME PATH ["smb.conf line" ...]
+# cg_guard_shares "MODES" "OPTIONS": the share plain, and for each mode a
+# share guard_MODE with cacheguard in that mode and OPTIONS, smb.conf
+# lines separated by ';' (the benchmarks' shares)
+cg_guard_shares()
+{
+	local c opts=()
+
+	IFS=';' read -r -a opts <<<"$2"
+	cg_share plain
+	for c in $1; do
+		cg_share "guard_$c" "vfs objects = cacheguard" \
+			"cacheguard:mode = $c" "${opts[@]}"
+	done
+}
+
 cg_share_at()
 {
 	local name=$1 path=$2 line
@@ -276,18 +292,25 @@ cg_resident()
 
 # cg_sample_start FILE...: sample the files' residency, summed, in the
 # background, every 100 ms for at most 5 minutes, until cg_sample_stop;
-# that sets CG_PEAK, the largest sample in bytes (0 without one)
+# that sets CG_PEAK, the largest sample in bytes (0 without one). With
+# CG_SAMPLE_BEHIND=SPAN (one file) it also sets CG_PEAK_BEHIND, the most
+# of the file resident more than SPAN below its highest resident byte:
+# what a stream left behind its front and its readahead
 cg_sample_start()
 {
 	: >"$CG_ROOT/samples"
 	(
 		for _ in $(seq 1 3000); do
-			local sum=0 f r
+			local sum=0 f r behind=0
 			for f in "$@"; do
 				r=$(cg_resident "$f")
 				sum=$((sum + ${r:-0}))
 			done
-			echo "$sum" >>"$CG_ROOT/samples"
+			if [ -n "${CG_SAMPLE_BEHIND:-}" ]; then
+				behind=$("$CG_BUILD/cgcache" behind "$1" \
+					"$CG_SAMPLE_BEHIND")
+			fi
+			echo "$sum ${behind:-0}" >>"$CG_ROOT/samples"
 			sleep 0.1
 		done
 	) &
@@ -298,8 +321,11 @@ cg_sample_stop()
 {
 	kill "$CG_SAMPLER" 2>/dev/null
 	wait "$CG_SAMPLER" 2>/dev/null
-	CG_PEAK=$(sort -n "$CG_ROOT/samples" | tail -n 1)
+	CG_PEAK=$(cut -d' ' -f1 "$CG_ROOT/samples" | sort -n | tail -n 1)
 	CG_PEAK=${CG_PEAK:-0}
+	CG_PEAK_BEHIND=$(cut -d' ' -f2 "$CG_ROOT/samples" | sort -n |
+		tail -n 1)
+	CG_PEAK_BEHIND=${CG_PEAK_BEHIND:-0}
 }
 
 # cg_wait_file FILE: wait up to 30 s for FILE to exist (a paused

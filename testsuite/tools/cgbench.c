@@ -1,7 +1,8 @@
 /*
  * cgbench: the module's read paths without smbd or the network
  *
- *   cgbench [-q DEPTH] [-b REQUEST] [-p PREFETCH] [-F] [-m MODES] FILE
+ *   cgbench [-q DEPTH] [-b REQUEST] [-p PREFETCH] [-F] [-H] [-r READAHEAD]
+ *	     [-m MODES] FILE
  *
  * Reads FILE from start to end in REQUEST-sized reads (default 1 MiB)
  * with DEPTH of them in flight (default 4 threads, as an SMB2 client keeps
@@ -20,6 +21,11 @@
  *		buffer (MISS); the table grows with the reads in flight
  *		as the module grows it (-F: it keeps its first size)
  *
+ * -r sets cacheguard:readahead: 0 is the kernel's readahead for the
+ * stream, as a stream holding the server's readahead budget has it.
+ * -H puts direct's prefetch buffer in 4 KiB pages, with the engine's
+ * own segment size, where the module uses transparent huge pages.
+ *
  * The engine calls run under one mutex, as they run in smbd's main thread;
  * what the module does in its thread pool (version checks, reads, a HIT's
  * copy) runs outside it.
@@ -37,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -49,6 +56,8 @@
 #define RWF_DONTCACHE 0x00000080
 #endif
 #define ALIGN 4096
+/* The module's prefetch buffer: transparent huge pages (cacheguard_direct.c) */
+#define HUGE_PAGE (2 * 1024 * 1024)
 
 enum mode { BUFFERED, DONTNEED, DONTCACHE, DIRECT };
 static const char *const mode_names[] = {"buffered", "dontneed", "dontcache",
@@ -64,6 +73,7 @@ struct bench {
 	uint64_t done;
 	bool failed;
 	bool running;
+	bool small_pages;	/* -H: direct's buffer in 4 KiB pages */
 	uint64_t peak;
 	pthread_mutex_t lock;
 	struct cg_config cfg;
@@ -115,30 +125,10 @@ static int version(int fd, struct cg_pf_version *v)
 	return 0;
 }
 
-/* pread() to count bytes or end of file, as the module's jobs read */
+/* An O_DIRECT read to count bytes or end of file, as the module's jobs */
 static ssize_t read_full(int fd, uint8_t *buf, size_t count, uint64_t off)
 {
-	size_t done = 0;
-
-	while (done < count) {
-		ssize_t ret = pread(fd, buf + done, count - done,
-				    (off_t)(off + done));
-
-		if (ret == -1 && errno == EINTR) {
-			continue;
-		}
-		if (ret == -1) {
-			return -1;
-		}
-		if (ret == 0) {
-			break;
-		}
-		done += (size_t)ret;
-		if (done % ALIGN != 0) {
-			break;
-		}
-	}
-	return (ssize_t)done;
+	return cg_dio_read_full(&cg_sys_linux, fd, buf, count, off, ALIGN);
 }
 
 /* Queue the fills the table asks for; under the lock */
@@ -261,7 +251,8 @@ static ssize_t serve_direct(struct bench *b, unsigned w, char *out,
 		pthread_mutex_unlock(&b->lock);
 		ok = version(b->dfd, &now) == 0 &&
 		     cg_prefetch_pieces_current(pieces, np, &now);
-		n = ok ? (ssize_t)cg_prefetch_copy_pieces(b->mem, pieces, np,
+		n = ok ? (ssize_t)cg_prefetch_copy_pieces(&cg_sys_linux,
+							 b->mem, pieces, np,
 							 (uint8_t *)out)
 		       : -1;
 		pthread_mutex_lock(&b->lock);
@@ -385,14 +376,21 @@ static int direct_start(struct bench *b, pthread_t *fillers)
 {
 	unsigned i;
 
+	size_t page = b->small_pages ? ALIGN : HUGE_PAGE;
+
 	cg_stream_set_via(&b->stream, b->fd, CG_VIA_DIRECT);
-	cg_prefetch_init(&b->pf, b->cfg.direct_prefetch, ALIGN);
+	/* as the module: segments of a huge page, in huge pages (-H: not) */
+	cg_prefetch_init(&b->pf, b->cfg.direct_prefetch, page);
 	b->mem = NULL;
 	/* room for the largest table; untouched pages cost nothing */
 	if (b->pf.nseg > 0 &&
-	    posix_memalign((void **)&b->mem, ALIGN,
+	    posix_memalign((void **)&b->mem, page,
 			   b->pf.seg_size * CG_PREFETCH_MAX_SEGS) != 0) {
 		return -1;
+	}
+	if (b->mem != NULL && !b->small_pages) {
+		(void)madvise(b->mem, b->pf.seg_size * CG_PREFETCH_MAX_SEGS,
+			      MADV_HUGEPAGE);
 	}
 	b->nqueue = 0;
 	b->stop = false;
@@ -491,9 +489,10 @@ int main(int argc, char **argv)
 	pthread_cond_init(&b.queued, NULL);
 	cg_config_init(&b.cfg);
 	b.adapt = true;
-	while ((opt = getopt(argc, argv, "q:b:p:Fm:")) != -1) {
+	while ((opt = getopt(argc, argv, "q:b:p:FHr:m:")) != -1) {
 		switch (opt) {
 		case 'F': b.adapt = false; break;
+		case 'H': b.small_pages = true; break;
 		case 'q': depth = (unsigned)atoi(optarg); break;
 		case 'b':
 			if (cg_parse_size(optarg, &size) != 0) {
@@ -503,6 +502,11 @@ int main(int argc, char **argv)
 			break;
 		case 'p':
 			if (cg_parse_size(optarg, &b.cfg.direct_prefetch) != 0) {
+				goto usage;
+			}
+			break;
+		case 'r':
+			if (cg_parse_size(optarg, &b.cfg.readahead) != 0) {
 				goto usage;
 			}
 			break;
@@ -540,6 +544,6 @@ int main(int argc, char **argv)
 	return ret;
 usage:
 	fprintf(stderr, "usage: cgbench [-q DEPTH] [-b REQUEST] [-p PREFETCH] "
-			"[-F] [-m MODES] FILE\n");
+			"[-F] [-H] [-r READAHEAD] [-m MODES] FILE\n");
 	return 2;
 }

@@ -8,6 +8,10 @@
  *   cgcache sum FILE...          resident bytes of all the files, summed
  *                                (one process for a sampler's many files;
  *                                a file that cannot be opened counts 0)
+ *   cgcache behind FILE SPAN     resident bytes of FILE more than SPAN
+ *                                below its highest resident byte: what
+ *                                a stream left behind its front (0 for
+ *                                a file with nothing resident)
  *   cgcache budget FILE LIMIT    bytes of the server-wide direct budget
  *                                that smbd processes hold below LIMIT,
  *                                FILE being its lock file (cg_budget.c)
@@ -111,6 +115,37 @@ static int cg_sum(int nfiles, char **files)
 	return 0;
 }
 
+/* The end of the highest resident MiB of the file, 0 if none */
+static uint64_t cg_top(int fd, uint64_t size)
+{
+	const uint64_t step = 1 << 20;
+	uint64_t off = (size + step - 1) / step * step;
+
+	while (off > 0) {
+		uint64_t bytes = 0;
+
+		off -= step;
+		if (cg_sys_linux.resident(fd, off, step, &bytes) == 0 &&
+		    bytes > 0) {
+			return off + step < size ? off + step : size;
+		}
+	}
+	return 0;
+}
+
+static int cg_behind(int fd, uint64_t size, uint64_t span)
+{
+	uint64_t top = cg_top(fd, size);
+	uint64_t bytes = 0;
+
+	if (top > span &&
+	    cg_sys_linux.resident(fd, 0, top - span, &bytes) != 0) {
+		return errno;
+	}
+	printf("%" PRIu64 "\n", bytes);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct range r = {0};
@@ -122,10 +157,12 @@ int main(int argc, char **argv)
 	}
 
 	if (argc != 3 && argc != 5 &&
-	    !(argc == 4 && strcmp(argv[1], "budget") == 0)) {
+	    !(argc == 4 && (strcmp(argv[1], "budget") == 0 ||
+			    strcmp(argv[1], "behind") == 0))) {
 		fprintf(stderr,
 			"usage: cgcache stat|drop|load FILE [OFF LEN]\n"
 			"       cgcache sum FILE...\n"
+			"       cgcache behind FILE SPAN\n"
 			"       cgcache budget FILE LIMIT\n");
 		return 2;
 	}
@@ -138,6 +175,14 @@ int main(int argc, char **argv)
 	if (argc == 5) {
 		r.off = strtoull(argv[3], NULL, 0);
 		r.len = strtoull(argv[4], NULL, 0);
+	}
+	if (argc == 4 && strcmp(argv[1], "behind") == 0) {
+		ret = cg_behind(fd, r.len, strtoull(argv[3], NULL, 0));
+		if (ret != 0) {
+			fprintf(stderr, "cgcache behind %s: %s\n", argv[2],
+				strerror(ret));
+		}
+		return ret == 0 ? 0 : 1;
 	}
 	if (argc == 4) {
 		printf("%" PRIu64 "\n",

@@ -21,6 +21,12 @@
 #	file; each piece, once the server has acknowledged it, is appended
 #	to LOCAL too. Then it creates READY and sleeps without flushing or
 #	closing, for the test to kill it (or the smbd) in the middle.
+#   smb_upload.py [-p PORT] [-U USER%PASS] wronly //HOST/SHARE/PATH \
+#                 BYTES READPATH
+#	BYTES written into a new file opened for writing only (smbd's
+#	descriptor is then O_WRONLY), closed; then, in the same session
+#	(the same smbd process), READPATH read in order, 1 MiB at a time.
+#	Prints "read BYTES SHA256".
 #
 # Exits 0 when the client did all it was asked (a failed flush is an
 # answer, not an error), 2 on other errors, 77 when python3-impacket is
@@ -29,6 +35,7 @@
 # Copyright (C) 2026 The vfs_cacheguard authors
 
 import getopt
+import hashlib
 import os
 import random
 import sys
@@ -43,16 +50,39 @@ except ImportError:
 MiB = 1 << 20
 
 
-def connect(unc, port, user, password):
+def connect(unc, port, user, password, access=None):
     host, share, path = unc.lstrip('/').split('/', 2)
     conn = smb3.SMB3(host, host, sess_port=port)
     conn.login(user, password)
     tree = conn.connectTree(share)
-    fid = conn.create(tree, path,
-                      s3.FILE_READ_DATA | s3.FILE_WRITE_DATA |
-                      s3.FILE_READ_ATTRIBUTES, 0,
+    if access is None:
+        access = (s3.FILE_READ_DATA | s3.FILE_WRITE_DATA |
+                  s3.FILE_READ_ATTRIBUTES)
+    fid = conn.create(tree, path, access, 0,
                       s3.FILE_NON_DIRECTORY_FILE, s3.FILE_OVERWRITE_IF, 0)
     return conn, tree, fid
+
+
+def write_only_then_read(conn, tree, fid, nbytes, path):
+    write_to(conn, tree, fid, 0, nbytes)
+    conn.close(tree, fid)
+    fid = conn.create(tree, path, s3.FILE_READ_DATA, s3.FILE_SHARE_READ,
+                      s3.FILE_NON_DIRECTORY_FILE, s3.FILE_OPEN, 0)
+    digest = hashlib.sha256()
+    off = 0
+    while True:
+        try:
+            data = conn.read(tree, fid, off, MiB)
+        except smb3.SessionError as e:
+            if e.get_error_code() == 0xc0000011:  # end of file
+                break
+            raise
+        if not data:
+            break
+        digest.update(data)
+        off += len(data)
+    conn.close(tree, fid)
+    print("read %d %s" % (off, digest.hexdigest()))
 
 
 def status(call):
@@ -117,8 +147,11 @@ def main():
     if len(args) < 2:
         print(__doc__ if __doc__ else "usage: see the file's head")
         return 2
-    conn, tree, fid = connect(args[1], port, user, password)
-    if args[0] == "random" and len(args) == 5:
+    access = s3.FILE_WRITE_DATA if args[0] == "wronly" else None
+    conn, tree, fid = connect(args[1], port, user, password, access)
+    if args[0] == "wronly" and len(args) == 4:
+        write_only_then_read(conn, tree, fid, int(args[2]), args[3])
+    elif args[0] == "random" and len(args) == 5:
         random_writes(conn, tree, fid, int(args[2]), int(args[3]),
                       int(args[4]))
     elif args[0] == "abandon" and len(args) == 5:

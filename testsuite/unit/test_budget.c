@@ -26,6 +26,7 @@
 
 #define _GNU_SOURCE
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
@@ -98,6 +99,63 @@ static void test_take_and_give(void **state)
 	close(c);
 	assert_int_equal(cg_budget_used(d, 12 * MiB), 0);
 	close(d);
+}
+
+/* What the next open of the budget file fails with (0: it opens) */
+static int open_error;
+
+static int budget_open_or_fail(void)
+{
+	if (open_error != 0) {
+		errno = open_error;
+		return -1;
+	}
+	return budget_open();
+}
+
+/*
+ * A failure to use the budget file is no room for now, never no limit,
+ * unless no budget file can be had here at all: out of descriptors or
+ * memory for a moment, the next stream asks again. (Before, any failure
+ * left the process bounded only by itself for good: 50 clients could
+ * hold 50 budgets.)
+ */
+static void test_failure_is_no_room(void **state)
+{
+	static const struct {
+		int err;
+		bool absent;
+	} cases[] = {
+		{EMFILE, false}, {ENFILE, false}, {ENOMEM, false},
+		{EAGAIN, false}, {EINTR, false}, {ENOLCK, false},
+		{ENOENT, true}, {EACCES, true}, {EROFS, true},
+	};
+	int held = budget_open(), err = -1, fd;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		open_error = cases[i].err;
+		fd = cg_budget_acquire(budget_open_or_fail, MiB, 12 * MiB,
+				       &err);
+		assert_int_equal(fd, -1);
+		assert_int_equal(err, cases[i].err);
+		assert_int_equal(cg_budget_absent(err), cases[i].absent);
+	}
+	open_error = 0;
+	/* the file opens again: units as before */
+	fd = cg_budget_acquire(budget_open_or_fail, 8 * MiB, 12 * MiB, &err);
+	assert_true(fd >= 0);
+	assert_int_equal(err, 0);
+	assert_int_equal(cg_budget_used(held, 12 * MiB), 8 * MiB);
+	/* spent is no room, and gives no descriptor away */
+	assert_int_equal(cg_budget_acquire(budget_open_or_fail, 8 * MiB,
+					   12 * MiB, &err),
+			 -1);
+	assert_int_equal(err, ENOSPC);
+	assert_false(cg_budget_absent(err));
+	close(fd);
+	assert_int_equal(cg_budget_used(held, 12 * MiB), 0);
+	close(held);
 }
 
 /* A share with a smaller limit sees the same pool, up to its limit */
@@ -194,6 +252,7 @@ int main(void)
 		cmocka_unit_test(test_limits_share_a_pool),
 		cmocka_unit_test(test_fragments),
 		cmocka_unit_test(test_crash_gives_back),
+		cmocka_unit_test(test_failure_is_no_room),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -58,6 +58,7 @@
 #include <string.h>
 
 #include "cg_dsched.h"
+#include "cg_sys.h"
 
 #define KiB (1ULL << 10)
 #define MiB (1ULL << 20)
@@ -460,7 +461,8 @@ static struct req *f_pread(struct fake *f, uint64_t off, size_t n,
 	struct req *r = f_req(f, off, n);
 	ssize_t got;
 
-	got = cg_dsched_pread(&f->s, f->mem, off, n, inflight, r->buf);
+	got = cg_dsched_pread(&f->s, &cg_sys_linux, f->mem, off, n, inflight,
+			      r->buf);
 	if (got == -1) {
 		got = (ssize_t)pread_len(f->size, off, n);
 		memcpy(r->buf, f->file + off, (size_t)got);
@@ -917,21 +919,21 @@ static void test_grow_refused(void **state)
 
 	f_init(&f, AHEAD, CAP);
 	f.room = 0;
-	r[nr++] = f_send(&f, 0, 64 * KiB, 8);	/* wants 9 x 64 KiB */
+	r[nr++] = f_send(&f, 0, 64 * KiB, 8);	/* wants 10 x 64 KiB */
 	assert_int_equal(f.grow_calls, 1);
-	assert_int_equal(f.s.grow_refused, 9);
+	assert_int_equal(f.s.grow_refused, 10);
 	assert_int_equal(f.s.pf.nseg, 4);
 	r[nr++] = f_send(&f, 64 * KiB, 64 * KiB, 8);
 	r[nr++] = f_send(&f, 128 * KiB, 64 * KiB, 4);
 	assert_int_equal(f.grow_calls, 1);	/* no more than refused */
 	f.room = 2 * SEG;
-	r[nr++] = f_send(&f, 192 * KiB, 64 * KiB, 9);	/* 10: too much */
+	r[nr++] = f_send(&f, 192 * KiB, 64 * KiB, 9);	/* 11: too much */
 	assert_int_equal(f.grow_calls, 2);
-	assert_int_equal(f.s.grow_refused, 10);
+	assert_int_equal(f.s.grow_refused, 11);
 	f.room = UINT64_MAX;
 	r[nr++] = f_send(&f, 256 * KiB, 64 * KiB, 10);
 	assert_int_equal(f.grow_calls, 3);
-	assert_int_equal(f.s.pf.nseg, 11);
+	assert_int_equal(f.s.pf.nseg, 12);
 	assert_int_equal(f.s.grows, 1);
 	for (calls = 12; calls < 20; calls++) {
 		r[nr++] = f_send(&f, calls * 64 * KiB, 64 * KiB, calls);

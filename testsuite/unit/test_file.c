@@ -30,6 +30,7 @@
 #include <stdint.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -41,6 +42,7 @@
 #define NONE 0
 #define NO_DC CG_FS_NO_DONTCACHE
 #define NO_DIO CG_FS_NO_DIRECT
+#define REMOTE CG_FS_REMOTE
 
 static unsigned n_sequential;
 static unsigned n_random;
@@ -83,12 +85,54 @@ static void test_resolve(void **state)
 		{CG_MODE_DIRECT, NO_DC, CG_MODE_DIRECT},
 		{CG_MODE_DIRECT, NO_DIO, CG_MODE_DONTNEED},
 		{CG_MODE_DONTNEED, NO_DC | NO_DIO, CG_MODE_DONTNEED},
+		/*
+		 * network and FUSE: auto drops behind whatever the probe
+		 * found; a mode the administrator set stays
+		 */
+		{CG_MODE_AUTO, REMOTE, CG_MODE_DONTNEED},
+		{CG_MODE_AUTO, REMOTE | NO_DC, CG_MODE_DONTNEED},
+		{CG_MODE_DIRECT, REMOTE, CG_MODE_DIRECT},
+		{CG_MODE_DONTCACHE, REMOTE, CG_MODE_DONTCACHE},
 	};
 	size_t i;
 
 	for (i = 0; i < N_ELEM(cases); i++) {
 		assert_int_equal(cg_mode_resolve(cases[i].want, cases[i].lacks),
 				 cases[i].got);
+	}
+}
+
+/*
+ * Which filesystems auto treats as network or FUSE, by statfs f_type;
+ * f_type is a signed long on some architectures, so a magic with the
+ * high bit set may arrive sign-extended
+ */
+static void test_fs_type(void **state)
+{
+	static const struct {
+		uint64_t f_type;
+		unsigned lacks;
+	} cases[] = {
+		{0xEF53, 0},			/* ext4 */
+		{0x58465342, 0},		/* xfs */
+		{0x9123683E, 0},		/* btrfs */
+		{0x01021994, 0},		/* tmpfs */
+		{0x6969, REMOTE},		/* NFS */
+		{0x65735546, REMOTE},		/* FUSE */
+		{0xFE534D42, REMOTE},		/* SMB2 */
+		{0xFFFFFFFFFF534D42ULL, REMOTE},	/* CIFS, sign-extended */
+		{0x00C36400, REMOTE},		/* Ceph */
+		{0x01021997, REMOTE},		/* 9p */
+	};
+	size_t i;
+
+	for (i = 0; i < N_ELEM(cases); i++) {
+		if (cg_fs_type_lacks(cases[i].f_type) != cases[i].lacks) {
+			fail_msg("f_type %#" PRIx64 ": %u, want %u",
+				 cases[i].f_type,
+				 cg_fs_type_lacks(cases[i].f_type),
+				 cases[i].lacks);
+		}
 	}
 }
 
@@ -339,6 +383,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_resolve),
+		cmocka_unit_test(test_fs_type),
 		cmocka_unit_test(test_choose),
 		cmocka_unit_test(test_zerocopy),
 		cmocka_unit_test(test_failures),

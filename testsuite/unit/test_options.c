@@ -55,6 +55,7 @@ static void assert_cfg_equal(const struct cg_config *a,
 	assert_int_equal(a->window, b->window);
 	assert_int_equal(a->hot_threshold, b->hot_threshold);
 	assert_int_equal(a->readahead, b->readahead);
+	assert_int_equal(a->readahead_memory, b->readahead_memory);
 	assert_int_equal(a->reader_gap, b->reader_gap);
 	assert_int_equal(a->direct_prefetch, b->direct_prefetch);
 	assert_int_equal(a->direct_memory, b->direct_memory);
@@ -298,6 +299,8 @@ static void test_set_size_fields(void **state)
 		{"stream trigger", offsetof(struct cg_config, stream_trigger)},
 		{"window", offsetof(struct cg_config, window)},
 		{"readahead", offsetof(struct cg_config, readahead)},
+		{"readahead memory",
+		 offsetof(struct cg_config, readahead_memory)},
 		{"reader gap", offsetof(struct cg_config, reader_gap)},
 		{"direct prefetch",
 		 offsetof(struct cg_config, direct_prefetch)},
@@ -458,6 +461,7 @@ static void test_defaults_match_table(void **state)
 		offsetof(struct cg_config, window),
 		offsetof(struct cg_config, hot_threshold),
 		offsetof(struct cg_config, readahead),
+		offsetof(struct cg_config, readahead_memory),
 		offsetof(struct cg_config, reader_gap),
 		offsetof(struct cg_config, direct_prefetch),
 		offsetof(struct cg_config, direct_memory),

@@ -29,6 +29,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -187,6 +188,127 @@ static void test_pread_full(void **state)
 	}
 }
 
+static int fake_file_size(int fd, uint64_t *size)
+{
+	*size = fake.size != 0 ? fake.size : FILE_SIZE;
+	return 0;
+}
+
+/*
+ * An O_DIRECT read ends at a partial block or nothing only at the end of
+ * the file. A filesystem that returns less in the middle (FUSE with
+ * direct_io) makes it fail with EIO, so that the read goes again through
+ * the next module: taken for the end of the file, the client's copy
+ * came out short. Without a way to learn the size, short is the end.
+ */
+static void test_dio_read_full(void **state)
+{
+	static const struct step blocks[] = {{4096, 0}, {8192, 0},
+					     {1 << 20, 0}};
+	static const struct step mid_short[] = {{1000, 0}};
+	static const struct step mid_none[] = {{4096, 0}, {0, 0}};
+	static const struct step at_eof[] = {{1 << 20, 0}};
+	static const struct step eintr[] = {{-1, EINTR}, {1 << 20, 0}};
+	static const struct {
+		const char *what;
+		const struct step *steps;
+		unsigned nsteps;
+		bool sized;	/* sys->file_size given */
+		uint64_t off;
+		size_t n;
+		ssize_t want;	/* bytes, or -1 and EIO */
+	} cases[] = {
+		{"aligned short reads add up", blocks, 3, true, 0, 65536,
+		 65536},
+		{"a partial block mid-file", mid_short, 1, true, 0, 65536, -1},
+		{"nothing mid-file", mid_none, 2, true, 0, 65536, -1},
+		{"a partial block at end of file", at_eof, 1, true,
+		 FILE_SIZE - 1696, 4096, 1696},
+		{"nothing at end of file", at_eof, 1, true, 102400, 4096, 0},
+		{"EINTR is retried", eintr, 2, true, 0, 4096, 4096},
+		{"no size: a partial block is the end", mid_short, 1, false, 0,
+		 65536, 1000},
+	};
+	static unsigned char buf[1 << 17];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct cg_sys sys = {.preadv2 = fake_preadv2};
+		ssize_t got;
+
+		if (cases[i].sized) {
+			sys.file_size = fake_file_size;
+		}
+		fake.steps = cases[i].steps;
+		fake.nsteps = cases[i].nsteps;
+		fake.calls = 0;
+		errno = 0;
+		got = cg_dio_read_full(&sys, 3, buf, cases[i].n, cases[i].off,
+				       4096);
+		if (got != cases[i].want) {
+			fail_msg("%s: got %zd, want %zd", cases[i].what, got,
+				 cases[i].want);
+		}
+		if (got == -1) {
+			assert_int_equal(errno, EIO);
+		} else {
+			check_bytes(buf, cases[i].off, (size_t)got);
+		}
+	}
+}
+
+/*
+ * The copy of a HIT into smbd's buffer: the module's (the kernel's,
+ * process_vm_readv() on this process) gives the same bytes as memcpy at
+ * any size and alignment, a huge one included; without the hook it is
+ * memcpy, with one it is the hook.
+ */
+static size_t hooked;
+
+static void hook_copy(void *dst, const void *src, size_t n)
+{
+	memcpy(dst, src, n);
+	hooked += n;
+}
+
+static void test_sys_copy(void **state)
+{
+	static const size_t sizes[] = {0, 1, 4095, 4096, 65537,
+				       (8 << 20) + 123};
+	const struct cg_sys plain = {0};
+	const struct cg_sys hook = {.copy = hook_copy};
+	size_t len = (9 << 20);
+	unsigned char *src = malloc(len);
+	unsigned char *dst = malloc(len);
+	size_t i;
+	size_t k;
+
+	assert_non_null(src);
+	assert_non_null(dst);
+	for (k = 0; k < len; k++) {
+		src[k] = (unsigned char)(k * 7 + k / 4096);
+	}
+	assert_non_null(cg_sys_linux.copy);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t n = sizes[i];
+
+		memset(dst, 0xee, len);
+		cg_sys_copy(&cg_sys_linux, dst + 3, src + 5, n);
+		if (memcmp(dst + 3, src + 5, n) != 0 || dst[2] != 0xee ||
+		    dst[3 + n] != 0xee) {
+			fail_msg("the kernel's copy of %zu bytes differs", n);
+		}
+		memset(dst, 0xee, len);
+		cg_sys_copy(&plain, dst, src + 1, n);
+		assert_memory_equal(dst, src + 1, n);
+		hooked = 0;
+		cg_sys_copy(&hook, dst, src, n);
+		assert_int_equal(hooked, n);
+	}
+	free(src);
+	free(dst);
+}
+
 /*
  * An uncached read of 8 MiB goes in 1 MiB pieces, in order, so that no
  * more than a piece of it is in the page cache at once; the bytes are
@@ -275,6 +397,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pread_full),
+		cmocka_unit_test(test_dio_read_full),
+		cmocka_unit_test(test_sys_copy),
 		cmocka_unit_test(test_pread_pieces),
 		cmocka_unit_test(test_pread_drop),
 	};
