@@ -7,13 +7,22 @@
 # smbd, cgroup or data behind. It asserts no timings: at these sizes and
 # on a shared 2-core machine they mean nothing; but one guard on speed:
 # scenario S (pairs.sh), one cold copy of each mode against the plain
-# share in seven alternating pairs, on the disk as it is and with smbd's
-# reads capped at 500 IOPS, must reach 0.8x the plain share (the median
-# of the pairs' ratios: on these 2 cores one round in a few runs at a
-# third of its speed, which drags a sum of three below any bound), so
-# that a 2x loss cannot land unnoticed again. The module
-# of 00b5bb4 (its own readahead for every stream, 1 MiB pieces) fails it
-# at 500 IOPS: dontneed 0.71x, direct 0.66x.
+# share in seven alternating pairs (the median of the pairs' ratios: on
+# these 2 cores one round in a few runs at a third of its speed, which
+# drags a sum of three below any bound), in two profiles:
+#
+# - smbd's reads capped at 100 IOPS: the device binds every share, so
+#   the ratio is what the module makes of the device's requests (their
+#   size and depth), and it holds still: 0.8x plain or better. The
+#   module of 00b5bb4 (its own readahead for every stream, in 4 KiB
+#   folios) fails it: direct 0.69x, dontcache 0.74x, auto 0.77x, where
+#   this one gave 1.01-3.81x (docs/benchmarks.md, "The guard").
+# - the disk as it is: these machines are CPU-bound there (plain at
+#   250-900 MB/s from one run to the next) and a mode's median moved
+#   between 0.71x and 1.12x across CI runs of one build, so the bound is
+#   the one the project's standards give a timed ratio: a 2x loss
+#   fails it, with a margin (0.6x).
+#   What a mode makes of the CPU is measured by make bench, not here.
 set -u
 . "$(dirname "$0")/../lib/check.sh"
 cg_need_root "bench smoke"
@@ -140,7 +149,7 @@ cg_expect "scenario C: each copied file sampled on its own" awk \
 	'NF != 7 { bad = 1 } END { exit bad || NR == 0 }' \
 	"$resc/runs/C-plain/samples"
 
-# Scenario S: one copy of each mode at 0.8x plain or better, two profiles.
+# Scenario S: one copy of each mode against plain, two profiles (above).
 # Seven pairs of 256 MiB rather than three of 512: a slow spell of this
 # shared machine lasts seconds and took one or two of three pairs with
 # it (every mode's median moved between 0.74x and 1.04x from run to run
@@ -148,7 +157,9 @@ cg_expect "scenario C: each copied file sampled on its own" awk \
 # median less, in about the same time.
 pairs_mib=256
 pairs_rounds=7
-for iops in "" 500; do
+for profile in "100 0.8" "- 0.6"; do
+	read -r iops bound <<<"$profile"
+	[ "$iops" = - ] && iops=
 	profile=${iops:+"$iops IOPS"}
 	profile=${profile:-"the disk as it is"}
 	: >"$out/pairs.tsv"
@@ -160,12 +171,13 @@ for iops in "" 500; do
 	for mode in dontneed dontcache direct auto; do
 		ratio=$(awk -F'\t' -v m="$mode" '$1 == m { print $10 }' \
 			"$out/pairs.tsv")
-		name="scenario S, $profile: $mode at 0.8x plain or better"
+		name="scenario S, $profile: $mode at ${bound}x plain or better"
 		name="$name (median of $pairs_rounds pairs)"
 		if [ -z "$ratio" ]; then
 			cg_fail "$name" "no figure: $(tail -n 3 "$out/pairs.log" |
 				tr '\n' ' ')"
-		elif awk -v r="$ratio" 'BEGIN { exit !(r >= 0.8) }'; then
+		elif awk -v r="$ratio" -v b="$bound" \
+			'BEGIN { exit !(r >= b) }'; then
 			cg_pass "$name (${ratio}x)"
 		else
 			cg_fail "$name" "${ratio}x"
