@@ -137,7 +137,8 @@ def build(bld):
     # Only samba_init_module is exported; the engine stays private
     bld.shlib(source=bld.path.ant_glob('modules/*.c'), target='cacheguard',
               use='cg_engine SAMBA',
-              defines=['vfs_cacheguard_init=samba_init_module'],
+              defines=['vfs_cacheguard_init=samba_init_module',
+                       'CG_SAMBA_PACKAGE="%s"' % bld.env.SAMBA_DEB_VERSION],
               cflags=['-Wno-missing-prototypes',
                       '-Wno-sign-compare', '-Wno-missing-field-initializers'],
               linkflags=['-Wl,--version-script=%s' %

@@ -920,21 +920,54 @@ static struct vfs_fn_pointers vfs_cacheguard_fns = {
 	.fsync_recv_fn = cacheguard_fsync_recv,
 };
 
+/*
+ * What a module registers when this smbd is not the Samba it was built
+ * for: no operation at all, so every call goes to the next module and
+ * nothing of this build's idea of Samba's structures is ever used. smbd
+ * reads the table by its own struct vfs_fn_pointers, which a later Samba
+ * may have made larger than this build's: the table is zeros well past
+ * that size.
+ */
+static const void *cacheguard_passthrough[4 * sizeof(struct vfs_fn_pointers) /
+					  sizeof(void *)];
+
+/*
+ * The VFS structures this module uses (files_struct, connection_struct,
+ * vfs_handle_struct) may change with any upstream release, point releases
+ * included, and smbd checks only SMB_VFS_INTERFACE_VERSION. The module
+ * runs in the smbd of the upstream release it was built for (its
+ * SAMBA_VERSION_STRING, such as "4.17.12-Debian", which Debian's security
+ * updates of that release keep), the rule the package's dependency
+ * states: samba (>= the build's), samba (<< the next upstream release).
+ * In any other smbd it passes everything through and says so, so that a
+ * share does not go down with it.
+ */
 static_decl_vfs;
 NTSTATUS vfs_cacheguard_init(TALLOC_CTX *ctx)
 {
 	NTSTATUS status;
 
-	/*
-	 * The VFS structures change between Samba builds: a module built
-	 * against another tree must not run.
-	 */
 	if (strcmp(samba_version_string(), SAMBA_VERSION_STRING) != 0) {
-		DBG_ERR("cacheguard was built for Samba %s, this is %s; "
-			"rebuild it against this smbd\n",
+		DBG_ERR("cacheguard was built for Samba %s (package %s), "
+			"this smbd is %s: it passes every call through and "
+			"protects nothing; rebuild it against this samba "
+			"(make deb) or remove cacheguard from "
+			"\"vfs objects\"\n",
 			SAMBA_VERSION_STRING,
+			CG_SAMBA_PACKAGE,
 			samba_version_string());
-		return NT_STATUS_REVISION_MISMATCH;
+		status = smb_register_vfs(
+			SMB_VFS_INTERFACE_VERSION,
+			"cacheguard",
+			(const struct vfs_fn_pointers *)cacheguard_passthrough);
+		if (!NT_STATUS_IS_OK(status)) {
+			DBG_ERR("cacheguard: smbd refused even the "
+				"pass-through (%s): remove cacheguard from "
+				"\"vfs objects\" of every share until it is "
+				"rebuilt\n",
+				nt_errstr(status));
+		}
+		return status;
 	}
 	cacheguard_sys = cg_sys_linux;
 	cacheguard_sys.resident = cacheguard_resident;

@@ -45,7 +45,7 @@ samba=$(dpkg-query -W -f='${Version}' samba)
 why=
 if [ ! -f "$deb" ]; then
 	why="no $deb"
-elif ! dpkg-deb -f "$deb" Depends | grep -qF "samba (= $samba)"; then
+elif [ "$(dpkg-deb -f "$deb" Samba-Built-Against)" != "$samba" ]; then
 	why="it was built for another samba"
 elif newer=$(find "$top/VERSION" "$top/wscript" "$top/README.md" \
 	"$top/source" "$top/modules" "$top/docs" "$top/packaging/debian" \
