@@ -4,7 +4,9 @@
 # package is (re)built when missing or older than its sources, then
 # testsuite/package-test installs it, copies through a share served by
 # the installed module and removes it again, leaving the system as it
-# found it.
+# found it; testsuite/upgrade-test installs it with apt in an overlay of
+# the system and takes samba through a security update (the add-on
+# stays and works) and to the next upstream release (kept back).
 set -u
 . "$(dirname "$0")/../lib/check.sh"
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -49,6 +51,7 @@ elif [ "$(dpkg-deb -f "$deb" Samba-Built-Against)" != "$samba" ]; then
 	why="it was built for another samba"
 elif newer=$(find "$top/VERSION" "$top/wscript" "$top/README.md" \
 	"$top/source" "$top/modules" "$top/docs" "$top/packaging/debian" \
+	"$top/packaging/samba-depends" \
 	-type f -newer "$deb" 2>/dev/null | head -n 1) && [ -n "$newer" ]; then
 	why="${newer#"$top"/} is newer"
 fi
@@ -69,4 +72,5 @@ if [ -n "$why" ]; then
 fi
 
 bash "$top/testsuite/package-test" "$deb" || true
+bash "$top/testsuite/upgrade-test" "$deb" || true
 exit 0
