@@ -37,7 +37,7 @@ DEB_DEPS = samba smbclient samba-testsuite libcmocka-dev dpkg-dev \
 	xsltproc docbook-xsl docbook-xml gnuplot-nox xfsprogs btrfs-progs \
 	debhelper fakeroot man-db rpm nocache python3-impacket \
 	iproute2 procps passwd e2fsprogs valgrind clang libclang-rt-dev \
-	bindfs
+	bindfs lintian
 
 .PHONY: all deps build build-asan build-fuzz test test-asan fuzz fuzz-corpus \
 	unit soak demo bench bench-single bench-smoke bench-upload \
@@ -176,14 +176,16 @@ install: build
 	install -m 0644 build/cacheguard.so "$(DESTDIR)$(VFSDIR)/cacheguard.so"
 	install -D -m 0755 tools/cacheguard-status \
 		"$(DESTDIR)$(SBINDIR)/cacheguard-status"
-	if [ -f build/vfs_cacheguard.8 ]; then \
+	for m in vfs_cacheguard.8 cacheguard-status.8; do \
+		[ -f build/$$m ] || continue; \
 		install -d "$(DESTDIR)$(MANDIR)/man8"; \
-		install -m 0644 build/vfs_cacheguard.8 "$(DESTDIR)$(MANDIR)/man8/"; \
-	fi
+		install -m 0644 build/$$m "$(DESTDIR)$(MANDIR)/man8/"; \
+	done
 
 uninstall:
 	rm -f "$(DESTDIR)$(VFSDIR)/cacheguard.so"
 	rm -f "$(DESTDIR)$(MANDIR)/man8/vfs_cacheguard.8"
+	rm -f "$(DESTDIR)$(MANDIR)/man8/cacheguard-status.8"
 	rm -f "$(DESTDIR)$(SBINDIR)/cacheguard-status"
 
 clean:

@@ -165,13 +165,12 @@ def build(bld):
         bld.program(source=[t], target=t.name[:-2], use=use,
                     includes='source', lib=['m'], install_path=None)
 
-    # The man page, rendered with Debian's docbook-xsl
-    xml = bld.path.find_node('docs/vfs_cacheguard.8.xml')
-    if xml is not None:
+    # The man pages, rendered with Debian's docbook-xsl
+    for xml in bld.path.ant_glob('docs/*.8.xml'):
         bld(rule='${XSLTPROC} --nonet -o ${TGT} '
                  'http://docbook.sourceforge.net/release/xsl/current/'
                  'manpages/docbook.xsl ${SRC}',
-            source=xml, target='vfs_cacheguard.8')
+            source=xml, target=xml.name[:-4])
 
     for t in bld.path.ant_glob('testsuite/unit/test_*.c'):
         bld.program(source=[t], target=t.name[:-2], use='cg_engine CMOCKA',

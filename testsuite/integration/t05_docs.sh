@@ -136,13 +136,16 @@ for doc in "$xml" "$readme"; do
 	done < <(examples "$doc")
 done
 
-# The man page names the version it documents
+# Each man page names the version it documents
 version=$(cat "$top/VERSION")
-stale=$(grep -nE '<refmiscinfo class="version">|<productnumber>|part of version' \
-	"$xml" | grep -vF -- "$version" | tr -s '\n\t' '  ')
-if [ -z "$stale" ]; then
-	cg_pass "man page version is $version, as in VERSION"
-else
-	cg_fail "man page version is $version, as in VERSION" "stale: $stale"
-fi
+for page in "$top"/docs/*.8.xml; do
+	name=$(basename "$page" .xml)
+	stale=$(grep -nE '<refmiscinfo class="version">|<productnumber>|part of version' \
+		"$page" | grep -vF -- "$version" | tr -s '\n\t' '  ')
+	if [ -z "$stale" ]; then
+		cg_pass "$name: version $version, as in VERSION"
+	else
+		cg_fail "$name: version $version, as in VERSION" "stale: $stale"
+	fi
+done
 exit 0

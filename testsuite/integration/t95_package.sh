@@ -71,6 +71,23 @@ if [ -n "$why" ]; then
 	fi
 fi
 
+# lintian on the package: no error and no warning; the tags kept are
+# overridden, each with its reason, in packaging/debian/*.lintian-overrides
+if command -v lintian >/dev/null; then
+	out=$(lintian --tag-display-limit 0 "$deb" 2>/dev/null)
+	echo "$out" | sed -n '1,20p'
+	cg_expect "lintian $(lintian --version | awk '{print $2}'): no error" \
+		sh -c "! grep -q '^E:' <<'EOF'
+$out
+EOF"
+	cg_expect "lintian: no warning (the kept ones are overridden)" \
+		sh -c "! grep -q '^W:' <<'EOF'
+$out
+EOF"
+else
+	cg_skip "lintian on the package" "lintian is not installed (make deps)"
+fi
+
 bash "$top/testsuite/package-test" "$deb" || true
 bash "$top/testsuite/upgrade-test" "$deb" || true
 exit 0
