@@ -445,10 +445,52 @@ static void cg_hints_off(struct cg_stream *s, int fd)
 }
 
 /*
+ * The hot check runs on smbd's event loop as a stream starts. Without
+ * cachestat (Linux before 6.5: Debian 12's 6.1) the kernel answers it
+ * with mincore, which maps and walks every page asked about: about a
+ * second per 100 GiB. So a range longer than CG_HOT_SAMPLES pieces of
+ * CG_HOT_SAMPLE is looked at in that many pieces spread evenly over it,
+ * and what they hold is scaled to the range: at most 64 MiB of pages,
+ * a millisecond or two, whatever the file's size.
+ */
+#define CG_HOT_SAMPLES 16
+#define CG_HOT_SAMPLE (4ULL << 20)
+
+static int cg_resident_sampled(struct cg_stream *s,
+			       int fd,
+			       uint64_t from,
+			       uint64_t len,
+			       uint64_t *resident)
+{
+	uint64_t step, sum = 0;
+	unsigned i;
+	int ret;
+
+	if (len <= CG_HOT_SAMPLES * CG_HOT_SAMPLE) {
+		return s->sys->resident(fd, from, len, resident);
+	}
+	step = (len - CG_HOT_SAMPLE) / (CG_HOT_SAMPLES - 1);
+	step &= ~(CG_PAGE - 1);
+	for (i = 0; i < CG_HOT_SAMPLES; i++) {
+		uint64_t r = 0;
+
+		ret = s->sys->resident(fd, from + i * step, CG_HOT_SAMPLE, &r);
+		if (ret != 0) {
+			return ret;
+		}
+		sum += CG_MIN(r, CG_HOT_SAMPLE);
+	}
+	/* sum / (CG_HOT_SAMPLES * CG_HOT_SAMPLE) of len, in 64 bits */
+	*resident = (uint64_t)((double)sum / (CG_HOT_SAMPLES * CG_HOT_SAMPLE) *
+			       (double)len);
+	return 0;
+}
+
+/*
  * How much of the part of the file the stream has not reached is
- * cached, in bytes of *len; false when not asked or not known. What
- * the stream itself read, and the kernel's readahead, would otherwise
- * make every file look hot.
+ * cached, in bytes of *len (estimated, cg_resident_sampled); false when
+ * not asked or not known. What the stream itself read, and the kernel's
+ * readahead, would otherwise make every file look hot.
  */
 static bool cg_resident_ahead(struct cg_stream *s,
 			      int fd,
@@ -466,7 +508,7 @@ static bool cg_resident_ahead(struct cg_stream *s,
 		return true;
 	}
 	*len = s->file_size - from;
-	return s->sys->resident(fd, from, *len, resident) == 0;
+	return cg_resident_sampled(s, fd, from, *len, resident) == 0;
 }
 
 static void cg_stream_activate(struct cg_stream *s, int fd)
