@@ -88,6 +88,8 @@ struct cacheguard_file {
 	bool untracked;
 	bool foreign;
 	bool reads_pending;
+	bool done;			/* cacheguard_file_done ran */
+	struct files_struct *fsp;	/* whose extension this is */
 	struct cg_wfile *writer;	/* once a client wrote to it */
 	struct cg_file file;		/* the engine's: stream, mode, paths */
 	struct cg_direct *direct;	/* direct mode, once a stream runs */
@@ -314,12 +316,49 @@ static void cacheguard_foreign(struct cacheguard_share *share,
 }
 
 /* The extension goes (close, or the fsp freed): its counters are kept */
+static void cacheguard_log_summary(struct files_struct *fsp,
+				   const struct cacheguard_file *cgf);
+
+/*
+ * What a tracked file's close does, once: its stream's last drops and
+ * hints, its summary, its direct buffer back to the budget (once no read
+ * job holds it). From SMB_VFS_CLOSE, or from the extension's destructor
+ * for a handle smbd frees without it: SMB1 DOS and FCB opens of one
+ * file by one client share a descriptor, and smbd calls SMB_VFS_CLOSE
+ * only for the last of them (fd_close).
+ */
+static void cacheguard_file_done(struct files_struct *fsp,
+				 struct cacheguard_file *cgf)
+{
+	if (cgf->done) {
+		return;
+	}
+	cgf->done = true;
+	if (!cgf->untracked) {
+		cg_stream_close(&cgf->file.stream, fsp_get_io_fd(fsp));
+		cacheguard_log_summary(fsp, cgf);
+		TALLOC_FREE(cgf->direct);
+	}
+}
+
 static void cacheguard_file_destroy(void *p)
 {
 	struct cacheguard_file *cgf = p;
+	bool closed = cgf->done;
 
+	if (!closed) {
+		/* freed without SMB_VFS_CLOSE: a shared DOS or FCB handle */
+		if (cgf->writer != NULL) {
+			(void)cg_wfile_close(cgf->writer);
+			TALLOC_FREE(cgf->writer);
+		}
+		cacheguard_file_done(cgf->fsp, cgf);
+	}
 	if (!cgf->untracked) {
 		cg_status_file_close(&cgf->file);
+		if (!closed) {
+			cg_status_write(true);
+		}
 	}
 }
 
@@ -351,6 +390,7 @@ static struct cacheguard_file *cacheguard_add(
 	if (cgf == NULL) {
 		return NULL;	/* no memory: serve the file untouched */
 	}
+	cgf->fsp = fsp;
 	cgf->untracked = true;
 	cgf->reads_pending = is_file;
 	cgf->foreign = !is_file;
@@ -879,18 +919,15 @@ static int cacheguard_close(struct vfs_handle_struct *handle,
 		werr = cg_wfile_close(cgf->writer);
 		TALLOC_FREE(cgf->writer);
 	}
-	if (cgf != NULL && !cgf->untracked) {
-		cg_stream_close(&cgf->file.stream, fsp_get_io_fd(fsp));
-		cacheguard_log_summary(fsp, cgf);
-		/*
-		 * Its buffer goes back to the budget now (once no read job
-		 * holds it), so the status written next does not count it
-		 */
-		TALLOC_FREE(cgf->direct);
+	if (cgf != NULL) {
+		bool tracked = !cgf->untracked;
+
+		/* the direct buffer goes back first: the status won't count it */
+		cacheguard_file_done(fsp, cgf);
 		VFS_REMOVE_FSP_EXTENSION(handle, fsp);
-		cg_status_write(true);
-	} else if (cgf != NULL) {
-		VFS_REMOVE_FSP_EXTENSION(handle, fsp);
+		if (tracked) {
+			cg_status_write(true);
+		}
 	}
 	ret = SMB_VFS_NEXT_CLOSE(handle, fsp);
 	if (ret == 0 && werr != 0) {

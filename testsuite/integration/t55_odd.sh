@@ -20,7 +20,12 @@
 #     one through streams_xattr; a 32 MiB one refused there as on the
 #     plain share;
 #  g. a filesystem full to its last block: copies right, and an upload
-#     that hits ENOSPC reports the plain share's error to the client.
+#     that hits ENOSPC reports the plain share's error to the client;
+#  h. an SMB1 client opening one file twice in DOS compatibility mode
+#     (testsuite/tools/smb1_dos_open.py): smbd shares one descriptor
+#     and calls SMB_VFS_CLOSE only for the last handle; the first
+#     handle's stream is closed all the same (its summary is logged,
+#     nothing stays cached), right bytes.
 set -u
 . "$(dirname "$0")/../lib/check.sh"
 cg_need_root "odd files and events"
@@ -38,6 +43,8 @@ durable=("kernel oplocks = no" "kernel share modes = no"
 	"posix locking = no" "durable handles = yes")
 
 cg_smbd_init
+# h: an SMB1 client (smbclient and the rest negotiate SMB3 as before)
+cg_global "server min protocol = NT1"
 odd=$CG_ROOT/mnt/odd
 full=$CG_ROOT/mnt/full
 if ! cg_mount_fs ext4 "$odd" 8G || ! cg_mount_fs ext4 "$full" 64M; then
@@ -329,6 +336,31 @@ for mode in $modes; do
 	rm -f "$full/up_full.bin"
 	cg_expect "[full_$mode] an upload reports ENOSPC as plain ($want)" \
 		test -n "$want" -a "$got" = "$want"
+done
+
+# --- h. SMB1 DOS opens: one descriptor, one SMB_VFS_CLOSE ------------------
+for mode in plain $modes; do
+	f=dos_$mode.bin
+	head -c $((32 * MiB)) /dev/urandom >"$odd/$f"
+	cp "$odd/$f" "$CG_ROOT/$f"
+	chown "$CG_USER" "$odd/$f"
+	cg_drop_cache "$odd/$f"
+	out=$(/usr/bin/python3 "$CG_TOP/testsuite/tools/smb1_dos_open.py" \
+		-p "$CG_PORT" -U "$CG_USER%$CG_PASS" \
+		"//127.0.0.1/odd_$mode/$f" "$CG_ROOT/$f" 2>&1)
+	rc=$?
+	if [ "$rc" = 77 ]; then
+		cg_skip "[odd_$mode] SMB1 DOS opens" "$out"
+		continue
+	fi
+	cg_expect "[odd_$mode] two SMB1 DOS opens of one file: right bytes" \
+		grep -q "^ok " <<<"$out"
+	[ "$mode" = plain ] && continue
+	cg_expect "[odd_$mode] the first DOS handle's stream closed (summary)" \
+		grep -qE "$f: size .* streams 1" "$CG_LOG"
+	cg_expect_le "[odd_$mode] what the DOS handles left cached (MiB)" \
+		$(($(cg_resident "$odd/$f") / MiB)) 16
+	rm -f "$odd/$f" "$CG_ROOT/$f"
 done
 echo "time: ${SECONDS}s"
 exit 0
