@@ -819,7 +819,9 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 {
 	struct cg_direct *d = NULL;
 	int fd = fsp_get_io_fd(fsp);
-	size_t align = cg_direct_alignment(fd, fsp->fsp_name->st.st_ex_dev);
+	dev_t dev = fsp->fsp_name->st.st_ex_dev;
+	size_t align = cg_direct_alignment(fd, dev);
+	size_t seg_align;
 	size_t mem;
 	size_t reserve;
 	int budget_fd;
@@ -842,10 +844,16 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 		.align = align,
 		.limit = cfg->direct_memory,
 	};
-	/* segments of a huge page at least (cg_direct_buf_reserve) */
+	/*
+	 * segments of a huge page at least (cg_direct_buf_reserve), and
+	 * as large as the device's requests where the prefetch holds two
+	 */
+	seg_align = cg_prefetch_align(cfg->direct_prefetch,
+				      MAX(align, CG_DIRECT_HUGE_PAGE),
+				      cg_fs_max_request(dev));
 	cg_dsched_init(&d->sched, &cg_direct_sched_ops, d,
-		       cfg->direct_prefetch, MAX(align, CG_DIRECT_HUGE_PAGE),
-		       size, cfg->direct_memory);
+		       cfg->direct_prefetch, seg_align, size,
+		       cfg->direct_memory);
 	mem = cg_prefetch_memory(&d->sched.pf);
 	reserve = d->sched.pf.seg_size * CG_PREFETCH_MAX_SEGS;
 	budget_fd = cg_direct_budget_take(mem, cfg->direct_memory, true,
@@ -864,8 +872,7 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 			 fsp_str_dbg(fsp), mem, (uintmax_t)cfg->direct_memory,
 			 cg_direct_mem_in_use);
 		cg_dsched_init(&d->sched, &cg_direct_sched_ops, d, 0,
-			       MAX(align, CG_DIRECT_HUGE_PAGE), size,
-			       cfg->direct_memory);
+			       seg_align, size, cfg->direct_memory);
 		mem = 0;
 		reserve = 0;
 	}

@@ -40,6 +40,7 @@ struct cacheguard_fs {
 	dev_t dev;
 	unsigned flags;
 	uint64_t readahead;	/* the device's read_ahead_kb, in bytes */
+	uint64_t max_request;	/* its max_sectors_kb, in bytes */
 };
 
 static struct cacheguard_fs *cacheguard_fs_table;
@@ -47,7 +48,7 @@ static size_t cacheguard_fs_count;
 
 /*
  * A number from dev's block queue in sysfs ("read_ahead_kb",
- * "logical_block_size"), for a disk or a partition; 0 when sysfs has
+ * "max_sectors_kb", "logical_block_size"), for a disk or a partition; 0 when sysfs has
  * none (tmpfs, btrfs and other devices without a queue of their own).
  */
 unsigned cg_fs_queue_value(dev_t dev, const char *name)
@@ -97,6 +98,8 @@ static struct cacheguard_fs *cacheguard_fs(dev_t dev)
 	t[cacheguard_fs_count] = (struct cacheguard_fs){
 		.dev = dev,
 		.readahead = 1024ULL * cg_fs_queue_value(dev, "read_ahead_kb"),
+		.max_request = 1024ULL * cg_fs_queue_value(dev,
+							   "max_sectors_kb"),
 	};
 	return &t[cacheguard_fs_count++];
 }
@@ -106,6 +109,13 @@ uint64_t cg_fs_readahead(dev_t dev)
 	struct cacheguard_fs *fs = cacheguard_fs(dev);
 
 	return fs != NULL ? fs->readahead : 0;
+}
+
+uint64_t cg_fs_max_request(dev_t dev)
+{
+	struct cacheguard_fs *fs = cacheguard_fs(dev);
+
+	return fs != NULL ? fs->max_request : 0;
 }
 
 /* Remember that dev lacks a feature; log it once per process */

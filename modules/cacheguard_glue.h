@@ -167,6 +167,8 @@ unsigned cg_fs_lacks_of(dev_t dev);
 void cg_fs_lacks(dev_t dev, unsigned flag, const char *what, int err);
 /* The kernel's readahead for dev in bytes, 0 when sysfs does not say */
 uint64_t cg_fs_readahead(dev_t dev);
+/* The largest request dev takes in bytes (max_sectors_kb), 0: unknown */
+uint64_t cg_fs_max_request(dev_t dev);
 /* A number from dev's block queue in sysfs, 0 when there is none */
 unsigned cg_fs_queue_value(dev_t dev, const char *name);
 

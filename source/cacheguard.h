@@ -556,6 +556,8 @@ ssize_t cg_dio_read_inplace(const struct cg_dio_inplace *p,
 
 #define CG_PREFETCH_SEG (1024 * 1024)
 #define CG_PREFETCH_MIN_SEG (64 * 1024)
+/* The largest segment cg_prefetch_align chooses for a device */
+#define CG_PREFETCH_DEV_SEG (8 * 1024 * 1024)
 #define CG_PREFETCH_MAX_SEGS 64
 
 /*
@@ -628,6 +630,17 @@ struct cg_prefetch {
 
 /* Geometry for "ahead" bytes of prefetch at this alignment */
 void cg_prefetch_init(struct cg_prefetch *pf, uint64_t ahead, size_t align);
+
+/*
+ * The alignment to give cg_prefetch_init on a device whose requests go
+ * up to max_request bytes (its queue's max_sectors_kb; 0: not known):
+ * segments grow from align (a power of two: the buffer's page at least)
+ * by doubling while smaller than max_request, up to CG_PREFETCH_DEV_SEG,
+ * as long as "ahead" still holds two of them. A fill is then one device
+ * request: on storage that counts requests, a 2 MiB segment on a device
+ * that takes 4 MiB costs twice the requests.
+ */
+size_t cg_prefetch_align(uint64_t ahead, size_t align, uint64_t max_request);
 
 /* Bytes of buffer the table needs: slot i is at i * seg_size */
 size_t cg_prefetch_memory(const struct cg_prefetch *pf);

@@ -209,6 +209,17 @@ void cg_prefetch_init(struct cg_prefetch *pf, uint64_t ahead, size_t align)
 	pf->nseg = (unsigned)cg_div_up(ahead, seg);
 }
 
+size_t cg_prefetch_align(uint64_t ahead, size_t align, uint64_t max_request)
+{
+	size_t seg = align;
+
+	while (seg < max_request && 2 * seg <= CG_PREFETCH_DEV_SEG &&
+	       4 * (uint64_t)seg <= ahead) {
+		seg *= 2;
+	}
+	return seg;
+}
+
 size_t cg_prefetch_memory(const struct cg_prefetch *pf)
 {
 	return pf->seg_size * pf->nseg;

@@ -466,6 +466,45 @@ static void test_geometry(void **state)
 	}
 }
 
+struct devseg_case {
+	uint64_t ahead;
+	size_t align;
+	uint64_t max_request;
+	size_t want;
+};
+
+static const struct devseg_case devseg_cases[] = {
+	{8 * MiB, 2 * MiB, 4 * MiB, 4 * MiB},	 /* virtio-blk: 4096 KiB */
+	{8 * MiB, 2 * MiB, 1280 * KiB, 2 * MiB}, /* SATA: the page wins */
+	{8 * MiB, 2 * MiB, 0, 2 * MiB},		 /* no queue (btrfs, tmpfs) */
+	{64 * MiB, 2 * MiB, 32767 * KiB, 8 * MiB}, /* at most the cap */
+	{64 * MiB, 2 * MiB, 5 * MiB, 8 * MiB},	 /* a power of two */
+	{4 * MiB, 2 * MiB, 4 * MiB, 2 * MiB},	 /* two of them at least */
+	{1 * MiB, 2 * MiB, 4 * MiB, 2 * MiB},	 /* never below align */
+	{0, 4096, 4 * MiB, 4096},		 /* no prefetch */
+};
+
+static void test_device_segment(void **state)
+{
+	size_t i;
+
+	for (i = 0; i < N_ELEM(devseg_cases); i++) {
+		const struct devseg_case *c = &devseg_cases[i];
+		size_t got = cg_prefetch_align(c->ahead, c->align,
+					       c->max_request);
+		struct cg_prefetch pf;
+
+		if (got != c->want) {
+			fail_msg("case %zu: %zu, want %zu", i, got, c->want);
+		}
+		/* the table is made of segments of that size */
+		cg_prefetch_init(&pf, c->ahead, got);
+		if (c->ahead > 0) {
+			assert_int_equal(pf.seg_size, got);
+		}
+	}
+}
+
 /* ---- the model file and the fill harness -------------------------- */
 
 #define MAX_FILLS CG_PREFETCH_MAX_SEGS
@@ -1416,6 +1455,7 @@ int main(void)
 		cmocka_unit_test(test_inplace_property),
 		cmocka_unit_test(test_inplace_refuses),
 		cmocka_unit_test(test_geometry),
+		cmocka_unit_test(test_device_segment),
 		cmocka_unit_test(test_lookup_table),
 		cmocka_unit_test(test_in_order),
 		cmocka_unit_test(test_reordered),
