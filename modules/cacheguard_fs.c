@@ -163,6 +163,9 @@ void cg_fs_probe(struct files_struct *fsp)
 	if (err != 0 && err != EOPNOTSUPP && err != EINVAL) {
 		return;
 	}
+	if (err != 0 && cacheguard_kernel_oplock(fsp)) {
+		return;		/* a reopen would break it: the next file */
+	}
 	fs->flags |= CG_FS_PROBED | cg_fs_type_lacks((uint64_t)sfs.f_type);
 	if (err != 0) {
 		fs->flags |= CG_FS_NO_DONTCACHE;

@@ -159,6 +159,8 @@ size_t cg_direct_memory_in_use(void);
  */
 #define CG_FS_PROBED 0x1	/* with the engine's CG_FS_NO_* flags */
 
+/* smbd holds a kernel oplock (a lease) on fsp: no second open of it */
+bool cacheguard_kernel_oplock(struct files_struct *fsp);
 /* auto: probe the filesystem of fsp once, log the choice at level 2 */
 void cg_fs_probe(struct files_struct *fsp);
 /* The engine's CG_FS_NO_* flags of dev: what it is known to lack */

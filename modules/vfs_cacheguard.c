@@ -477,6 +477,19 @@ static void cacheguard_fs_learnt(struct files_struct *fsp,
 	}
 }
 
+/*
+ * Whether smbd holds a kernel oplock on fsp: with kernel oplocks = yes, a
+ * client's batch or exclusive oplock is a Linux write lease on smbd's
+ * descriptor, which any other open of the file breaks (the lease break
+ * reaches smbd, which breaks the client's oplock). Direct reads need a
+ * second open, O_DIRECT, so such a file is read without them.
+ */
+bool cacheguard_kernel_oplock(struct files_struct *fsp)
+{
+	return lp_kernel_oplocks(SNUM(fsp->conn)) &&
+	       EXCLUSIVE_OPLOCK_TYPE(fsp->oplock_type);
+}
+
 /* The path for one read, the engine's choice; sets up direct reads */
 static enum cg_path cacheguard_choose(struct vfs_handle_struct *handle,
 				      struct files_struct *fsp,
@@ -496,12 +509,16 @@ static enum cg_path cacheguard_choose(struct vfs_handle_struct *handle,
 	 * On fsp, not cgf: an fsp extension's data area is not a talloc
 	 * context. fsp is freed right after the close.
 	 */
-	cgf->direct = cg_direct_open(fsp,
-				     handle,
-				     fsp,
-				     cgf->file.stream.cfg,
-				     cgf->file.stream.file_size,
-				     &fail);
+	if (cacheguard_kernel_oplock(fsp)) {
+		fail = CG_DIRECT_FAIL_LEASE;
+	} else {
+		cgf->direct = cg_direct_open(fsp,
+					     handle,
+					     fsp,
+					     cgf->file.stream.cfg,
+					     cgf->file.stream.file_size,
+					     &fail);
+	}
 	if (cgf->direct != NULL) {
 		return CG_PATH_DIRECT;
 	}
@@ -515,6 +532,7 @@ static enum cg_path cacheguard_choose(struct vfs_handle_struct *handle,
 		 fsp_str_dbg(fsp),
 		 fail == CG_DIRECT_FAIL_MEMORY ? "over direct memory"
 		 : fail == CG_DIRECT_FAIL_FS   ? "no O_DIRECT on the filesystem"
+		 : fail == CG_DIRECT_FAIL_LEASE ? "smbd holds a kernel oplock"
 					       : "this file cannot be reopened",
 		 cg_mode_name(cgf->file.mode));
 	return CG_PATH_NEXT;

@@ -367,6 +367,12 @@ enum cg_direct_fail {
 	CG_DIRECT_FAIL_FILE = 0,	/* this file only: others keep direct */
 	CG_DIRECT_FAIL_FS,		/* the filesystem refuses O_DIRECT */
 	CG_DIRECT_FAIL_MEMORY,		/* over cacheguard:direct memory */
+	/*
+	 * smbd holds a kernel oplock (kernel oplocks = yes: a lease, for a
+	 * client's batch or exclusive oplock) on the file: any second open,
+	 * the O_DIRECT one too, would break it. This open only.
+	 */
+	CG_DIRECT_FAIL_LEASE,
 };
 
 /* What a filesystem lacks, learnt from a probe or a failure */

@@ -157,6 +157,14 @@ unsigned cg_file_direct_unavailable(struct cg_file *f,
 		/* Not a failure: the budget is spent, as configured */
 		cg_file_set_mode(f, fd, CG_MODE_DONTNEED);
 		return 0;
+	case CG_DIRECT_FAIL_LEASE:
+		/* the file and its filesystem are fine: the next mode */
+		cg_file_set_mode(f, fd,
+				 cg_mode_resolve(f->stream.cfg->mode,
+						 fs_lacks | CG_FS_NO_DIRECT));
+		cg_file_fell_back(f, "smbd holds a kernel oplock on it, "
+				     "which a second open would break");
+		return 0;
 	case CG_DIRECT_FAIL_FILE:
 	default:
 		cg_file_set_mode(f, fd, CG_MODE_DONTNEED);

@@ -299,6 +299,10 @@ static void test_direct_unavailable(void **state)
 		 NONE, 1},
 		{CG_MODE_DIRECT, NONE, CG_DIRECT_FAIL_MEMORY, CG_MODE_DONTNEED,
 		 NONE, 0},
+		{CG_MODE_DIRECT, NONE, CG_DIRECT_FAIL_LEASE, CG_MODE_DONTNEED,
+		 NONE, 1},
+		{CG_MODE_AUTO, NO_DC, CG_DIRECT_FAIL_LEASE, CG_MODE_DONTNEED,
+		 NONE, 1},
 	};
 	struct cg_config cfg;
 	struct cg_file f;
@@ -323,6 +327,22 @@ static void test_direct_unavailable(void **state)
 		assert_int_equal(f.fallbacks, cases[i].fallbacks);
 		assert_int_equal(choose(&f, 8 * MiB, MiB), CG_PATH_NEXT);
 	}
+
+	/*
+	 * A kernel oplock on the file: auto goes on uncached where the
+	 * filesystem takes RWF_DONTCACHE (no second open needed), and
+	 * learns nothing about the filesystem
+	 */
+	start(&f, &cfg, CG_MODE_AUTO, NONE);
+	assert_int_equal(cg_file_direct_unavailable(&f, 3,
+						    CG_DIRECT_FAIL_LEASE,
+						    NONE),
+			 0);
+	assert_int_equal(f.mode, CG_MODE_DONTCACHE);
+	assert_int_equal(f.fallbacks, 1);
+	assert_string_equal(f.fallback_why, "smbd holds a kernel oplock on "
+			    "it, which a second open would break");
+	assert_int_equal(choose(&f, 8 * MiB, MiB), CG_PATH_UNCACHED);
 }
 
 /*
