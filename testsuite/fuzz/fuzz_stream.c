@@ -308,7 +308,7 @@ static enum cg_path choose(struct fz_stream *f, const struct fz_read *r,
 		return path;
 	}
 	f->fs_lacks |= cg_file_direct_unavailable(&f->file, FD,
-		(enum cg_direct_fail)(setup_fails % 3), f->fs_lacks);
+		(enum cg_direct_fail)(setup_fails % 4), f->fs_lacks);
 	return CG_PATH_NEXT;
 }
 
