@@ -19,8 +19,9 @@
 #
 # Copyright (C) 2026 The vfs_cacheguard authors
 
-import getopt
 import sys
+
+from smb_tool import parse, run
 
 try:
     from impacket import smb
@@ -37,20 +38,11 @@ BLOCK = 60 * 1024
 
 
 def main():
-    port, user, password, nxt = 445, 'guest', '', None
-    opts, args = getopt.getopt(sys.argv[1:], 'p:U:n:')
-    for o, v in opts:
-        if o == '-p':
-            port = int(v)
-        elif o == '-n':
-            nxt = '\\' + v.replace('/', '\\')
-        elif o == '-U':
-            user, _, password = v.partition('%')
-    if len(args) != 2 or not args[0].startswith('//'):
-        print(__doc__ or 'usage: smb1_dos_open.py //HOST/SHARE/PATH LOCAL')
-        return 2
-    host, share, path = args[0][2:].split('/', 2)
-    local = open(args[1], 'rb').read()
+    host, share, path, local, user, password, port, own = parse(
+        'smb1_dos_open.py [-n NEXT] //HOST/SHARE/PATH LOCALFILE', 'n:')
+    nxt = None
+    if 'n' in own:
+        nxt = '\\' + own['n'].replace('/', '\\')
 
     conn = smb.SMB(host, host, sess_port=port)
     conn.login(user, password)
@@ -89,10 +81,4 @@ def main():
 
 
 if __name__ == '__main__':
-    try:
-        sys.exit(main())
-    except SystemExit:
-        raise
-    except Exception as e:  # noqa: BLE001 (report any failure, exit 2)
-        print('error: %s' % e)
-        sys.exit(2)
+    run(main)

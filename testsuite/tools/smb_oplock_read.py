@@ -15,8 +15,9 @@
 #
 # Copyright (C) 2026 The vfs_cacheguard authors
 
-import getopt
 import sys
+
+from smb_tool import parse, run
 
 try:
     from impacket import smb3, smb3structs as s3
@@ -26,20 +27,9 @@ except ImportError:
 
 
 def main():
-    port, user, password, size = 445, 'guest', '', 1 << 20
-    opts, args = getopt.getopt(sys.argv[1:], 'p:U:m:')
-    for o, v in opts:
-        if o == '-p':
-            port = int(v)
-        elif o == '-U':
-            user, _, password = v.partition('%')
-        elif o == '-m':
-            size = int(v)
-    if len(args) != 2 or not args[0].startswith('//'):
-        print('usage: smb_oplock_read.py //HOST/SHARE/PATH LOCALFILE')
-        return 2
-    host, share, path = args[0][2:].split('/', 2)
-    local = open(args[1], 'rb').read()
+    host, share, path, local, user, password, port, own = parse(
+        'smb_oplock_read.py [-m READSIZE] //HOST/SHARE/PATH LOCALFILE', 'm:')
+    size = int(own.get('m', 1 << 20))
 
     conn = smb3.SMB3(host, host, sess_port=port)
     conn.login(user, password)
@@ -65,10 +55,4 @@ def main():
 
 
 if __name__ == '__main__':
-    try:
-        sys.exit(main())
-    except SystemExit:
-        raise
-    except Exception as e:  # noqa: BLE001 (report any failure, exit 2)
-        print('error: %s' % e)
-        sys.exit(2)
+    run(main)

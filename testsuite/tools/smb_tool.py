@@ -1,0 +1,42 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# What the SMB test clients written for python3-impacket share: their
+# command line (-p PORT -U USER%PASS //HOST/SHARE/PATH LOCALFILE, and
+# options of their own) and their exit codes (0 ok, 1 a mismatch, 2 any
+# other error, 77 without python3-impacket).
+#
+# Copyright (C) 2026 The vfs_cacheguard authors
+
+import getopt
+import sys
+
+
+def parse(usage, letters=''):
+    """(host, share, path, local bytes, user, password, port, options)
+    from sys.argv; options holds the values of the tool's own letters"""
+    port, user, password, own = 445, 'guest', '', {}
+    opts, args = getopt.getopt(sys.argv[1:], 'p:U:' + letters)
+    for o, v in opts:
+        if o == '-p':
+            port = int(v)
+        elif o == '-U':
+            user, _, password = v.partition('%')
+        else:
+            own[o[1:]] = v
+    if len(args) != 2 or not args[0].startswith('//'):
+        print('usage: ' + usage)
+        sys.exit(2)
+    host, share, path = args[0][2:].split('/', 2)
+    local = open(args[1], 'rb').read()
+    return host, share, path, local, user, password, port, own
+
+
+def run(main):
+    """Exit with main()'s status; any error is status 2, with its text"""
+    try:
+        sys.exit(main())
+    except SystemExit:
+        raise
+    except Exception as e:  # noqa: BLE001 (report any failure, exit 2)
+        print('error: %s' % e)
+        sys.exit(2)
