@@ -21,7 +21,7 @@
 
 import sys
 
-from smb_tool import parse, run
+from smb_tool import parse, read_all, run
 
 try:
     from impacket import smb
@@ -51,12 +51,8 @@ def main():
     fid1 = conn.open_andx(tid, name, OPEN_EXISTING, ACCESS_RW_COMPAT)[0]
     fid2 = conn.open_andx(tid, name, OPEN_EXISTING, ACCESS_RW_COMPAT)[0]
 
-    got = bytearray()
-    while len(got) < len(local):
-        data = conn.read_andx(tid, fid1, len(got), BLOCK)
-        if not data:
-            break
-        got += data
+    got = read_all(lambda off: conn.read_andx(tid, fid1, off, BLOCK),
+                   len(local))
     conn.close(tid, fid1)
     tail = conn.read_andx(tid, fid2, 0, BLOCK)
     conn.close(tid, fid2)
@@ -64,14 +60,11 @@ def main():
     if nxt is not None:
         fid = conn.open_andx(tid, nxt, OPEN_EXISTING,
                              ACCESS_READ_DENY_NONE)[0]
-        while True:
-            data = conn.read_andx(tid, fid, more, BLOCK)
-            if not data:
-                break
-            more += len(data)
+        more = len(read_all(lambda off: conn.read_andx(tid, fid, off,
+                                                       BLOCK)))
         conn.close(tid, fid)
     conn.logoff()
-    if bytes(got) != local or tail != local[:BLOCK]:
+    if got != local or tail != local[:BLOCK]:
         print('mismatch: %d of %d bytes, tail %d' %
               (len(got), len(local), len(tail)))
         return 1

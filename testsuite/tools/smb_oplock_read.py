@@ -17,7 +17,7 @@
 
 import sys
 
-from smb_tool import parse, run
+from smb_tool import parse, read_all, run
 
 try:
     from impacket import smb3, smb3structs as s3
@@ -39,15 +39,10 @@ def main():
                       s3.FILE_SHARE_READ, s3.FILE_NON_DIRECTORY_FILE,
                       s3.FILE_OPEN, 0,
                       oplockLevel=s3.SMB2_OPLOCK_LEVEL_BATCH)
-    got = bytearray()
-    while len(got) < len(local):
-        data = conn.read(tree, fid, len(got), size)
-        if not data:
-            break
-        got += data
+    got = read_all(lambda off: conn.read(tree, fid, off, size), len(local))
     conn.close(tree, fid)
     conn.logoff()
-    if bytes(got) != local:
+    if got != local:
         print('mismatch: %d of %d bytes' % (len(got), len(local)))
         return 1
     print('ok %d bytes' % len(got))

@@ -31,6 +31,18 @@ def parse(usage, letters=''):
     return host, share, path, local, user, password, port, own
 
 
+def read_all(read, limit=None):
+    """The bytes read(offset) returns from offset 0 on, until it returns
+    none or limit bytes are read"""
+    got = bytearray()
+    while limit is None or len(got) < limit:
+        data = read(len(got))
+        if not data:
+            break
+        got += data
+    return bytes(got)
+
+
 def run(main):
     """Exit with main()'s status; any error is status 2, with its text"""
     try:
