@@ -93,6 +93,12 @@ struct cg_writer {
 	uint64_t waited_to;
 	uint64_t dropped_to;
 	bool busy;		/* a writeback job is in flight */
+	/*
+	 * dontcache: a stream write went through the page cache (smbd's
+	 * recvfile, a fallback): the kernel drops none of those pages at
+	 * writeback's end, so the hold counts from what is dropped
+	 */
+	bool through_cache;
 	/* What every active stream wrote, dropped at close */
 	struct cg_range span;
 	/*
