@@ -37,7 +37,7 @@ DEB_DEPS = samba smbclient samba-testsuite libcmocka-dev dpkg-dev \
 	xsltproc docbook-xsl docbook-xml gnuplot-nox xfsprogs btrfs-progs \
 	debhelper fakeroot man-db rpm nocache python3-impacket \
 	iproute2 procps passwd e2fsprogs valgrind clang libclang-rt-dev \
-	bindfs lintian
+	bindfs lintian strace
 
 .PHONY: all deps build build-asan build-fuzz test test-asan fuzz fuzz-corpus \
 	unit soak demo bench bench-single bench-smoke bench-upload \

@@ -175,6 +175,14 @@ uint64_t cg_fs_max_request(dev_t dev);
 unsigned cg_fs_queue_value(dev_t dev, const char *name);
 
 /*
+ * The modules below handle in the share's stack (cacheguard_stack.c):
+ * the CG_BELOW_* flags of those that must see the files' reads or
+ * writes, each logged with what it means
+ */
+unsigned cg_stack_below(struct vfs_handle_struct *handle,
+			const char *service);
+
+/*
  * Per-process counters (cacheguard_status.c): each tracked file's are
  * the engine's (struct cg_file); the status file shows those of the
  * files closed so far plus those of the files open now.

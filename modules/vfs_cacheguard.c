@@ -74,6 +74,7 @@ struct cacheguard_share {
 	struct cg_config cfg;
 	const char *name;
 	bool foreign_logged;	/* the "lower module owns I/O" line */
+	unsigned below;		/* CG_BELOW_*: what modules below see */
 };
 
 /* What the module keeps per open file, as an fsp extension */
@@ -259,6 +260,9 @@ static int cacheguard_connect(struct vfs_handle_struct *handle,
 	cg_config_describe(cfg, desc, sizeof(desc));
 	DBG_PREFIX(2, ("share [%s]: %s\n", service, desc));
 
+	if (cfg->mode != CG_MODE_OFF) {
+		share->below = cg_stack_below(handle, service);
+	}
 	SMB_VFS_HANDLE_SET_DATA(handle, share, NULL, struct cacheguard_share, {
 		SMB_VFS_NEXT_DISCONNECT(handle);
 		return -1;
@@ -447,14 +451,14 @@ static struct cacheguard_file *cacheguard_track(
 		return NULL;
 	}
 	cgf->untracked = false;
-	if (cfg->mode == CG_MODE_AUTO) {
+	if (cfg->mode == CG_MODE_AUTO && !(share->below & CG_BELOW_READS)) {
 		cg_fs_probe(fsp);
 	}
 	cg_file_init(&cgf->file,
 		     cfg,
 		     &cacheguard_sys,
 		     (uint64_t)st.st_size,
-		     cg_fs_lacks_of(dev),
+		     cg_fs_lacks_of(dev) | share->below,
 		     fsp_get_io_fd(fsp));
 	cgf->file.stream.kernel_ra = cg_fs_readahead(dev);
 	cgf->file.stream.share_slot = cg_share_slot(st.st_dev, st.st_ino);
@@ -871,7 +875,7 @@ struct cg_wfile *cacheguard_writer(struct vfs_handle_struct *handle,
 	if (cgf == NULL || cgf->foreign) {
 		return NULL;
 	}
-	if (cfg->mode == CG_MODE_AUTO) {
+	if (cfg->mode == CG_MODE_AUTO && !(share->below & CG_BELOW_WRITES)) {
 		cg_fs_probe(fsp);
 	}
 	/* On fsp, not cgf: an fsp extension's data area is no talloc ctx */
@@ -879,7 +883,8 @@ struct cg_wfile *cacheguard_writer(struct vfs_handle_struct *handle,
 				   handle,
 				   fsp,
 				   cfg,
-				   cg_fs_lacks_of(fsp->fsp_name->st.st_ex_dev));
+				   cg_fs_lacks_of(fsp->fsp_name->st.st_ex_dev) |
+					   share->below);
 	return cgf->writer;
 }
 

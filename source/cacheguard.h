@@ -259,6 +259,11 @@ struct cg_stream {
 	struct cg_range claim;	/* what this stream told others it needs */
 	uint64_t kept_lo;	/* lowest byte a drop kept for another */
 	bool shared;		/* another stream of the file was seen */
+	/*
+	 * Every read goes whole to the next module: a module below must
+	 * see them (CG_BELOW_READS)
+	 */
+	bool next_reads;
 
 	struct cg_stats stats;
 };
@@ -390,9 +395,49 @@ enum cg_direct_fail {
 /* CG_FS_REMOTE for a statfs f_type that is one, else 0 */
 unsigned cg_fs_type_lacks(uint64_t f_type);
 
+/*
+ * The stack (cg_stack.c)
+ * ======================
+ *
+ * The modules listed below cacheguard in "vfs objects". The fast paths
+ * (uncached and direct reads, a dontneed stream's reads in pieces,
+ * uncached writes) act on the file's descriptor, past the modules below.
+ * A module below that must see the file's reads or writes (it audits,
+ * commits or changes them, or is not known) gets them: the file's streams
+ * go through it in that direction, buffered and dropped behind in
+ * windows, as dontneed. These flags go with a file's CG_FS_* flags into
+ * cg_file_init() and cg_writer_init(), never into what is remembered of
+ * its filesystem.
+ */
+#define CG_BELOW_READS 0x100	/* it reads: pread, pread_send, sendfile */
+#define CG_BELOW_WRITES 0x200	/* it writes: pwrite, pwrite_send, recvfile */
+
+enum cg_below_kind {
+	CG_BELOW_PLAIN = 0,	/* no read or write of its own */
+	/*
+	 * Its reads and writes serve alternate data streams or map names
+	 * (streams_xattr, streams_depot, fruit, catia): the file's own
+	 * bytes pass through it unchanged
+	 */
+	CG_BELOW_NAMES,
+	/*
+	 * An I/O engine (io_uring): the same reads and writes, submitted
+	 * another way; a stream's own I/O replaces it for that stream
+	 */
+	CG_BELOW_ENGINE,
+	CG_BELOW_SEES,		/* it must see them: audits, commits, unknown */
+};
+
+/*
+ * The kind of the module called name (NULL: no name known) that
+ * implements ops (CG_BELOW_READS, CG_BELOW_WRITES)
+ */
+enum cg_below_kind cg_below_kind(const char *name, unsigned ops);
+
 struct cg_file {
 	struct cg_stream stream;
 	enum cg_mode mode;		/* resolved: not auto, not off */
+	unsigned below;			/* CG_BELOW_* of its stack */
 	uint64_t bytes[CG_PATH_COUNT];	/* bytes served per path */
 	uint64_t fallbacks;		/* fast-path reads retried buffered */
 	const char *fallback_why;	/* the last reason, for the summary */
@@ -401,7 +446,10 @@ struct cg_file {
 /* The mode a file gets: the wanted one, or what its filesystem allows */
 enum cg_mode cg_mode_resolve(enum cg_mode want, unsigned fs_lacks);
 
-/* Track a file of size bytes whose filesystem lacks fs_lacks */
+/*
+ * Track a file of size bytes whose filesystem lacks fs_lacks, with the
+ * CG_BELOW_* flags of its stack
+ */
 void cg_file_init(struct cg_file *f,
 		  const struct cg_config *cfg,
 		  const struct cg_sys *sys,

@@ -69,6 +69,9 @@ unsigned cg_fs_type_lacks(uint64_t f_type)
 
 enum cg_mode cg_mode_resolve(enum cg_mode want, unsigned fs_lacks)
 {
+	if (fs_lacks & CG_BELOW_READS) {
+		return CG_MODE_DONTNEED;	/* through the module below */
+	}
 	if (want == CG_MODE_AUTO && (fs_lacks & CG_FS_REMOTE)) {
 		return CG_MODE_DONTNEED;
 	}
@@ -108,8 +111,12 @@ void cg_file_init(struct cg_file *f,
 		  unsigned fs_lacks,
 		  int fd)
 {
-	*f = (struct cg_file){.mode = CG_MODE_DONTNEED};
+	*f = (struct cg_file){
+		.mode = CG_MODE_DONTNEED,
+		.below = fs_lacks & (CG_BELOW_READS | CG_BELOW_WRITES),
+	};
 	cg_stream_init(&f->stream, cfg, sys, size);
+	f->stream.next_reads = (f->below & CG_BELOW_READS) != 0;
 	cg_file_set_mode(f, fd, cg_mode_resolve(cfg->mode, fs_lacks));
 }
 
@@ -151,7 +158,8 @@ unsigned cg_file_direct_unavailable(struct cg_file *f,
 	case CG_DIRECT_FAIL_FS:
 		cg_file_set_mode(f, fd,
 				 cg_mode_resolve(f->stream.cfg->mode,
-						 fs_lacks | CG_FS_NO_DIRECT));
+						 fs_lacks | f->below |
+							 CG_FS_NO_DIRECT));
 		return CG_FS_NO_DIRECT;
 	case CG_DIRECT_FAIL_MEMORY:
 		/* Not a failure: the budget is spent, as configured */
@@ -161,7 +169,8 @@ unsigned cg_file_direct_unavailable(struct cg_file *f,
 		/* the file and its filesystem are fine: the next mode */
 		cg_file_set_mode(f, fd,
 				 cg_mode_resolve(f->stream.cfg->mode,
-						 fs_lacks | CG_FS_NO_DIRECT));
+						 fs_lacks | f->below |
+							 CG_FS_NO_DIRECT));
 		cg_file_fell_back(f, "smbd holds a kernel oplock on it, "
 				     "which a second open would break");
 		return 0;
@@ -188,7 +197,7 @@ unsigned cg_file_read_failed(struct cg_file *f,
 		cg_file_set_mode(f,
 				 fd,
 				 cg_mode_resolve(f->stream.cfg->mode,
-						 fs_lacks));
+						 fs_lacks | f->below));
 		cg_file_fell_back(f, "no RWF_DONTCACHE");
 		return CG_FS_NO_DONTCACHE;
 	}

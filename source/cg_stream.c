@@ -599,7 +599,7 @@ struct cg_io cg_read_begin(struct cg_stream *s, int fd, uint64_t off, size_t n)
 	}
 	io.in_stream = true;
 	io.drop_pieces = s->state == CG_ACTIVE && s->via == CG_VIA_CACHE &&
-			 !s->shared && s->lag == 0;
+			 !s->shared && s->lag == 0 && !s->next_reads;
 	cg_track(s, &io);
 	return io;
 }

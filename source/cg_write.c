@@ -98,6 +98,9 @@
 
 enum cg_mode cg_write_mode(enum cg_mode want, unsigned fs_lacks)
 {
+	if (fs_lacks & CG_BELOW_WRITES) {
+		return CG_MODE_DONTNEED;	/* through the module below */
+	}
 	if (want == CG_MODE_AUTO && (fs_lacks & CG_FS_REMOTE)) {
 		return CG_MODE_DONTNEED;	/* as its reads (cg_file.c) */
 	}

@@ -118,7 +118,10 @@ struct cg_wio {
 	enum cg_path path;	/* CG_PATH_NEXT or CG_PATH_UNCACHED */
 };
 
-/* The write mode of a share mode, on a filesystem lacking fs_lacks */
+/*
+ * The write mode of a share mode, on a filesystem lacking fs_lacks, with
+ * the CG_BELOW_* flags of its stack
+ */
 enum cg_mode cg_write_mode(enum cg_mode want, unsigned fs_lacks);
 
 void cg_writer_init(struct cg_writer *w,

@@ -36,6 +36,7 @@
 
 #include "cacheguard.h"
 #include "cg_sys.h"
+#include "cg_write.h"
 
 #define MiB (1ULL << 20)
 #define N_ELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -182,6 +183,85 @@ static void test_choose(void **state)
 	assert_int_equal(choose(&f, 8 * MiB, MiB), CG_PATH_DIRECT);
 	/* below direct min io (64K): buffered */
 	assert_int_equal(choose(&f, 9 * MiB, 4096), CG_PATH_NEXT);
+}
+
+/*
+ * A module below that must see the reads (full_audit, commit for
+ * writes, one not known) gets every stream read whole: dontneed, no
+ * reads in pieces of the module's own, whatever the mode and whatever
+ * later failures resolve to; writes follow CG_BELOW_WRITES alone
+ */
+static void test_below(void **state)
+{
+	static const enum cg_mode modes[] = {
+		CG_MODE_AUTO,
+		CG_MODE_DONTNEED,
+		CG_MODE_DONTCACHE,
+		CG_MODE_DIRECT,
+	};
+	struct cg_config cfg;
+	struct cg_file f;
+	struct cg_io io;
+	size_t i;
+
+	for (i = 0; i < N_ELEM(modes); i++) {
+		start(&f, &cfg, modes[i], CG_BELOW_READS);
+		assert_int_equal(f.mode, CG_MODE_DONTNEED);
+		io = cg_read_begin(&f.stream, 3, 8 * MiB, MiB);
+		assert_int_equal(cg_file_choose(&f, &io, MiB), CG_PATH_NEXT);
+		assert_false(io.drop_pieces);
+		cg_read_end(&f.stream, 3, &io, MiB);
+		assert_true(cg_file_zerocopy_ok(&f));
+		cg_file_direct_unavailable(&f, 3, CG_DIRECT_FAIL_LEASE, NONE);
+		assert_int_equal(f.mode, CG_MODE_DONTNEED);
+		assert_int_equal(cg_write_mode(modes[i], CG_BELOW_READS),
+				 cg_write_mode(modes[i], NONE));
+		assert_int_equal(cg_write_mode(modes[i], CG_BELOW_WRITES),
+				 CG_MODE_DONTNEED);
+	}
+	/* the same stream without the module: reads in pieces */
+	start(&f, &cfg, CG_MODE_DONTNEED, NONE);
+	io = cg_read_begin(&f.stream, 3, 8 * MiB, MiB);
+	assert_true(io.drop_pieces);
+	cg_read_end(&f.stream, 3, &io, MiB);
+	/* writes alone below: reads keep the mode */
+	start(&f, &cfg, CG_MODE_DIRECT, CG_BELOW_WRITES);
+	assert_int_equal(choose(&f, 8 * MiB, MiB), CG_PATH_DIRECT);
+}
+
+/* Which modules below must see the reads and writes */
+static void test_below_kind(void **state)
+{
+	static const struct {
+		const char *name;
+		unsigned ops;
+		enum cg_below_kind kind;
+	} cases[] = {
+		{"full_audit", CG_BELOW_READS | CG_BELOW_WRITES, CG_BELOW_SEES},
+		{"time_audit", CG_BELOW_READS | CG_BELOW_WRITES, CG_BELOW_SEES},
+		{"commit", CG_BELOW_WRITES, CG_BELOW_SEES},
+		{"readahead", CG_BELOW_READS, CG_BELOW_SEES},
+		{"io_uring", CG_BELOW_READS | CG_BELOW_WRITES, CG_BELOW_ENGINE},
+		{"streams_xattr", CG_BELOW_READS | CG_BELOW_WRITES,
+		 CG_BELOW_NAMES},
+		{"streams_depot", CG_BELOW_READS | CG_BELOW_WRITES,
+		 CG_BELOW_NAMES},
+		{"fruit", CG_BELOW_READS | CG_BELOW_WRITES, CG_BELOW_NAMES},
+		{"catia", CG_BELOW_READS | CG_BELOW_WRITES, CG_BELOW_NAMES},
+		{"fileid", 0, CG_BELOW_PLAIN},
+		{"acl_xattr", 0, CG_BELOW_PLAIN},
+		/* not known, or no name: it must see them */
+		{"io_uring2", CG_BELOW_READS, CG_BELOW_SEES},
+		{"Fruit", CG_BELOW_READS, CG_BELOW_SEES},
+		{NULL, CG_BELOW_WRITES, CG_BELOW_SEES},
+		{NULL, 0, CG_BELOW_PLAIN},
+	};
+	size_t i;
+
+	for (i = 0; i < N_ELEM(cases); i++) {
+		assert_int_equal(cg_below_kind(cases[i].name, cases[i].ops),
+				 cases[i].kind);
+	}
 }
 
 /* sendfile reads through the cache: only where the stream does too */
@@ -406,6 +486,8 @@ int main(void)
 		cmocka_unit_test(test_fs_type),
 		cmocka_unit_test(test_choose),
 		cmocka_unit_test(test_zerocopy),
+		cmocka_unit_test(test_below),
+		cmocka_unit_test(test_below_kind),
 		cmocka_unit_test(test_failures),
 		cmocka_unit_test(test_direct_unavailable),
 		cmocka_unit_test(test_hints_follow_mode),

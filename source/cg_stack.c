@@ -1,0 +1,83 @@
+/*
+ * vfs_cacheguard engine: the modules below cacheguard, and what they need
+ *
+ * Copyright (C) 2026 The vfs_cacheguard authors
+ *
+ * This program is free software; you can redistribute it and/or modify
+ * it under the terms of the GNU General Public License as published by
+ * the Free Software Foundation; either version 3 of the License, or
+ * (at your option) any later version.
+ *
+ * This program is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ * GNU General Public License for more details.
+ *
+ * You should have received a copy of the GNU General Public License
+ * along with this program.  If not, see <http://www.gnu.org/licenses/>.
+ */
+
+/*
+ * A module below that implements reads or writes sees the file's own,
+ * unless it is known not to need them. The known ones are Samba's:
+ *
+ *   catia, fruit,              their reads and writes serve alternate
+ *   streams_depot,             data streams (which cacheguard leaves
+ *   streams_xattr              alone) or map names; the file's bytes
+ *                              pass through unchanged
+ *   io_uring                   an I/O engine: a stream's uncached or
+ *                              direct I/O replaces it for that stream
+ *
+ * Everything else that reads or writes, full_audit and time_audit (they
+ * log each call), commit (it counts the bytes written to fdatasync),
+ * readahead, cacheprime, gpfs, offline, error_inject and every module
+ * this list does not know, must see them.
+ */
+
+#include <string.h>
+
+#include "cacheguard.h"
+
+static const char *const cg_below_names[] = {
+	"catia",
+	"fruit",
+	"streams_depot",
+	"streams_xattr",
+};
+
+static const char *const cg_below_engines[] = {
+	"io_uring",
+};
+
+static bool cg_listed(const char *name,
+		      const char *const *list,
+		      size_t n)
+{
+	size_t i;
+
+	for (i = 0; name != NULL && i < n; i++) {
+		if (strcmp(name, list[i]) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+enum cg_below_kind cg_below_kind(const char *name, unsigned ops)
+{
+	if ((ops & (CG_BELOW_READS | CG_BELOW_WRITES)) == 0) {
+		return CG_BELOW_PLAIN;
+	}
+	if (cg_listed(name,
+		      cg_below_names,
+		      sizeof(cg_below_names) / sizeof(cg_below_names[0]))) {
+		return CG_BELOW_NAMES;
+	}
+	if (cg_listed(name,
+		      cg_below_engines,
+		      sizeof(cg_below_engines) /
+			      sizeof(cg_below_engines[0]))) {
+		return CG_BELOW_ENGINE;
+	}
+	return CG_BELOW_SEES;
+}
