@@ -375,6 +375,17 @@ static void cg_direct_budget_give(int budget_fd)
  * units budget_fd holds (the io owns it now), in reserve bytes of address
  * space; errno on NULL
  */
+/* The sync path's condition: its timed waits run on CLOCK_MONOTONIC */
+static void cg_direct_cond_init(pthread_cond_t *cond)
+{
+	pthread_condattr_t attr;
+
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(cond, &attr);
+	pthread_condattr_destroy(&attr);
+}
+
 static struct cg_direct_io *cg_direct_io_open(int fd,
 					      size_t mem,
 					      size_t reserve,
@@ -396,7 +407,7 @@ static struct cg_direct_io *cg_direct_io_open(int fd,
 	io->budget_fd = budget_fd;
 	io->refs = 1;
 	pthread_mutex_init(&io->lock, NULL);
-	pthread_cond_init(&io->finished, NULL);
+	cg_direct_cond_init(&io->finished);
 	talloc_set_destructor(io, cg_direct_io_destructor);
 
 	io->fd = cg_direct_reopen(fd);
@@ -1216,8 +1227,13 @@ ssize_t cg_direct_pread_recv(struct tevent_req *req,
 	return state->ret;
 }
 
-/* How long the sync path waits for a fill before reading on its own */
-#define CG_DIRECT_SYNC_WAIT_MS 1000
+/*
+ * How long the sync path waits for a fill before reading on its own, each
+ * time: it waits at most four times (cg_dsched_pread), 1 s in all, on the
+ * monotonic clock, so that setting the wall clock neither stretches nor
+ * cuts the wait
+ */
+#define CG_DIRECT_SYNC_WAIT_MS 250
 
 /*
  * The sync path found [off, off + n) loading: wait for the fills of that
@@ -1234,8 +1250,12 @@ static bool cg_direct_wait_fills(void *priv, uint64_t off, size_t n)
 	bool done = true;
 	bool found = false;
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += CG_DIRECT_SYNC_WAIT_MS / 1000;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_nsec += CG_DIRECT_SYNC_WAIT_MS * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
 	for (job = d->fills; job != NULL && done; job = next) {
 		next = job->next;
 		if ((uint64_t)job->offset >= off + n ||
