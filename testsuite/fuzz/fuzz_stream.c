@@ -109,6 +109,7 @@ struct fz_stream {
 	struct cg_config cfg;
 	struct cg_file file;
 	unsigned fs_lacks;	/* what the filesystem lacks, learnt */
+	unsigned below;		/* CG_BELOW_* of the open's stack */
 	bool direct_open;	/* direct reads set up for the open */
 	struct fz_read reads[MAX_READS];
 	unsigned nbusy;
@@ -300,6 +301,12 @@ static enum cg_path choose(struct fz_stream *f, const struct fz_read *r,
 		fz_violation("path %d for a %zu-byte read in mode %s",
 			     (int)path, r->n, cg_mode_name(file->mode));
 	}
+	if ((f->below & CG_BELOW_READS) &&
+	    (path != CG_PATH_NEXT || r->io.drop_pieces)) {
+		fz_violation("path %d (pieces %d) past a module below that "
+			     "must see the reads", (int)path,
+			     (int)r->io.drop_pieces);
+	}
 	if (path != CG_PATH_DIRECT || f->direct_open) {
 		return path;
 	}
@@ -329,6 +336,10 @@ static void check_mode(const struct fz_stream *f)
 	if (file->stream.via != via_of[file->mode]) {
 		fz_violation("mode %s with hints for path %d",
 			     cg_mode_name(file->mode), (int)file->stream.via);
+	}
+	if ((f->below & CG_BELOW_READS) && file->mode != CG_MODE_DONTNEED) {
+		fz_violation("mode %s past a module below that must see the "
+			     "reads", cg_mode_name(file->mode));
 	}
 	if ((file->mode == CG_MODE_DONTCACHE &&
 	     (f->fs_lacks & CG_FS_NO_DONTCACHE)) ||
@@ -505,8 +516,11 @@ static void open_file(struct fz_stream *f, struct fz_in *in)
 	size = ((uint64_t)fz_u16(in) + 1) * 64 * KiB - fz_u8(in);
 	/* what the filesystem lacks is remembered across opens */
 	f->fs_lacks |= (fz_u8(in) & 3) << 1;
+	/* a module below that must see the reads, one open in four */
+	f->below = (fz_u8(in) & 3) == 0 ? CG_BELOW_READS : 0;
 	f->direct_open = false;
-	cg_file_init(&f->file, &f->cfg, &fake_sys, size, f->fs_lacks, FD);
+	cg_file_init(&f->file, &f->cfg, &fake_sys, size,
+		     f->fs_lacks | f->below, FD);
 	f->file.stream.kernel_ra = FZ_PICK(in, kras);
 	check_mode(f);
 	f->willneed_end = 0;
