@@ -747,6 +747,76 @@ static void test_reordered(void **state)
 }
 
 /*
+ * Windows' copy (CopyFileEx: 1 MiB reads, ten outstanding, multi-credit),
+ * as smb_win_copy.py -t captured it against smbd: the reads are sent in
+ * order, one more after each answer, and answered in the order below (the
+ * read's MiB; a file of 64 MiB and 77 bytes), from a direct and a
+ * dontneed share. The answers come out of order while the file is cold,
+ * and here and there later. The stream forms at the trigger, every whole
+ * window is dropped, and the close drops the rest.
+ */
+static const uint8_t windows_direct[] = {
+	0,  4,  5,  6,  7,  8,  2,  1,  3,  9,  10, 11, 12, 13, 14, 15, 16,
+	17, 18, 19, 20, 22, 21, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33,
+	34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50,
+	51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64,
+};
+static const uint8_t windows_dontneed[] = {
+	0,  1,  2,  3,  4,  5,  7,  9,  8,  6,  10, 11, 12, 13, 14, 15, 16,
+	17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33,
+	34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50,
+	51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64,
+};
+
+static void replay_windows(struct harness *h,
+			   const uint8_t *done,
+			   size_t n,
+			   const char *what)
+{
+	const uint64_t size = 64 * MiB + 77;
+	const unsigned depth = 10;
+	unsigned slot[65];
+	unsigned sent = 0;
+	uint64_t total;
+	size_t k;
+
+	assert_int_equal(n, N_ELEM(slot));
+	h_reset(h);
+	snprintf(h->ctx, sizeof(h->ctx), "windows, %s: ", what);
+	h->cfg.window = 8 * MiB;
+	h_start(h, size);
+	for (; sent < depth; sent++) {
+		slot[sent] = rd_begin(h, sent * MiB, MiB);
+	}
+	for (k = 0; k < n; k++) {
+		uint64_t off = done[k] * MiB;
+
+		/* an answer is to a read that was sent, once */
+		assert_true(done[k] < sent);
+		rd_end(h, slot[done[k]], file_read_len(h, off, MiB));
+		if (sent < n) {
+			slot[sent] = rd_begin(h, sent * MiB, MiB);
+			sent++;
+		}
+	}
+	assert_int_equal(h->s.state, CG_ACTIVE);
+	assert_int_equal(h->s.stats.streams, 1);
+	total = check_window_drops(h, 0);
+	assert_int_equal(total, size / h->cfg.window * h->cfg.window);
+	h_close(h);
+	check_close_drop(h, 0, total);
+}
+
+static void test_windows_replay(void **state)
+{
+	struct harness *h = *state;
+
+	replay_windows(h, windows_direct, N_ELEM(windows_direct), "direct");
+	replay_windows(h, windows_dontneed, N_ELEM(windows_dontneed),
+		       "dontneed");
+}
+
+/*
  * Random access, as a web tier or a database does it: never a stream,
  * never a single syscall, not even a residency probe.
  */
@@ -2421,6 +2491,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_inorder),
 		T(test_reordered),
+		T(test_windows_replay),
 		T(test_random_never_activates),
 		T(test_mixed),
 		T(test_hot_file),
