@@ -503,6 +503,7 @@ struct cg_direct_job {
 	struct cg_direct *d;		/* NULL once the stream is gone */
 	struct cg_direct_read_state *rs;	/* NULL once it is gone */
 	struct cg_direct_job *prev, *next;	/* d->fills or d->jobs */
+	SMBPROFILE_BYTES_ASYNC_STATE(profile_bytes);	/* FILL, READ */
 };
 
 /* The descriptor and alignment cg_dio_read_inplace() reads with */
@@ -527,6 +528,7 @@ static void cg_direct_do(void *private_data)
 		private_data, struct cg_direct_job);
 	struct timespec start, end;
 
+	SMBPROFILE_BYTES_ASYNC_SET_BUSY(job->profile_bytes);
 	clock_gettime_mono(&start);
 	job->ret = -1;
 	job->err = 0;
@@ -565,6 +567,7 @@ static void cg_direct_do(void *private_data)
 	}
 	clock_gettime_mono(&end);
 	job->duration = nsec_time_diff(&end, &start);
+	SMBPROFILE_BYTES_ASYNC_SET_IDLE(job->profile_bytes);
 
 	pthread_mutex_lock(&job->io->lock);
 	job->finished = true;
@@ -630,9 +633,18 @@ static bool cg_direct_job_start(struct cg_direct *d,
 {
 	struct tevent_req *subreq = NULL;
 
+	if (job->kind != CG_DIRECT_COPY) {
+		/* reads, in smbd's profile as vfs_default's */
+		SMBPROFILE_BYTES_ASYNC_START(syscall_asys_pread,
+					     profile_p,
+					     job->profile_bytes,
+					     job->count);
+		SMBPROFILE_BYTES_ASYNC_SET_IDLE(job->profile_bytes);
+	}
 	subreq = pthreadpool_tevent_job_send(job, ev, d->pool, cg_direct_do,
 					     job);
 	if (subreq == NULL) {
+		SMBPROFILE_BYTES_ASYNC_END(job->profile_bytes);
 		return false;
 	}
 	tevent_req_set_callback(subreq, cg_direct_job_done, job);
@@ -692,13 +704,16 @@ static void cg_direct_job_done(struct tevent_req *subreq)
 	ret = pthreadpool_tevent_job_recv(subreq);
 	TALLOC_FREE(subreq);
 	if (job->reported) {
+		SMBPROFILE_BYTES_ASYNC_END(job->profile_bytes);
 		TALLOC_FREE(job);	/* the sync path took its result */
 		return;
 	}
 	if (ret == EAGAIN) {
 		/* No thread to be had: read inline rather than fail */
 		cg_direct_do(job);
-	} else if (ret != 0) {
+	}
+	SMBPROFILE_BYTES_ASYNC_END(job->profile_bytes);
+	if (ret != 0 && ret != EAGAIN) {
 		job->ret = -1;
 		job->err = ret;
 	}
@@ -1367,5 +1382,11 @@ ssize_t cg_direct_pread(struct cg_direct *d,
 	if (got != -1) {
 		return got;	/* a HIT */
 	}
-	return cg_direct_read_now(d, data, n, offset);
+	{
+		/* in smbd's profile as vfs_default's sync pread */
+		START_PROFILE_BYTES(syscall_pread, n);
+		got = cg_direct_read_now(d, data, n, offset);
+		END_PROFILE_BYTES(syscall_pread);
+	}
+	return got;
 }

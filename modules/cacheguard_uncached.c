@@ -50,7 +50,8 @@
 
 /*
  * pread semantics, with an error in the middle an error: then the caller
- * retries the range buffered (cg_pread_full in the engine)
+ * retries the range buffered (cg_pread_full in the engine). Counted in
+ * smbd's profile as vfs_default's pread is (syscall_pread).
  */
 ssize_t cg_uncached_pread(int fd,
 			  void *data,
@@ -58,8 +59,13 @@ ssize_t cg_uncached_pread(int fd,
 			  off_t offset,
 			  int flags)
 {
-	return cg_pread_full(&cg_sys_linux, fd, data, n, (uint64_t)offset,
-			     flags);
+	ssize_t ret;
+
+	START_PROFILE_BYTES(syscall_pread, n);
+	ret = cg_pread_full(&cg_sys_linux, fd, data, n, (uint64_t)offset,
+			    flags);
+	END_PROFILE_BYTES(syscall_pread);
+	return ret;
 }
 
 struct cg_uncached_state {
@@ -71,6 +77,7 @@ struct cg_uncached_state {
 	ssize_t ret;
 	int err;
 	struct vfs_aio_state vfs_aio_state;
+	SMBPROFILE_BYTES_ASYNC_STATE(profile_bytes);
 };
 
 static void cg_uncached_do(void *private_data);
@@ -103,6 +110,12 @@ struct tevent_req *cg_uncached_pread_send(TALLOC_CTX *mem_ctx,
 		.ret = -1,
 	};
 
+	/* in smbd's profile as vfs_default's (syscall_asys_pread) */
+	SMBPROFILE_BYTES_ASYNC_START(syscall_asys_pread,
+				     profile_p,
+				     state->profile_bytes,
+				     n);
+	SMBPROFILE_BYTES_ASYNC_SET_IDLE(state->profile_bytes);
 	subreq = pthreadpool_tevent_job_send(state,
 					     ev,
 					     handle->conn->sconn->pool,
@@ -122,15 +135,18 @@ static void cg_uncached_do(void *private_data)
 		private_data, struct cg_uncached_state);
 	struct timespec start, end;
 
+	SMBPROFILE_BYTES_ASYNC_SET_BUSY(state->profile_bytes);
 	clock_gettime_mono(&start);
-	state->ret = cg_uncached_pread(state->fd,
-				       state->buf,
-				       state->count,
-				       state->offset,
-				       state->flags);
+	state->ret = cg_pread_full(&cg_sys_linux,
+				   state->fd,
+				   state->buf,
+				   state->count,
+				   (uint64_t)state->offset,
+				   state->flags);
 	state->err = state->ret == -1 ? errno : 0;
 	clock_gettime_mono(&end);
 	state->vfs_aio_state.duration = nsec_time_diff(&end, &start);
+	SMBPROFILE_BYTES_ASYNC_SET_IDLE(state->profile_bytes);
 }
 
 static int cg_uncached_state_destructor(struct cg_uncached_state *state)
@@ -151,12 +167,14 @@ static void cg_uncached_done(struct tevent_req *subreq)
 	talloc_set_destructor(state, NULL);
 	if (ret != 0) {
 		if (ret != EAGAIN) {
+			SMBPROFILE_BYTES_ASYNC_END(state->profile_bytes);
 			tevent_req_error(req, ret);
 			return;
 		}
 		/* No thread to be had: read inline rather than fail */
 		cg_uncached_do(state);
 	}
+	SMBPROFILE_BYTES_ASYNC_END(state->profile_bytes);
 	state->vfs_aio_state.error = state->err;
 	tevent_req_done(req);
 }

@@ -231,8 +231,10 @@ ssize_t cg_wfile_pwrite(struct cg_wfile *wf,
 	int err;
 
 	if (wio.path == CG_PATH_UNCACHED) {
+		START_PROFILE_BYTES(syscall_pwrite, n);
 		ret = cg_pwrite_full(&cg_sys_linux, fsp_get_io_fd(wf->fsp),
 				     data, n, offset, CG_RWF_DONTCACHE);
+		END_PROFILE_BYTES(syscall_pwrite);
 		if (ret == -1) {
 			cg_wfile_fell_back(wf, &wio, errno);
 		}
@@ -270,6 +272,7 @@ struct cg_upwrite_state {
 	off_t offset;
 	ssize_t ret;
 	int err;
+	SMBPROFILE_BYTES_ASYNC_STATE(profile_bytes);
 };
 
 static void cg_upwrite_do(void *private_data)
@@ -277,10 +280,12 @@ static void cg_upwrite_do(void *private_data)
 	struct cg_upwrite_state *state = talloc_get_type_abort(
 		private_data, struct cg_upwrite_state);
 
+	SMBPROFILE_BYTES_ASYNC_SET_BUSY(state->profile_bytes);
 	state->ret = cg_pwrite_full(&cg_sys_linux, state->fd, state->buf,
 				    state->count, state->offset,
 				    CG_RWF_DONTCACHE);
 	state->err = state->ret == -1 ? errno : 0;
+	SMBPROFILE_BYTES_ASYNC_SET_IDLE(state->profile_bytes);
 }
 
 static int cg_upwrite_destructor(struct cg_upwrite_state *state)
@@ -302,7 +307,9 @@ static void cg_upwrite_done(struct tevent_req *subreq)
 	if (ret == EAGAIN) {
 		/* No thread to be had: write inline rather than fail */
 		cg_upwrite_do(state);
-	} else if (ret != 0) {
+	}
+	SMBPROFILE_BYTES_ASYNC_END(state->profile_bytes);
+	if (ret != 0 && ret != EAGAIN) {
 		tevent_req_error(req, ret);
 		return;
 	}
@@ -331,6 +338,12 @@ static struct tevent_req *cg_upwrite_send(TALLOC_CTX *mem_ctx,
 		.offset = offset,
 		.ret = -1,
 	};
+	/* in smbd's profile as vfs_default's (syscall_asys_pwrite) */
+	SMBPROFILE_BYTES_ASYNC_START(syscall_asys_pwrite,
+				     profile_p,
+				     state->profile_bytes,
+				     n);
+	SMBPROFILE_BYTES_ASYNC_SET_IDLE(state->profile_bytes);
 	subreq = pthreadpool_tevent_job_send(state, ev,
 					     wf->handle->conn->sconn->pool,
 					     cg_upwrite_do, state);
