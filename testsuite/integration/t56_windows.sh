@@ -4,7 +4,7 @@
 # file opened for sequential access, buffered or unbuffered (robocopy /J),
 # 1 MiB requests with ten outstanding on one connection, multi-credit,
 # answered in any order; an upload announces the file's size first. For
-# the plain share and each mode, a cold 256 MiB download in both opens
+# the plain share and each mode, a cold 128 MiB download in both opens
 # and an upload in both: the bytes are right, what stays cached during
 # and after is within the drop-behind's bound (t20's, and t37's for
 # uploads), and the close summary shows the stream on the mode's path.
@@ -17,7 +17,7 @@ cg_need_root "a Windows-pattern client"
 cg_enter_namespace "$0" "$@"
 
 MiB=1048576
-SIZE=$((256 * MiB + 4321))
+SIZE=$((128 * MiB + 4321))
 MODES="dontneed dontcache direct auto"
 tool=$CG_TOP/testsuite/tools/smb_win_copy.py
 
