@@ -37,12 +37,12 @@ DEB_DEPS = samba smbclient samba-testsuite libcmocka-dev dpkg-dev \
 	xsltproc docbook-xsl docbook-xml gnuplot-nox xfsprogs btrfs-progs \
 	debhelper fakeroot man-db rpm nocache python3-impacket \
 	iproute2 procps passwd e2fsprogs valgrind clang libclang-rt-dev \
-	bindfs lintian strace
+	bindfs lintian strace ctdb
 
 .PHONY: all deps build build-asan build-fuzz test test-asan fuzz fuzz-corpus \
 	unit soak demo bench bench-single bench-smoke bench-upload \
 	bench-readpath deb test-package \
-	test-trixie deb-trixie test-kernels \
+	test-trixie deb-trixie test-kernels test-cluster \
 	install uninstall clean distclean
 
 all: build
@@ -152,6 +152,10 @@ test-package: deb
 # whole suite against Debian 13's own smbd, smbclient and smbtorture
 # (the suite in a network namespace of its own: see tools/in-root), but
 # the engine-only scripts (t01, t02, t97), which the host suite runs
+# Three CTDB nodes and their clustered smbds on this machine (t60)
+test-cluster: build
+	@testsuite/run t60
+
 test-trixie:
 	@tools/in-root trixie make build
 	@tools/in-root --private-net trixie make test \

@@ -1,0 +1,153 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Clustered Samba (issue 27): three CTDB nodes of Debian's ctdb on this
+# machine (testsuite/lib/cluster.sh), each with its own smbd
+# (clustering = yes) and the module stacked with fileid over one shared
+# directory, as clustered shares are. Every mode:
+#  a. a copy through every node at once, each node its own file (the
+#     nodes share this machine's page cache): bytes right; each node's
+#     log has its file's summary, one stream on the mode's path; each
+#     file within t20's bound after; each node's counters in its own
+#     state directory.
+#  b. a client that moves: a copy through node 0 whose smbd process is
+#     killed part way, resumed from the same offset through node 1
+#     (smbclient's reget): node 1 sees a stream that starts in the
+#     middle of the file, serves it on the mode's path, within the
+#     bound; the bytes are right.
+# The module's lock files (budget, streams, readahead) are in each
+# node's own state directory, none in the shared one.
+set -u
+. "$(dirname "$0")/../lib/check.sh"
+cg_need_root "a CTDB cluster"
+if ! command -v ctdbd >/dev/null; then
+	cg_skip "a CTDB cluster" "no ctdbd (make deps installs ctdb)"
+	exit 0
+fi
+. "$(dirname "$0")/../lib/cluster.sh"
+cg_cluster_enter "$0" "$@"
+
+MiB=1048576
+SIZE=$((128 * MiB + 4321))
+MODES="dontneed dontcache direct auto"
+NODES=3
+
+cg_cluster_init "$NODES"
+for m in $MODES; do
+	cg_cluster_share "$m" "vfs objects = cacheguard fileid" \
+		"cacheguard:mode = $m" "cacheguard:window = 8M"
+done
+cg_cluster_start || { cg_fail "the cluster starts" "see above"; exit 1; }
+cg_pass "three CTDB nodes and their smbds are up"
+
+# t20's bound: window + twice the device's readahead + 32 MiB, or a
+# stream with the kernel's readahead: 4 x read_ahead_kb + 16 MiB
+ra_kb=$(cat "/sys/dev/block/$(stat -c '%Hd:%Ld' "$CG_SHARED")/../queue/read_ahead_kb" \
+	"/sys/dev/block/$(stat -c '%Hd:%Ld' "$CG_SHARED")/queue/read_ahead_kb" \
+	2>/dev/null | head -n 1)
+dev_ra=$((${ra_kb:-4096} * 1024))
+bound=$((8 * MiB + 2 * dev_ra + 32 * MiB))
+kernel_bound=$((4 * dev_ra + 16 * MiB))
+bound=$((bound > kernel_bound ? bound : kernel_bound))
+echo "bound: $bound bytes"
+
+src=$CG_CLUSTER/src.bin
+head -c "$SIZE" /dev/urandom >"$src"
+
+# path MODE: what the close summary says of a stream served in MODE
+path_of()
+{
+	case $1 in
+	dontneed) echo "dropped [1-9]" ;;
+	dontcache | auto) echo "dontcache [1-9]" ;;
+	direct) echo "direct [1-9]" ;;
+	esac
+}
+
+# summary NODE FILE: the last close summary of FILE in NODE's log
+summary()
+{
+	grep "$2: size " "$(cg_node_log "$1")" | tail -n 1
+}
+
+for m in $MODES; do
+	# --- a. every node at once, each its own file ---
+	for ((n = 0; n < NODES; n++)); do
+		f=$CG_SHARED/${m}_$n.bin
+		cp "$src" "$f"
+		chmod 0644 "$f"
+		sync
+		"$CG_BUILD/cgcache" drop "$f"
+	done
+	pids=()
+	for ((n = 0; n < NODES; n++)); do
+		rm -f "$CG_CLUSTER/got.$n"
+		cg_node_smbclient "$n" "$m" \
+			"get ${m}_$n.bin $CG_CLUSTER/got.$n" \
+			>"$CG_CLUSTER/get.$n.out" 2>&1 &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	for ((n = 0; n < NODES; n++)); do
+		cg_expect "[$m] node $n: its copy is byte-identical" \
+			cmp "$src" "$CG_CLUSTER/got.$n"
+		cg_expect "[$m] node $n: one stream, $(path_of "$m")" \
+			grep -qE "mode ${m/auto/dontcache};.*$(path_of "$m").*streams 1 .*fallbacks 0" \
+			<<<"$(summary "$n" "${m}_$n.bin")"
+		cg_expect_le "[$m] node $n: its file cached after" \
+			"$("$CG_BUILD/cgcache" stat "$CG_SHARED/${m}_$n.bin")" \
+			"$bound"
+		cg_expect "[$m] node $n: counters in its own state directory" \
+			test -f "$(cg_node_state "$n")/cacheguard/$(pgrep -P \
+				"$(cg_node_pid "$n")" -n smbd || echo none)" -o \
+			-n "$(ls "$(cg_node_state "$n")/cacheguard" 2>/dev/null |
+				grep -E '^[0-9]+$')"
+	done
+
+	# --- b. a client that moves from node 0 to node 1 ---
+	f=$CG_SHARED/${m}_move.bin
+	cp "$src" "$f"
+	chmod 0644 "$f"
+	sync
+	"$CG_BUILD/cgcache" drop "$f"
+	got=$CG_CLUSTER/move.$m
+	rm -f "$got"
+	cg_node_smbclient 0 "$m" "get ${m}_move.bin $got" \
+		>"$CG_CLUSTER/move0.out" 2>&1 &
+	client=$!
+	for i in $(seq 1 200); do
+		[ "$(stat -c %s "$got" 2>/dev/null || echo 0)" -ge $((32 * MiB)) ] &&
+			break
+		sleep 0.05
+	done
+	# the node's smbd process serving the copy dies, as a node does
+	for pid in $(pgrep -P "$(cg_node_pid 0)"); do
+		ls -l "/proc/$pid/fd" 2>/dev/null | grep -q "/${m}_move.bin\$" &&
+			kill -9 "$pid"
+	done
+	wait "$client"
+	had=$(stat -c %s "$got" 2>/dev/null || echo 0)
+	cg_expect "[$m] the copy through node 0 stopped part way ($had bytes)" \
+		test "$had" -gt 0 -a "$had" -lt "$SIZE"
+	# node 1 has a page cache of its own, without what node 0's
+	# readahead left of the file here (a killed process drops nothing)
+	"$CG_BUILD/cgcache" drop "$f"
+	cg_node_smbclient 1 "$m" "reget ${m}_move.bin $got" \
+		>"$CG_CLUSTER/move1.out" 2>&1
+	cg_expect "[$m] resumed through node 1, the copy is byte-identical" \
+		cmp "$src" "$got"
+	cg_expect "[$m] node 1 served the rest as one stream, $(path_of "$m")" \
+		grep -qE "size $SIZE read $((SIZE - had)) mode ${m/auto/dontcache};.*$(path_of "$m").*streams 1 " \
+		<<<"$(summary 1 "${m}_move.bin")"
+	cg_expect_le "[$m] the moved copy's file cached after" \
+		"$("$CG_BUILD/cgcache" stat "$f")" "$bound"
+	rm -f "$CG_SHARED/${m}"_*.bin
+done
+
+# --- the module's lock files are each node's own ---------------------------
+for ((n = 0; n < NODES; n++)); do
+	cg_expect "node $n: the direct budget file is in its own state directory" \
+		test -f "$(cg_node_state "$n")/cacheguard/budget"
+done
+cg_expect "no lock file of the module in the shared directory" \
+	test -z "$(find "$CG_CLUSTER/shared" \( -name cacheguard -o -name budget \
+		-o -name streams -o -name readahead \) -print -quit)"
