@@ -396,6 +396,14 @@ enum cg_direct_fail {
 unsigned cg_fs_type_lacks(uint64_t f_type);
 
 /*
+ * Whether a filesystem of f_type may be mounted by other machines too: a
+ * network or FUSE one, or a cluster filesystem (GPFS, GFS2, OCFS2). The
+ * module's lock and status files must not be on one (every node of a
+ * cluster would share them).
+ */
+bool cg_fs_type_shared(uint64_t f_type);
+
+/*
  * The stack (cg_stack.c)
  * ======================
  *

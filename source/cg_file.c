@@ -67,6 +67,25 @@ unsigned cg_fs_type_lacks(uint64_t f_type)
 	return 0;
 }
 
+/* ... and the cluster filesystems on shared block devices */
+static const uint32_t cg_cluster_fs_types[] = {
+	0x47504653,	/* GPFS */
+	0x01161970,	/* GFS2 */
+	0x7461636F,	/* OCFS2 */
+};
+
+bool cg_fs_type_shared(uint64_t f_type)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(cg_cluster_fs_types) / sizeof(uint32_t); i++) {
+		if ((uint32_t)f_type == cg_cluster_fs_types[i]) {
+			return true;
+		}
+	}
+	return cg_fs_type_lacks(f_type) == CG_FS_REMOTE;
+}
+
 enum cg_mode cg_mode_resolve(enum cg_mode want, unsigned fs_lacks)
 {
 	if (fs_lacks & CG_BELOW_READS) {

@@ -14,8 +14,10 @@
 #     (smbclient's reget): node 1 sees a stream that starts in the
 #     middle of the file, serves it on the mode's path, within the
 #     bound; the bytes are right.
-# The module's lock files (budget, streams, readahead) are in each
-# node's own state directory, none in the shared one.
+# The module's lock files (budget, streams, readahead) are each node's
+# own: in its state directory, and where nodes 1 and 2 have theirs on
+# the shared directory by mistake (a FUSE mount of it), in a directory
+# per node there, which each logs at level 0.
 set -u
 . "$(dirname "$0")/../lib/check.sh"
 cg_need_root "a CTDB cluster"
@@ -36,6 +38,12 @@ for m in $MODES; do
 	cg_cluster_share "$m" "vfs objects = cacheguard fileid" \
 		"cacheguard:mode = $m" "cacheguard:window = 8M"
 done
+# nodes 1 and 2: the state directory on the shared one by mistake
+for n in 1 2; do
+	cg_node_state_on_shared "$n" ||
+		{ cg_fail "node $n: a FUSE mount of the shared directory" \
+			"bindfs failed"; exit 1; }
+done
 cg_cluster_start || { cg_fail "the cluster starts" "see above"; exit 1; }
 cg_pass "three CTDB nodes and their smbds are up"
 
@@ -52,6 +60,18 @@ echo "bound: $bound bytes"
 
 src=$CG_CLUSTER/src.bin
 head -c "$SIZE" /dev/urandom >"$src"
+
+# node_dir N: where node N keeps the module's files: its state
+# directory's "cacheguard", or "cacheguard.nodeN" where that is on the
+# shared directory (nodes 1 and 2)
+node_dir()
+{
+	if [ "$1" = 0 ]; then
+		echo "$(cg_node_state 0)/cacheguard"
+	else
+		echo "$CG_CLUSTER/shared/state/cacheguard.node$1"
+	fi
+}
 
 # path MODE: what the close summary says of a stream served in MODE
 path_of()
@@ -96,10 +116,8 @@ for m in $MODES; do
 		cg_expect_le "[$m] node $n: its file cached after" \
 			"$("$CG_BUILD/cgcache" stat "$CG_SHARED/${m}_$n.bin")" \
 			"$bound"
-		cg_expect "[$m] node $n: counters in its own state directory" \
-			test -f "$(cg_node_state "$n")/cacheguard/$(pgrep -P \
-				"$(cg_node_pid "$n")" -n smbd || echo none)" -o \
-			-n "$(ls "$(cg_node_state "$n")/cacheguard" 2>/dev/null |
+		cg_expect "[$m] node $n: counters in its own directory" \
+			test -n "$(ls "$(node_dir "$n")" 2>/dev/null |
 				grep -E '^[0-9]+$')"
 	done
 
@@ -145,9 +163,27 @@ done
 
 # --- the module's lock files are each node's own ---------------------------
 for ((n = 0; n < NODES; n++)); do
-	cg_expect "node $n: the direct budget file is in its own state directory" \
-		test -f "$(cg_node_state "$n")/cacheguard/budget"
+	cg_expect "node $n: a direct budget file of its own" \
+		test -f "$(node_dir "$n")/budget"
 done
-cg_expect "no lock file of the module in the shared directory" \
-	test -z "$(find "$CG_CLUSTER/shared" \( -name cacheguard -o -name budget \
-		-o -name streams -o -name readahead \) -print -quit)"
+cg_expect "node 0's files are not in the shared directory" \
+	test ! -e "$CG_CLUSTER/shared/state/cacheguard"
+# levels N TEXT: the debug level of each message of node N's log that
+# holds TEXT, from the header line before it, one per line
+levels()
+{
+	awk -v t="$2" '
+		/^\[/ { hdr = $0; next }
+		index($0, t) {
+			match(hdr, /, +[0-9]+[],]/)
+			print substr(hdr, RSTART + 1, RLENGTH - 2) + 0
+		}' "$(cg_node_log "$1")"
+}
+for n in 0 1 2; do
+	want="0 "
+	[ "$n" = 0 ] && want=""
+	got=$(levels "$n" "is on a filesystem other nodes mount too" |
+		sort -u | tr '\n' ' ')
+	cg_expect "node $n: a state directory on the shared one is logged at level 0, a local one not ('$got')" \
+		test "$got" = "$want"
+done

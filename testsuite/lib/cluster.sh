@@ -17,6 +17,8 @@
 #   cg_cluster_share NAME [LINE...]	a share on CG_SHARED on every node
 #   cg_cluster_start		start ctdbd on every node, wait for the
 #				cluster, then every smbd
+#   cg_node_state_on_shared N	node N's state directory on the shared one
+#				by mistake (a FUSE mount of it)
 #   cg_node_ip N, cg_node_log N, cg_node_state N, cg_node_pid N
 #   cg_node_smbclient N SHARE CMD	smbclient against node N
 #   cg_node_ctdb N ARGS...	the ctdb tool against node N
@@ -50,9 +52,24 @@ cg_node_log()
 	echo "$CG_CLUSTER/smb.$1/log/smbd.log"
 }
 
+# The node's state directory, as its smb.conf says
 cg_node_state()
 {
-	echo "$CG_CLUSTER/smb.$1/state"
+	sed -n 's/^\tstate directory = //p' "$CG_CLUSTER/smb.$1/smb.conf"
+}
+
+# cg_node_state_on_shared N: node N's state directory put on the shared
+# directory by mistake, as a cluster filesystem's, through a FUSE mount
+# of its own (bindfs) of CG_CLUSTER/shared/state; before cg_cluster_start
+cg_node_state_on_shared()
+{
+	local mp=$CG_CLUSTER/smb.$1/state-on-shared
+
+	mkdir -p "$CG_CLUSTER/shared/state" "$mp"
+	bindfs "$CG_CLUSTER/shared/state" "$mp" || return 1
+	CG_CLUSTER_MOUNTS="$mp ${CG_CLUSTER_MOUNTS:-}"
+	sed -i "s|^\tstate directory = .*|\tstate directory = $mp|" \
+		"$CG_CLUSTER/smb.$1/smb.conf"
 }
 
 cg_node_pid()
@@ -222,7 +239,7 @@ cg_cluster_start()
 
 cg_cluster_stop()
 {
-	local n pid
+	local n m pid
 
 	for pid in "${CG_NODE_PID[@]}"; do
 		pkill -P "$pid" 2>/dev/null
@@ -236,6 +253,10 @@ cg_cluster_stop()
 		[ -e "$CG_CLUSTER/node.$n/run/ctdbd.pid" ] &&
 			cg_node_ctdb "$n" shutdown >/dev/null 2>&1
 	done
+	for m in ${CG_CLUSTER_MOUNTS:-}; do
+		umount "$m" 2>/dev/null
+	done
+	CG_CLUSTER_MOUNTS=
 	umount "$CG_VFS_DIR" 2>/dev/null
 	if [ -z "${CG_KEEP:-}" ]; then
 		rm -rf "$CG_CLUSTER"

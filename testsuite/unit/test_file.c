@@ -185,6 +185,33 @@ static void test_choose(void **state)
 	assert_int_equal(choose(&f, 9 * MiB, 4096), CG_PATH_NEXT);
 }
 
+/* The filesystems other machines may mount: no place for lock files */
+static void test_fs_shared(void **state)
+{
+	static const struct {
+		uint64_t f_type;
+		bool shared;
+	} cases[] = {
+		{0xEF53, false},	/* ext4 */
+		{0x58465342, false},	/* XFS */
+		{0x9123683E, false},	/* btrfs */
+		{0x01021994, false},	/* tmpfs */
+		{0x6969, true},		/* NFS */
+		{0x65735546, true},	/* FUSE */
+		{0xFE534D42, true},	/* SMB2 */
+		{0x00C36400, true},	/* Ceph */
+		{0x47504653, true},	/* GPFS */
+		{0x01161970, true},	/* GFS2 */
+		{0x7461636F, true},	/* OCFS2 */
+	};
+	size_t i;
+
+	for (i = 0; i < N_ELEM(cases); i++) {
+		assert_int_equal(cg_fs_type_shared(cases[i].f_type),
+				 cases[i].shared);
+	}
+}
+
 /*
  * A module below that must see the reads (full_audit, commit for
  * writes, one not known) gets every stream read whole: dontneed, no
@@ -484,6 +511,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_resolve),
 		cmocka_unit_test(test_fs_type),
+		cmocka_unit_test(test_fs_shared),
 		cmocka_unit_test(test_choose),
 		cmocka_unit_test(test_zerocopy),
 		cmocka_unit_test(test_below),
