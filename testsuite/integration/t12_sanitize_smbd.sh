@@ -52,8 +52,19 @@ report()
 	head -n 40 "$1"
 }
 
+# smbd may exit while ASan still writes a report from another thread,
+# which then ends after its first lines: a shim after the runtime makes
+# smbd's exit() wait for its report (testsuite/modules/asan_exit_wait.c)
+exitwait=$(mktemp -d /tmp/cacheguard-exitwait.XXXXXX)
+if ! gcc -shared -fPIC -O2 -o "$exitwait/asan_exit_wait.so" \
+	"$here/../modules/asan_exit_wait.c" -ldl >"$exitwait/gcc.out" 2>&1; then
+	cg_fail "build the exit shim" "$(head -n 3 "$exitwait/gcc.out")"
+	rm -rf "$exitwait"
+	exit 0
+fi
+
 export CG_MODULE=$module
-export CG_SMBD_PRELOAD=$runtime
+export CG_SMBD_PRELOAD="$runtime $exitwait/asan_exit_wait.so"
 
 # --- the pipeline is live -------------------------------------------
 # A child smbd serving a cacheguard share must map the ASan runtime and
@@ -111,7 +122,7 @@ fi
 
 # smbd writes its reports as the client's user
 logs=$(mktemp -d /tmp/cacheguard-asan.XXXXXX)
-trap 'rm -rf "$logs"' EXIT
+trap 'rm -rf "$logs" "$exitwait"' EXIT
 chmod 0755 "$logs"
 mkdir -m 0777 "$logs/selfcheck"
 CG_IN_NAMESPACE=1 unshare -m --propagation private \

@@ -314,6 +314,23 @@ struct cgtest_pread_state {
 
 static void cgtest_pread_done(struct tevent_req *subreq);
 
+/*
+ * An injected EIO is answered 200 ms late, as a device's error would
+ * come: by then the client's other reads in flight have ended. Answered
+ * at once, the client went away with them still running in smbd's pool,
+ * and smbd's exit freed their buffers under vfs_default's jobs (Samba's
+ * own race, which ASan reports in t12, with or without cacheguard).
+ */
+static void cgtest_eio_now(struct tevent_req *subreq)
+{
+	struct tevent_req *req = tevent_req_callback_data(subreq,
+							  struct tevent_req);
+
+	tevent_wakeup_recv(subreq);
+	TALLOC_FREE(subreq);
+	tevent_req_error(req, EIO);
+}
+
 static struct tevent_req *cgtest_pread_send(struct vfs_handle_struct *handle,
 					    TALLOC_CTX *mem_ctx,
 					    struct tevent_context *ev,
@@ -335,8 +352,13 @@ static struct tevent_req *cgtest_pread_send(struct vfs_handle_struct *handle,
 	if (cgtest_eio(handle, n, offset)) {
 		DBG_NOTICE("%s: EIO for pread_send %zu at %jd\n",
 			   fsp_str_dbg(fsp), n, (intmax_t)offset);
-		tevent_req_error(req, EIO);
-		return tevent_req_post(req, ev);
+		subreq = tevent_wakeup_send(state, ev,
+					    timeval_current_ofs_msec(200));
+		if (tevent_req_nomem(subreq, req)) {
+			return tevent_req_post(req, ev);
+		}
+		tevent_req_set_callback(subreq, cgtest_eio_now, req);
+		return req;
 	}
 	decoy_fd = cgtest_real_begin(handle, fsp);
 	subreq = SMB_VFS_NEXT_PREAD_SEND(state, ev, handle, fsp, data, len,
