@@ -24,13 +24,9 @@
 #   cg_node_ctdb N ARGS...	the ctdb tool against node N
 #   cg_cluster_stop		stop every smbd and ctdbd (also on exit)
 
-CG_TOP=${CG_TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
-CG_BUILD=${CG_BUILD:-$CG_TOP/build}
-CG_USER=${CG_USER:-cgtest}
-CG_PASS=cacheguard
-CG_VFS_DIR=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null ||
-	echo x86_64-linux-gnu)/samba/vfs
-CG_MODULE=${CG_MODULE:-$CG_BUILD/cacheguard.so}
+# smbd.sh's settings (CG_BUILD, CG_USER, CG_VFS_DIR, CG_MODULE ...) and
+# cg_conf_private; nothing of it runs on its own
+. "$(dirname "${BASH_SOURCE[0]}")/smbd.sh"
 CG_NODES=0
 declare -a CG_NODE_PID=()
 
@@ -144,7 +140,8 @@ cg_cluster_init()
 [event]
 	debug script = debug-hung-script.sh
 EOF
-		cat >"$m/smb.conf" <<EOF
+		{
+			cat <<EOF
 [global]
 	netbios name = CGCLUSTER
 	server role = standalone server
@@ -152,21 +149,9 @@ EOF
 	ctdbd socket = $b/run/ctdbd.socket
 	interfaces = $(cg_node_ip "$n")
 	bind interfaces only = yes
-	disable netbios = yes
-	lock directory = $m/lock
-	state directory = $m/state
-	cache directory = $m/cache
-	private dir = $m/private
-	pid directory = $m/pid
-	ncalrpc dir = $m/ncalrpc
-	log file = $m/log/smbd.log
-	max log size = 0
-	log level = ${CG_LOG_LEVEL:-1 cacheguard:10}
-	passdb backend = tdbsam:$m/private/passdb.tdb
-	load printers = no
-	printcap name = /dev/null
-	disable spoolss = yes
 EOF
+			cg_conf_private "$m" "$m/log/smbd.log"
+		} >"$m/smb.conf"
 	done
 }
 

@@ -68,6 +68,29 @@ cg_ensure_user()
 		--home-dir /nonexistent --shell /usr/sbin/nologin "$CG_USER"
 }
 
+# cg_conf_private ROOT LOG: the [global] lines of an smbd of its own:
+# its directories under ROOT (lock, state, cache, private, pid, ncalrpc),
+# its log file LOG, and no NetBIOS, printers or spoolss
+cg_conf_private()
+{
+	cat <<EOF
+	disable netbios = yes
+	lock directory = $1/lock
+	state directory = $1/state
+	cache directory = $1/cache
+	private dir = $1/private
+	pid directory = $1/pid
+	ncalrpc dir = $1/ncalrpc
+	log file = $2
+	max log size = 0
+	log level = ${CG_LOG_LEVEL:-1 cacheguard:10}
+	passdb backend = tdbsam:$1/private/passdb.tdb
+	load printers = no
+	printcap name = /dev/null
+	disable spoolss = yes
+EOF
+}
+
 cg_smbd_init()
 {
 	CG_ROOT=${CG_ROOT:-$(mktemp -d /tmp/cacheguard.XXXXXX)}
@@ -97,28 +120,17 @@ cg_smbd_init()
 	fi
 	mount --bind "$CG_ROOT/vfs" "$CG_VFS_DIR"
 
-	cat >"$CG_CONF" <<EOF
+	{
+		cat <<EOF
 [global]
 	netbios name = CGTEST
 	server role = standalone server
 	smb ports = $CG_PORT
 	interfaces = 127.0.0.1
 	bind interfaces only = yes
-	disable netbios = yes
-	lock directory = $CG_ROOT/lock
-	state directory = $CG_ROOT/state
-	cache directory = $CG_ROOT/cache
-	private dir = $CG_ROOT/private
-	pid directory = $CG_ROOT/pid
-	ncalrpc dir = $CG_ROOT/ncalrpc
-	log file = $CG_LOG
-	max log size = 0
-	log level = ${CG_LOG_LEVEL:-1 cacheguard:10}
-	passdb backend = tdbsam:$CG_ROOT/private/passdb.tdb
-	load printers = no
-	printcap name = /dev/null
-	disable spoolss = yes
 EOF
+		cg_conf_private "$CG_ROOT" "$CG_LOG"
+	} >"$CG_CONF"
 	printf '%s\n%s\n' "$CG_PASS" "$CG_PASS" |
 		smbpasswd -c "$CG_CONF" -s -a "$CG_USER" \
 		>"$CG_ROOT/log/smbpasswd.out" 2>&1
