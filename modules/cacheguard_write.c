@@ -248,6 +248,34 @@ ssize_t cg_wfile_pwrite(struct cg_wfile *wf,
 	return ret;
 }
 
+/*
+ * recvfile's writes are in the file when smbd answers them, so they
+ * cannot be held: a stream that outruns the device waits here, on smbd's
+ * main thread, for what it wrote to be written back, and drops it, as
+ * the kernel's dirty throttling makes any writer wait (recvfile blocks
+ * the main thread on the socket anyway)
+ */
+static void cg_wfile_catch_up(struct cg_wfile *wf)
+{
+	struct cg_wb_plan plan;
+	int err;
+
+	if (!cg_write_catch_up(&wf->w, &plan)) {
+		return;
+	}
+	err = cg_write_writeback(&cg_sys_linux, fsp_get_io_fd(wf->fsp),
+				 &plan);
+	if (err != 0) {
+		DBG_ERR("%s: writeback of [%ju, %ju) failed: %s; kept for "
+			"the client's next flush\n",
+			fsp_str_dbg(wf->fsp),
+			(uintmax_t)plan.wait.off,
+			(uintmax_t)plan.wait.end,
+			strerror(err));
+	}
+	cg_write_caught_up(&wf->w, err);
+}
+
 ssize_t cg_wfile_recvfile(struct cg_wfile *wf, int fromfd, off_t offset,
 			  size_t n)
 {
@@ -260,6 +288,9 @@ ssize_t cg_wfile_recvfile(struct cg_wfile *wf, int fromfd, off_t offset,
 	ret = SMB_VFS_NEXT_RECVFILE(wf->handle, fromfd, wf->fsp, offset, n);
 	err = errno;
 	cg_wfile_ended(wf, &wio, ret);
+	if (ret > 0) {
+		cg_wfile_catch_up(wf);
+	}
 	errno = err;
 	return ret;
 }

@@ -296,7 +296,8 @@ bool cg_write_replan(struct cg_writer *w, struct cg_wb_plan *plan)
 		.off = w->waited_to,
 		.end = w->started_to,
 	};
-	w->dropped_to = w->waited_to;
+	/* a catch-up (cg_write_catch_up) may have dropped further */
+	w->dropped_to = CG_MAX(w->dropped_to, w->waited_to);
 	w->waited_to = w->started_to;
 	w->started_to += n;
 	w->busy = true;
@@ -378,6 +379,41 @@ bool cg_write_lagging(const struct cg_writer *w)
 				: w->dropped_to;
 
 	return w->busy && w->front > from + CG_W_MAX_BEHIND * w->cfg->window;
+}
+
+bool cg_write_catch_up(struct cg_writer *w, struct cg_wb_plan *plan)
+{
+	uint64_t window = w->cfg->window;
+	uint64_t end = w->started_to;
+
+	*plan = (struct cg_wb_plan){.start = {0, 0}, .wait = {0, 0}};
+	if (!cg_write_lagging(w)) {
+		return false;
+	}
+	/* everything written in whole windows, as a job would start it */
+	if (w->contig > w->started_to) {
+		end += (w->contig - w->started_to) / window * window;
+	}
+	if (end <= w->dropped_to) {
+		return false;
+	}
+	plan->wait = (struct cg_range){.off = w->dropped_to, .end = end};
+	w->dropped_to = end;
+	w->waited_to = CG_MAX(w->waited_to, end);
+	w->started_to = CG_MAX(w->started_to, end);
+	w->stats.catch_ups++;
+	return true;
+}
+
+void cg_write_caught_up(struct cg_writer *w, int err)
+{
+	if (err == 0) {
+		return;
+	}
+	w->stats.errors++;
+	if (w->error == 0) {
+		w->error = err;
+	}
 }
 
 int cg_write_flush(struct cg_writer *w, int fsync_err)

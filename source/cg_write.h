@@ -65,6 +65,7 @@ struct cg_wstats {
 	uint64_t jobs;		/* writeback jobs */
 	uint64_t errors;	/* writeback errors seen by those jobs */
 	uint64_t fallbacks;	/* uncached writes redone buffered */
+	uint64_t catch_ups;	/* recvfile writes made to wait */
 };
 
 struct cg_writer {
@@ -157,6 +158,17 @@ bool cg_write_replan(struct cg_writer *w, struct cg_wb_plan *plan);
  * ended is held until the job in flight ends
  */
 bool cg_write_lagging(const struct cg_writer *w);
+
+/*
+ * A write that cannot be held (recvfile: its bytes are in the file when
+ * the hook returns, and smbd answers it at once) ended while the stream
+ * lags: the caller writes back and drops plan->wait itself, now, as the
+ * kernel's dirty throttling makes a writer wait, and reports the result
+ * with cg_write_caught_up(). False when there is nothing to wait for.
+ */
+bool cg_write_catch_up(struct cg_writer *w, struct cg_wb_plan *plan);
+/* The catch-up's writeback ended with err: kept as a job's error is */
+void cg_write_caught_up(struct cg_writer *w, int err);
 
 /*
  * The job itself, in a pool thread: touches only fd and sys. Returns

@@ -115,6 +115,8 @@ static enum cg_path put(struct cg_writer *w, uint64_t off, size_t n)
 	return wio.path;
 }
 
+#define CG_MAX_U(a, b) ((a) > (b) ? (a) : (b))
+
 static void init(struct cg_writer *w, struct cg_config *cfg,
 		 enum cg_mode mode)
 {
@@ -321,6 +323,55 @@ static void test_footprint_bound(void **state)
 			2 * CG_W_MAX_BEHIND * window + 2 * MiB);
 }
 
+/*
+ * recvfile's writes cannot be held: smbd answers them at once. With a
+ * device that never finishes the job in flight, a stream of them keeps
+ * at most CG_W_MAX_BEHIND windows and a write past what is dropped, the
+ * glue catching up (cg_write_catch_up) whenever the stream lags; the
+ * catch-up's wait starts where the last one ended, and a job planned
+ * after it does not take dropped_to back. Without catch-ups, the 512 MiB
+ * would all stay cached.
+ */
+static void test_recvfile_catch_up(void **state)
+{
+	struct cg_config cfg;
+	struct cg_writer w;
+	struct cg_wb_plan plan, job;
+	struct cg_wio wio;
+	uint64_t off, dropped = 0, worst = 0;
+	unsigned catch_ups = 0;
+
+	init(&w, &cfg, CG_MODE_DONTCACHE);
+	for (off = 0; off < 512 * MiB; off += MiB) {
+		wio = cg_write_begin(&w, off, MiB);
+		wio.path = CG_PATH_NEXT;	/* from the socket, cached */
+		if (cg_write_end(&w, &wio, MiB, &plan)) {
+			job = plan;	/* the device never finishes it */
+		}
+		if (cg_write_catch_up(&w, &plan)) {
+			catch_ups++;
+			assert_int_equal(plan.wait.off, dropped);
+			assert_true(plan.wait.end > dropped);
+			assert_int_equal(plan.start.end, 0);
+			dropped = plan.wait.end;
+			cg_write_caught_up(&w, 0);
+			assert_false(cg_write_lagging(&w));
+		}
+		worst = CG_MAX_U(worst, off + MiB - dropped);
+	}
+	assert_true(catch_ups > 10);
+	assert_in_range(worst, 0, (CG_W_MAX_BEHIND + 1) * cfg.window + MiB);
+	/* the job ends; the next one keeps what the catch-ups dropped */
+	cg_write_wb_done(&w, &job, 0);
+	if (cg_write_replan(&w, &plan)) {
+		assert_true(plan.wait.off <= dropped);
+	}
+	assert_false(cg_write_lagging(&w));
+	/* a catch-up's writeback error is kept for the client's flush */
+	cg_write_caught_up(&w, EIO);
+	assert_int_equal(cg_write_flush(&w, 0), EIO);
+}
+
 /* A job in flight holds back the next one; nothing is lost meanwhile */
 static void test_one_job(void **state)
 {
@@ -520,6 +571,7 @@ int main(void)
 		cmocka_unit_test_setup(test_reorder_writeback, setup),
 		cmocka_unit_test_setup(test_one_job, setup),
 		cmocka_unit_test_setup(test_footprint_bound, setup),
+		cmocka_unit_test_setup(test_recvfile_catch_up, setup),
 		cmocka_unit_test_setup(test_error_reaches_flush, setup),
 		cmocka_unit_test_setup(test_start_error_is_no_error, setup),
 		cmocka_unit_test_setup(test_dontcache, setup),
