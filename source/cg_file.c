@@ -55,16 +55,26 @@ static const uint32_t cg_remote_fs_types[] = {
 	0x0BD00BD0,	/* Lustre */
 };
 
-unsigned cg_fs_type_lacks(uint64_t f_type)
+/* Whether f_type, as statfs gives it (maybe sign-extended), is in types */
+static bool cg_fs_type_in(uint64_t f_type, const uint32_t *types, size_t n)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(cg_remote_fs_types) / sizeof(uint32_t); i++) {
-		if ((uint32_t)f_type == cg_remote_fs_types[i]) {
-			return CG_FS_REMOTE;
+	for (i = 0; i < n; i++) {
+		if ((uint32_t)f_type == types[i]) {
+			return true;
 		}
 	}
-	return 0;
+	return false;
+}
+
+unsigned cg_fs_type_lacks(uint64_t f_type)
+{
+	return cg_fs_type_in(f_type,
+			     cg_remote_fs_types,
+			     sizeof(cg_remote_fs_types) / sizeof(uint32_t))
+		       ? CG_FS_REMOTE
+		       : 0;
 }
 
 /* ... and the cluster filesystems on shared block devices */
@@ -76,14 +86,10 @@ static const uint32_t cg_cluster_fs_types[] = {
 
 bool cg_fs_type_shared(uint64_t f_type)
 {
-	size_t i;
-
-	for (i = 0; i < sizeof(cg_cluster_fs_types) / sizeof(uint32_t); i++) {
-		if ((uint32_t)f_type == cg_cluster_fs_types[i]) {
-			return true;
-		}
-	}
-	return cg_fs_type_lacks(f_type) == CG_FS_REMOTE;
+	return cg_fs_type_in(f_type,
+			     cg_cluster_fs_types,
+			     sizeof(cg_cluster_fs_types) / sizeof(uint32_t)) ||
+	       cg_fs_type_lacks(f_type) == CG_FS_REMOTE;
 }
 
 enum cg_mode cg_mode_resolve(enum cg_mode want, unsigned fs_lacks)
