@@ -55,11 +55,18 @@ report()
 # smbd may exit while ASan still writes a report from another thread,
 # which then ends after its first lines: a shim after the runtime makes
 # smbd's exit() wait for its report (testsuite/modules/asan_exit_wait.c)
-exitwait=$(mktemp -d /tmp/cacheguard-exitwait.XXXXXX)
-if ! gcc -shared -fPIC -O2 -o "$exitwait/asan_exit_wait.so" \
-	"$here/../modules/asan_exit_wait.c" -ldl >"$exitwait/gcc.out" 2>&1; then
+# (built once: the selfcheck's run of this script is given the parent's)
+if [ -z "${CG_EXITWAIT:-}" ]; then
+	CG_EXITWAIT=$(mktemp -d /tmp/cacheguard-exitwait.XXXXXX)
+	export CG_EXITWAIT
+	trap 'rm -rf "$CG_EXITWAIT"' EXIT
+fi
+exitwait=$CG_EXITWAIT
+if [ ! -f "$exitwait/asan_exit_wait.so" ] &&
+	! gcc -shared -fPIC -O2 -o "$exitwait/asan_exit_wait.so" \
+		"$here/../modules/asan_exit_wait.c" -ldl \
+		>"$exitwait/gcc.out" 2>&1; then
 	cg_fail "build the exit shim" "$(head -n 3 "$exitwait/gcc.out")"
-	rm -rf "$exitwait"
 	exit 0
 fi
 
