@@ -401,7 +401,6 @@ bool cg_write_catch_up(struct cg_writer *w, struct cg_wb_plan *plan)
 	w->dropped_to = end;
 	w->waited_to = CG_MAX(w->waited_to, end);
 	w->started_to = CG_MAX(w->started_to, end);
-	w->stats.catch_ups++;
 	return true;
 }
 

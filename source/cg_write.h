@@ -65,7 +65,6 @@ struct cg_wstats {
 	uint64_t jobs;		/* writeback jobs */
 	uint64_t errors;	/* writeback errors seen by those jobs */
 	uint64_t fallbacks;	/* uncached writes redone buffered */
-	uint64_t catch_ups;	/* recvfile writes made to wait */
 };
 
 struct cg_writer {
