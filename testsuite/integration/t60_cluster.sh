@@ -16,8 +16,14 @@
 #     bound; the bytes are right.
 # The module's lock files (budget, streams, readahead) are each node's
 # own: in its state directory, and where nodes 1 and 2 have theirs on
-# the shared directory by mistake (a FUSE mount of it), in a directory
-# per node there, which each logs at level 0.
+# the shared directory by mistake (one FUSE mount of it, whose locks
+# both see, as a cluster filesystem's), in a directory per node there,
+# which each logs at level 0. So, between nodes 1 and 2:
+#  c. a direct stream paused on node 1 holds all of node 1's direct
+#     memory: node 1 reads another file without prefetch, node 2 with.
+#  d. a dontcache stream paused on node 1 claims what it will read: a
+#     second reader of the file on node 1 reads through the cache for
+#     it, one on node 2 does not (the nodes' page caches are their own).
 set -u
 . "$(dirname "$0")/../lib/check.sh"
 cg_need_root "a CTDB cluster"
@@ -38,6 +44,10 @@ for m in $MODES; do
 	cg_cluster_share "$m" "vfs objects = cacheguard fileid" \
 		"cacheguard:mode = $m" "cacheguard:window = 8M"
 done
+# one direct stream's prefetch buffer (8 MiB) of 12M
+cg_cluster_share budget "vfs objects = cacheguard fileid" \
+	"cacheguard:mode = direct" "cacheguard:window = 8M" \
+	"cacheguard:direct memory = 12M"
 # nodes 1 and 2: the state directory on the shared one by mistake
 for n in 1 2; do
 	cg_node_state_on_shared "$n" ||
@@ -63,13 +73,14 @@ head -c "$SIZE" /dev/urandom >"$src"
 
 # node_dir N: where node N keeps the module's files: its state
 # directory's "cacheguard", or "cacheguard.nodeN" where that is on the
-# shared directory (nodes 1 and 2)
+# shared directory (nodes 1 and 2), as the node sees it (the locks of
+# the FUSE mount are its own)
 node_dir()
 {
 	if [ "$1" = 0 ]; then
 		echo "$(cg_node_state 0)/cacheguard"
 	else
-		echo "$CG_CLUSTER/shared/state/cacheguard.node$1"
+		echo "$(cg_node_state "$1")/cacheguard.node$1"
 	fi
 }
 
@@ -162,6 +173,88 @@ for m in $MODES; do
 done
 
 # --- the module's lock files are each node's own ---------------------------
+# pause_on N SHARE FILE: a client of node N reads 24 MiB of FILE and
+# waits for $CG_CLUSTER/go; returns once it has paused (its pid: $reader)
+pause_on()
+{
+	rm -f "$CG_CLUSTER/paused" "$CG_CLUSTER/go"
+	"$CG_BUILD/smb_readpause" -p 445 -U "$CG_USER%$CG_PASS" \
+		-b $((24 * MiB)) -r "$CG_CLUSTER/paused" \
+		-w "$CG_CLUSTER/go" -t 60 \
+		"//$(cg_node_ip "$1")/$2/$3" "$CG_SHARED/$3" \
+		>"$CG_CLUSTER/pause.out" 2>&1 &
+	reader=$!
+	cg_wait_file "$CG_CLUSTER/paused"
+}
+
+# resume: the paused client reads to the end; its bytes must be right
+resume()
+{
+	touch "$CG_CLUSTER/go"
+	wait "$reader"
+	cg_expect "$1: the paused client's bytes are right" \
+		grep -q '^ok ' "$CG_CLUSTER/pause.out"
+}
+
+# cold FILE...: written, synced and out of the page cache
+cold()
+{
+	local f
+
+	for f in "$@"; do
+		[ -e "$f" ] || head -c $((64 * MiB)) /dev/urandom >"$f"
+		chmod 0644 "$f"
+	done
+	sync
+	for f in "$@"; do
+		"$CG_BUILD/cgcache" drop "$f"
+	done
+}
+
+# --- c. each node's direct memory is counted apart ---
+p1=$CG_SHARED/p1.bin
+p2=$CG_SHARED/p2.bin
+cold "$p1" "$p2"
+pause_on 1 budget p1.bin
+cg_expect "[budget] a stream paused on node 1 holds 8 MiB of node 1's 12M" \
+	test "$("$CG_BUILD/cgcache" budget "$(node_dir 1)/budget" \
+		$((12 * MiB)))" = $((8 * MiB))
+for n in 1 2; do
+	cold "$p2"
+	cg_node_smbclient "$n" budget "get p2.bin $CG_CLUSTER/p2.$n" \
+		>/dev/null 2>&1
+	cg_expect "[budget] node $n: its copy of another file is right" \
+		cmp "$p2" "$CG_CLUSTER/p2.$n"
+	cg_expect "[budget] node $n: ... read direct" \
+		grep -qE "mode direct; .* direct [1-9]" \
+		<<<"$(summary "$n" p2.bin)"
+done
+cg_expect "[budget] node 1, its memory spent: without prefetch" \
+	grep -q " p2.bin: .*direct without prefetch" "$(cg_node_log 1)"
+cg_expect "[budget] node 2, its memory its own: with prefetch" \
+	test "$(grep -c " p2.bin: .*direct without prefetch" \
+		"$(cg_node_log 2)")" = 0
+resume "[budget]"
+
+# --- d. streams of one file on two nodes are not one node's ---
+s=$CG_SHARED/s.bin
+cold "$s"
+pause_on 1 dontcache s.bin
+for n in 1 2; do
+	cold "$s"
+	cg_node_smbclient "$n" dontcache "get s.bin $CG_CLUSTER/s.$n" \
+		>/dev/null 2>&1
+	cg_expect "[streams] node $n: a second reader's copy is right" \
+		cmp "$s" "$CG_CLUSTER/s.$n"
+done
+# smb_readpause's stream is still open: the last summaries are the gets'
+cg_expect "[streams] node 1: the second reader read through the cache for the paused one" \
+	grep -qE "served buffered [1-9][0-9]* " <<<"$(summary 1 s.bin)"
+cg_expect "[streams] node 2: the second reader read uncached, alone on its node" \
+	grep -qE "served buffered 0 dontcache [1-9]" <<<"$(summary 2 s.bin)"
+resume "[streams]"
+rm -f "$p1" "$p2" "$s" "$CG_CLUSTER"/p2.* "$CG_CLUSTER"/s.*
+
 for ((n = 0; n < NODES; n++)); do
 	cg_expect "node $n: a direct budget file of its own" \
 		test -f "$(node_dir "$n")/budget"

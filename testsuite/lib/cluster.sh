@@ -55,15 +55,19 @@ cg_node_state()
 }
 
 # cg_node_state_on_shared N: node N's state directory put on the shared
-# directory by mistake, as a cluster filesystem's, through a FUSE mount
-# of its own (bindfs) of CG_CLUSTER/shared/state; before cg_cluster_start
+# directory by mistake, as a cluster filesystem's: CG_CLUSTER/shared/state
+# through one FUSE mount (bindfs) that every such node uses, so that
+# their POSIX locks meet as a cluster filesystem's do (two FUSE mounts
+# would each keep locks of their own); before cg_cluster_start
 cg_node_state_on_shared()
 {
-	local mp=$CG_CLUSTER/smb.$1/state-on-shared
+	local mp=$CG_CLUSTER/cfs
 
-	mkdir -p "$CG_CLUSTER/shared/state" "$mp"
-	bindfs "$CG_CLUSTER/shared/state" "$mp" || return 1
-	CG_CLUSTER_MOUNTS="$mp ${CG_CLUSTER_MOUNTS:-}"
+	if ! mountpoint -q "$mp"; then
+		mkdir -p "$CG_CLUSTER/shared/state" "$mp"
+		bindfs "$CG_CLUSTER/shared/state" "$mp" || return 1
+		CG_CLUSTER_MOUNTS="$mp ${CG_CLUSTER_MOUNTS:-}"
+	fi
 	sed -i "s|^\tstate directory = .*|\tstate directory = $mp|" \
 		"$CG_CLUSTER/smb.$1/smb.conf"
 }
@@ -200,14 +204,15 @@ cg_cluster_start()
 				>"$CG_CLUSTER/smb.$n/log/smbpasswd.out" 2>&1 ||
 			return 1
 	done
+	# one after another: smbds that start together race for the
+	# cluster's version lock (smbd_claim_version), and one can fail
+	# with NT_STATUS_POSSIBLE_DEADLOCK and exit
 	for ((n = 0; n < CG_NODES; n++)); do
 		setsid smbd --foreground --no-process-group \
 			--configfile="$CG_CLUSTER/smb.$n/smb.conf" </dev/null \
 			>>"$CG_CLUSTER/smb.$n/log/stdout" 2>&1 &
 		CG_NODE_PID[$n]=$!
-	done
-	# the first smbd processes attach their databases to the cluster
-	for ((n = 0; n < CG_NODES; n++)); do
+		# it attaches its databases to the cluster first
 		for i in $(seq 1 600); do
 			# a tree connect (smbclient -L needs samba-dcerpcd)
 			smbclient "//$(cg_node_ip "$n")/IPC\$" -c exit \
