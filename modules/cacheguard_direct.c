@@ -188,6 +188,10 @@ struct cg_direct_io {
 	int grow_fd[CG_DSCHED_MAX_GROWS];	/* the units of each growth */
 	unsigned ngrow;
 	unsigned refs;		/* the stream, and each job in flight */
+	/* huge pages under mem: last slots probed, the most seen */
+	uint64_t probed_slots;
+	uint64_t huge;
+	bool huge_known;	/* a probe had an answer */
 	/* a job's thread is done (job->finished): for the sync path */
 	pthread_mutex_t lock;
 	pthread_cond_t finished;
@@ -198,6 +202,7 @@ struct cg_direct_job;
 struct cg_direct {
 	struct cg_direct *prev, *next;	/* cg_direct_live */
 	struct file_id id;
+	const char *name;		/* for the log */
 	struct cg_direct_io *io;
 	struct tevent_context *ev;	/* for fills */
 	struct pthreadpool_tevent *pool;
@@ -228,10 +233,57 @@ struct cg_direct_read_state {
 static struct cg_direct *cg_direct_live;
 /* Bytes of prefetch buffer this process holds */
 static size_t cg_direct_mem_in_use;
+/* Huge pages under the prefetch buffers of this process */
+static struct cg_huge_stats cg_direct_huge;
 
 size_t cg_direct_memory_in_use(void)
 {
 	return cg_direct_mem_in_use;
+}
+
+const struct cg_huge_stats *cg_direct_huge_stats(void)
+{
+	return &cg_direct_huge;
+}
+
+/* THP's setting, read once per process: for the log */
+static enum cg_thp cg_direct_thp(void)
+{
+	static enum cg_thp thp = CG_THP_UNKNOWN;
+	static bool read;
+	char text[128] = "";
+	FILE *f = NULL;
+
+	if (!read) {
+		read = true;
+		f = fopen("/sys/kernel/mm/transparent_hugepage/enabled",
+			  "re");
+		if (f != NULL && fgets(text, sizeof(text), f) != NULL) {
+			thp = cg_thp_parse(text);
+		}
+		if (f != NULL) {
+			fclose(f);
+		}
+	}
+	return thp;
+}
+
+/*
+ * Bytes in huge pages of the mapping that holds mem (the buffer's usable
+ * part), from /proc/self/smaps; in the thread pool: it reads a few
+ * hundred KiB of text. false when the kernel says nothing.
+ */
+static bool cg_direct_huge_probe(const void *mem, uint64_t *bytes)
+{
+	FILE *f = fopen("/proc/self/smaps", "re");
+	int ret;
+
+	if (f == NULL) {
+		return false;
+	}
+	ret = cg_smaps_huge(f, (uintptr_t)mem, bytes);
+	fclose(f);
+	return ret == 0;
 }
 
 /* ---- the descriptor ------------------------------------------------- */
@@ -285,6 +337,8 @@ static int cg_direct_io_destructor(struct cg_direct_io *io)
 	}
 	cg_direct_buf_free(io->mem, io->mem_size);
 	cg_direct_mem_in_use -= io->mem_used;
+	cg_huge_release(&cg_direct_huge, io->huge, io->mem_used,
+			io->huge_known);
 	pthread_cond_destroy(&io->finished);
 	pthread_mutex_destroy(&io->lock);
 	return 0;
@@ -492,6 +546,9 @@ struct cg_direct_job {
 	uint64_t duration;
 	bool finished;			/* under io->lock */
 	bool reported;			/* by the sync path already */
+	bool probe;			/* FILL: look for huge pages after */
+	bool probed;			/* ... and the kernel said: huge */
+	uint64_t huge;
 
 	bool inplace;			/* READ: into rs's data */
 	struct cg_dio_inplace plan;	/* READ, in place */
@@ -564,6 +621,10 @@ static void cg_direct_do(void *private_data)
 					    (uint64_t)job->offset,
 					    job->align);
 		job->err = job->ret == -1 ? errno : 0;
+		if (job->probe && job->ret > 0) {
+			job->probed = cg_direct_huge_probe(job->buf,
+							   &job->huge);
+		}
 	}
 	clock_gettime_mono(&end);
 	job->duration = nsec_time_diff(&end, &start);
@@ -651,23 +712,6 @@ static bool cg_direct_job_start(struct cg_direct *d,
 	return true;
 }
 
-static struct cg_direct_job *cg_direct_job_send(struct cg_direct *d,
-						struct tevent_context *ev,
-						enum cg_direct_kind kind,
-						int slot,
-						uint8_t *buf,
-						uint64_t offset,
-						size_t count)
-{
-	struct cg_direct_job *job =
-		cg_direct_job_new(d, kind, slot, buf, offset, count);
-
-	if (job != NULL && !cg_direct_job_start(d, ev, job)) {
-		TALLOC_FREE(job);
-	}
-	return job;
-}
-
 static void cg_direct_fill_done(struct cg_direct_job *job);
 static void cg_direct_read_done(struct cg_direct_job *job);
 static void cg_direct_copy_done(struct cg_direct_job *job);
@@ -677,6 +721,10 @@ static void cg_direct_job_report(struct cg_direct_job *job)
 {
 	if (job->ret == -1 && job->err == 0 && !job->stale) {
 		job->err = EIO;
+	}
+	if (job->probed) {
+		cg_huge_seen(&cg_direct_huge, &job->io->huge, job->huge);
+		job->io->huge_known = true;
 	}
 	if (job->d != NULL && job->version_ok) {
 		/* what the file looks like now: cheaper than an fstat */
@@ -731,13 +779,25 @@ static bool cg_direct_submit_fill(void *priv,
 {
 	struct cg_direct *d = talloc_get_type_abort(priv, struct cg_direct);
 	uint8_t *seg = d->io->mem + (size_t)slot * d->sched.pf.seg_size;
+	uint64_t bit = slot < 64 ? UINT64_C(1) << slot : 0;
 	struct cg_direct_job *job = NULL;
 
-	job = cg_direct_job_send(d, d->ev, CG_DIRECT_FILL, (int)slot, seg,
-				 off, len);
+	job = cg_direct_job_new(d, CG_DIRECT_FILL, (int)slot, seg, off, len);
 	if (job == NULL) {
 		return false;
 	}
+	/*
+	 * The first fill of the table's last segment has faulted in the
+	 * pages of all of them (fills go in order): what were they. Once
+	 * per table size: a look costs about 6 ms (smbd has ~800 mappings)
+	 */
+	job->probe = slot + 1 == d->sched.pf.nseg &&
+		     (d->io->probed_slots & bit) == 0;
+	if (!cg_direct_job_start(d, d->ev, job)) {
+		TALLOC_FREE(job);
+		return false;
+	}
+	d->io->probed_slots |= bit;
 	DLIST_ADD(d->fills, job);
 	return true;
 }
@@ -832,6 +892,17 @@ static int cg_direct_destructor(struct cg_direct *d)
 		  (uintmax_t)d->sched.pf.fills,
 		  (uintmax_t)d->sched.pf.discarded,
 		  (uintmax_t)d->sched.pf.unsettled);
+	if (d->io->mem_used > 0 && d->io->huge_known) {
+		DBG_NOTICE("%s: prefetch buffer %zu bytes, %ju in huge pages "
+			   "(THP %s)%s\n",
+			   d->name,
+			   d->io->mem_used,
+			   (uintmax_t)d->io->huge,
+			   cg_thp_name(cg_direct_thp()),
+			   d->io->huge == 0 ? ": ordinary pages, each fill "
+					      "several device requests"
+					    : "");
+	}
 	cg_direct_io_unref(d->io);
 	return 0;
 }
@@ -911,6 +982,10 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 		TALLOC_FREE(d);
 		*fail = cg_direct_open_failure(err);
 		return NULL;
+	}
+	d->name = talloc_strdup(d, fsp_str_dbg(fsp));
+	if (d->name == NULL) {
+		d->name = "?";
 	}
 	DLIST_ADD(cg_direct_live, d);
 	talloc_set_destructor(d, cg_direct_destructor);

@@ -23,6 +23,7 @@
 
 #include "../source/cacheguard.h"
 #include "../source/cg_write.h"
+#include "../source/cg_huge.h"
 #include "cacheguard_compat.h"
 
 /* The module's debug class; DBGC_VFS until the init function ran */
@@ -152,6 +153,9 @@ NTSTATUS cacheguard_offload_write_recv(struct vfs_handle_struct *handle,
 bool cg_direct_finished(const struct cg_direct *d, bool still_direct);
 /* Bytes of prefetch buffer this process holds now */
 size_t cg_direct_memory_in_use(void);
+
+/* Huge pages under them, and buffers released (source/cg_huge.h) */
+const struct cg_huge_stats *cg_direct_huge_stats(void);
 
 /*
  * What each filesystem supports (cacheguard_fs.c), per smbd process and

@@ -196,7 +196,9 @@ static int cg_status_print(int fd, time_t now)
 		     "\nbytes_buffered %" PRIu64 "\nbytes_dontcache %" PRIu64
 		     "\nbytes_direct %" PRIu64 "\nbytes_dropped %" PRIu64
 		     "\ndrop_calls %" PRIu64 "\nfallbacks %" PRIu64
-		     "\ndirect_memory %zu\n",
+		     "\ndirect_memory %zu\ndirect_huge %" PRIu64
+		     "\ndirect_buffers %" PRIu64
+		     "\ndirect_buffers_ordinary %" PRIu64 "\n",
 		     (int)getpid(),
 		     cg_status_start_time(getpid()),
 		     (intmax_t)now,
@@ -211,7 +213,10 @@ static int cg_status_print(int fd, time_t now)
 		     t->bytes_dropped,
 		     t->drops,
 		     sum.fallbacks,
-		     cg_direct_memory_in_use());
+		     cg_direct_memory_in_use(),
+		     cg_direct_huge_stats()->in_use,
+		     cg_direct_huge_stats()->buffers,
+		     cg_direct_huge_stats()->ordinary);
 	if (n < 0 || (size_t)n >= sizeof(buf)) {
 		return EOVERFLOW;
 	}
