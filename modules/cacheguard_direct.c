@@ -208,6 +208,7 @@ struct cg_direct {
 	struct pthreadpool_tevent *pool;
 	size_t align;			/* offsets, lengths and buffers */
 	uint64_t limit;			/* cacheguard:direct memory */
+	unsigned ioprio;		/* cacheguard:stream ioprio */
 	struct cg_dsched sched;		/* the table and who waits on it */
 	struct cg_direct_job *fills;	/* in flight */
 	struct cg_direct_job *jobs;	/* requests' reads and copies */
@@ -546,6 +547,7 @@ struct cg_direct_job {
 	uint64_t duration;
 	bool finished;			/* under io->lock */
 	bool reported;			/* by the sync path already */
+	unsigned ioprio;		/* the thread's, while it reads */
 	bool probe;			/* FILL: look for huge pages after */
 	bool probed;			/* ... and the kernel said: huge */
 	uint64_t huge;
@@ -584,9 +586,11 @@ static void cg_direct_do(void *private_data)
 	struct cg_direct_job *job = talloc_get_type_abort(
 		private_data, struct cg_direct_job);
 	struct timespec start, end;
+	int saved;
 
 	SMBPROFILE_BYTES_ASYNC_SET_BUSY(job->profile_bytes);
 	clock_gettime_mono(&start);
+	saved = cg_ioprio_enter(job->ioprio);
 	job->ret = -1;
 	job->err = 0;
 	job->version_ok = cg_direct_version(job->fd, &job->ver) == 0;
@@ -626,6 +630,7 @@ static void cg_direct_do(void *private_data)
 							   &job->huge);
 		}
 	}
+	cg_ioprio_leave(saved);
 	clock_gettime_mono(&end);
 	job->duration = nsec_time_diff(&end, &start);
 	SMBPROFILE_BYTES_ASYNC_SET_IDLE(job->profile_bytes);
@@ -681,6 +686,7 @@ static struct cg_direct_job *cg_direct_job_new(struct cg_direct *d,
 		.slot = slot,
 		.d = d,
 		.budget_fd = -1,
+		.ioprio = d->ioprio,
 	};
 	d->io->refs++;
 	talloc_set_destructor(job, cg_direct_job_destructor);
@@ -940,6 +946,7 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 		.pool = handle->conn->sconn->pool,
 		.align = align,
 		.limit = cfg->direct_memory,
+		.ioprio = cfg->stream_ioprio,
 	};
 	/*
 	 * segments of a huge page at least (cg_direct_buf_reserve), and

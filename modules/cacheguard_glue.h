@@ -44,7 +44,8 @@ struct tevent_req *cg_uncached_pread_send(TALLOC_CTX *mem_ctx,
 					  void *data,
 					  size_t n,
 					  off_t offset,
-					  int flags);
+					  int flags,
+					  unsigned ioprio);
 ssize_t cg_uncached_pread_recv(struct tevent_req *req,
 			       struct vfs_aio_state *vfs_aio_state);
 /* The same, synchronously, for SMB_VFS_PREAD; -1 and errno on failure */

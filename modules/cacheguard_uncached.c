@@ -74,6 +74,7 @@ struct cg_uncached_state {
 	void *buf;
 	size_t count;
 	off_t offset;
+	unsigned ioprio;	/* cacheguard:stream ioprio */
 	ssize_t ret;
 	int err;
 	struct vfs_aio_state vfs_aio_state;
@@ -91,7 +92,8 @@ struct tevent_req *cg_uncached_pread_send(TALLOC_CTX *mem_ctx,
 					  void *data,
 					  size_t n,
 					  off_t offset,
-					  int flags)
+					  int flags,
+					  unsigned ioprio)
 {
 	struct tevent_req *req = NULL;
 	struct tevent_req *subreq = NULL;
@@ -107,6 +109,7 @@ struct tevent_req *cg_uncached_pread_send(TALLOC_CTX *mem_ctx,
 		.buf = data,
 		.count = n,
 		.offset = offset,
+		.ioprio = ioprio,
 		.ret = -1,
 	};
 
@@ -134,9 +137,11 @@ static void cg_uncached_do(void *private_data)
 	struct cg_uncached_state *state = talloc_get_type_abort(
 		private_data, struct cg_uncached_state);
 	struct timespec start, end;
+	int saved;
 
 	SMBPROFILE_BYTES_ASYNC_SET_BUSY(state->profile_bytes);
 	clock_gettime_mono(&start);
+	saved = cg_ioprio_enter(state->ioprio);
 	state->ret = cg_pread_full(&cg_sys_linux,
 				   state->fd,
 				   state->buf,
@@ -144,6 +149,7 @@ static void cg_uncached_do(void *private_data)
 				   (uint64_t)state->offset,
 				   state->flags);
 	state->err = state->ret == -1 ? errno : 0;
+	cg_ioprio_leave(saved);
 	clock_gettime_mono(&end);
 	state->vfs_aio_state.duration = nsec_time_diff(&end, &start);
 	SMBPROFILE_BYTES_ASYNC_SET_IDLE(state->profile_bytes);

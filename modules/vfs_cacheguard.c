@@ -664,7 +664,9 @@ static struct tevent_req *cacheguard_pread_issue(
 					      state->offset,
 					      state->io.drop_pieces
 						      ? CG_READ_DROP
-						      : CG_RWF_DONTCACHE);
+						      : CG_RWF_DONTCACHE,
+					      state->cgf->file.stream.cfg
+						      ->stream_ioprio);
 	}
 	switch (state->path) {
 	case CG_PATH_DIRECT:

@@ -81,13 +81,27 @@ struct cg_config {
 	uint64_t direct_prefetch;
 	uint64_t direct_memory;
 	uint64_t direct_min_io;
+	/*
+	 * The I/O priority of the I/O a stream's own jobs issue (direct
+	 * fills and reads, uncached reads), in ioprio_set(2)'s encoding:
+	 * 0 leaves the thread's as it is (cg_sys.h, cg_ioprio_enter).
+	 */
+	unsigned stream_ioprio;
 };
 
 enum cg_opt_type {
 	CG_OPT_MODE,
 	CG_OPT_SIZE,
 	CG_OPT_PERCENT,
+	CG_OPT_IOPRIO,
 };
+
+/* ioprio_set(2)'s encoding: class in the top bits, level below */
+#define CG_IOPRIO_CLASS_SHIFT 13
+#define CG_IOPRIO_CLASS_BE 2
+#define CG_IOPRIO_CLASS_IDLE 3
+#define CG_IOPRIO_VALUE(class, level) \
+	((unsigned)(class) << CG_IOPRIO_CLASS_SHIFT | (unsigned)(level))
 
 struct cg_option {
 	const char *name;	/* as written after "cacheguard:" */
@@ -100,6 +114,8 @@ struct cg_option {
 extern const struct cg_option cg_options[];
 
 const char *cg_mode_name(enum cg_mode mode);
+/* cacheguard:stream ioprio's word for an encoded priority */
+const char *cg_ioprio_name(unsigned ioprio);
 
 /* The built-in defaults */
 void cg_config_init(struct cg_config *cfg);

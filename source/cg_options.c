@@ -46,6 +46,7 @@ const struct cg_option cg_options[] = {
 	{"direct prefetch", CG_OPT_SIZE, "8M", CG_FIELD(direct_prefetch)},
 	{"direct memory", CG_OPT_SIZE, "32M", CG_FIELD(direct_memory)},
 	{"direct min io", CG_OPT_SIZE, "64K", CG_FIELD(direct_min_io)},
+	{"stream ioprio", CG_OPT_IOPRIO, "none", CG_FIELD(stream_ioprio)},
 	{NULL, 0, NULL, 0},
 };
 
@@ -208,6 +209,40 @@ static int cg_parse_percent(const char *s, unsigned *out)
 	return 0;
 }
 
+/*
+ * none: the thread's own (smbd's); idle: the idle class, served when
+ * nobody else waits for the device (mq-deadline and BFQ; aged after
+ * prio_aging_expire); low: best-effort level 7, the lowest a scheduler
+ * that honours levels (BFQ) knows; mq-deadline takes it for any other
+ * best-effort request
+ */
+static int cg_parse_ioprio(const char *s, unsigned *out)
+{
+	if (strcasecmp(s, "none") == 0) {
+		*out = 0;
+	} else if (strcasecmp(s, "idle") == 0) {
+		*out = CG_IOPRIO_VALUE(CG_IOPRIO_CLASS_IDLE, 0);
+	} else if (strcasecmp(s, "low") == 0) {
+		*out = CG_IOPRIO_VALUE(CG_IOPRIO_CLASS_BE, 7);
+	} else {
+		return EINVAL;
+	}
+	return 0;
+}
+
+const char *cg_ioprio_name(unsigned ioprio)
+{
+	switch (ioprio) {
+	case 0:
+		return "none";
+	case CG_IOPRIO_VALUE(CG_IOPRIO_CLASS_IDLE, 0):
+		return "idle";
+	case CG_IOPRIO_VALUE(CG_IOPRIO_CLASS_BE, 7):
+		return "low";
+	}
+	return "invalid";
+}
+
 static const char *cg_valid_values(enum cg_opt_type type)
 {
 	switch (type) {
@@ -217,6 +252,8 @@ static const char *cg_valid_values(enum cg_opt_type type)
 		return "a byte count with an optional K, M, G or T suffix";
 	case CG_OPT_PERCENT:
 		return "a whole percentage from 0 to 100";
+	case CG_OPT_IOPRIO:
+		return "none, idle, low";
 	}
 	return "?";
 }
@@ -245,6 +282,9 @@ int cg_config_set(struct cg_config *cfg,
 		break;
 	case CG_OPT_PERCENT:
 		ret = cg_parse_percent(value, (unsigned *)(void *)field);
+		break;
+	case CG_OPT_IOPRIO:
+		ret = cg_parse_ioprio(value, (unsigned *)(void *)field);
 		break;
 	}
 	if (ret != 0) {
@@ -312,7 +352,7 @@ void cg_config_describe(const struct cg_config *cfg, char *buf, size_t len)
 		 " window=%" PRIu64 " hot threshold=%u%% readahead=%" PRIu64
 		 " readahead memory=%" PRIu64 " reader gap=%" PRIu64
 		 " direct prefetch=%" PRIu64 " direct memory=%" PRIu64
-		 " direct min io=%" PRIu64,
+		 " direct min io=%" PRIu64 " stream ioprio=%s",
 		 cg_mode_name(cfg->mode),
 		 cfg->min_file_size,
 		 cfg->stream_trigger,
@@ -323,5 +363,6 @@ void cg_config_describe(const struct cg_config *cfg, char *buf, size_t len)
 		 cfg->reader_gap,
 		 cfg->direct_prefetch,
 		 cfg->direct_memory,
-		 cfg->direct_min_io);
+		 cfg->direct_min_io,
+		 cg_ioprio_name(cfg->stream_ioprio));
 }

@@ -215,3 +215,31 @@ const struct cg_sys cg_sys_linux = {
 	.pwritev2 = cg_linux_pwritev2,
 	.copy = cg_linux_copy,
 };
+
+#ifndef SYS_ioprio_get
+#define SYS_ioprio_get __NR_ioprio_get
+#define SYS_ioprio_set __NR_ioprio_set
+#endif
+#define CG_IOPRIO_WHO_PROCESS 1	/* with 0: the calling thread */
+
+int cg_ioprio_enter(unsigned prio)
+{
+	long old;
+
+	if (prio == 0) {
+		return -1;
+	}
+	old = syscall(SYS_ioprio_get, CG_IOPRIO_WHO_PROCESS, 0);
+	if (old == -1 || (unsigned long)old == prio ||
+	    syscall(SYS_ioprio_set, CG_IOPRIO_WHO_PROCESS, 0, prio) != 0) {
+		return -1;
+	}
+	return (int)old;
+}
+
+void cg_ioprio_leave(int saved)
+{
+	if (saved != -1) {
+		(void)syscall(SYS_ioprio_set, CG_IOPRIO_WHO_PROCESS, 0, saved);
+	}
+}

@@ -138,4 +138,14 @@ ssize_t cg_pwrite_full(const struct cg_sys *sys,
 		       uint64_t off,
 		       int flags);
 
+/*
+ * The calling thread's I/O priority set to prio (ioprio_set(2)'s
+ * encoding; cacheguard:stream ioprio) for the I/O it issues until
+ * cg_ioprio_leave(): the priority it had, to give back, or -1 when prio
+ * is 0, already in force, or refused (nothing to undo). For jobs of
+ * smbd's thread pool, whose threads serve every other request too.
+ */
+int cg_ioprio_enter(unsigned prio);
+void cg_ioprio_leave(int saved);
+
 #endif /* CG_SYS_H */

@@ -20,7 +20,7 @@
 BENCH_FIELDS="scenario config status mbps cpu_s_per_gib idle_p50 idle_p99
 	copy_p50 copy_p99 after_p50 after_p99 copy_reads_per_s refaults
 	hot_dev_mib hot_start_mib hot_end_mib peak_mib end_mib oom load copy_s
-	copies slowest_mbps stream_peak_mib"
+	copies slowest_mbps stream_peak_mib idle_p999 copy_p999"
 
 declare -A BENCH_R
 BENCH_CLK_TCK=$(getconf CLK_TCK)
@@ -88,13 +88,17 @@ bench_setup()
 	BENCH_SHARE=plain
 	case $cfg in
 	off | dontneed | dontcache | direct | auto) BENCH_SHARE=cg_$cfg ;;
+	*-idle) BENCH_SHARE=cg_${cfg%-idle}_idle ;;
 	esac
 	if [ "$cfg" = nocache ] && [ ! -r "$NOCACHE_SO" ]; then
 		bench_failed "nocache is not installed ($NOCACHE_SO)"
 		return 1
 	fi
 	BENCH_COPY_FILES=$BENCH_BIG
-	[ "$scen" = C ] && BENCH_COPY_FILES=$(echo $BENCH_MANY)
+	case $scen in
+	C | E) BENCH_COPY_FILES=$(echo $BENCH_MANY) ;;
+	D) BENCH_COPY_FILES=$(echo $BENCH_MANY | cut -d' ' -f1) ;;
+	esac
 	bench_cgroups "$scen" "$cfg" ||
 		{ bench_failed "cannot create the cgroups"; return 1; }
 	bench_start_smbd "$cfg" ||
@@ -117,13 +121,17 @@ bench_setup()
 bench_start_reader()
 {
 	local scen=$1 i tool=hotreader name=$BENCH_HOT
+	local how=(-r "$BENCH_RATE")
 
-	if [ "$scen" = B ]; then
+	case $scen in
+	B)
 		tool=smb_hotreader
-		name=smb://127.0.0.1:$CG_PORT/$BENCH_SHARE/hot.bin
-	fi
+		name=smb://127.0.0.1:$CG_PORT/$BENCH_SHARE/hot.bin ;;
+	D | E)
+		how=(-d -r "$BENCH_DB_RATE" -s 16384 -S 16384) ;;
+	esac
 	(bench_cg_enter "$READER_CG" && exec "$BENCH_BIN/$tool" \
-		-r "$BENCH_RATE" -t "$BENCH_MAX_S" -o "$BENCH_RUN/reader.log" \
+		"${how[@]}" -t "$BENCH_MAX_S" -o "$BENCH_RUN/reader.log" \
 		"$name" 2>"$BENCH_RUN/reader.err") &
 	BENCH_READER_PID=$!
 	BENCH_RUN_PIDS="$BENCH_RUN_PIDS $!"
@@ -156,12 +164,13 @@ bench_copy_one()
 	return $rc
 }
 
-# Scenario C: every copy at once, one client each; all must succeed
+# Scenarios C, D, E: every copy at once, one client each; all must
+# succeed
 bench_copy()
 {
 	local i pids= rc=0 size=$((BENCH_COPY_MIB << 20)) f
 
-	if [ "$1" != C ]; then
+	if [ "$1" = A ] || [ "$1" = B ]; then
 		bench_copy_one big.bin "$BENCH_RUN/smbclient.out" &&
 			grep -q "of size $((BENCH_FILE_MIB << 20)) " \
 				"$BENCH_RUN/smbclient.out"
@@ -332,6 +341,7 @@ bench_parse_logs()
 	awk 'BEGIN { n[0] = "idle"; n[1] = "copy"; n[2] = "after" }
 		$1 == "phase" && ($2 in n) {
 			print n[$2] "_p50", $5; print n[$2] "_p99", $6
+			if (NF >= 10) print n[$2] "_p999", $10
 			if ($2 == 1)
 				printf "copy_reads_per_s %.0f\n",
 					($4 > 0 ? $3 / $4 : 0)
@@ -356,10 +366,11 @@ bench_results()
 {
 	local k v b=$((BENCH_FILE_MIB << 20)) n=1
 
-	if [ "${BENCH_R[scenario]}" = C ]; then
-		n=$BENCH_COPIES
-		b=$((BENCH_COPIES * (BENCH_COPY_MIB << 20)))
-	fi
+	case ${BENCH_R[scenario]} in
+	C | D | E)
+		n=$(echo $BENCH_COPY_FILES | wc -w)
+		b=$((n * (BENCH_COPY_MIB << 20))) ;;
+	esac
 	BENCH_R[copies]=$n
 	BENCH_R[slowest_mbps]=$(bench_slowest $((b / n)))
 

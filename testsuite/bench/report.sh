@@ -8,7 +8,8 @@
 #				per scenario, notes on failed runs
 #   bench_plots			plots/SCENARIO-CONFIG.png, three panels
 
-ALL_CONFIGS="plain off dontneed dontcache direct auto nocache smbd-cgroup"
+DEFAULT_CONFIGS="plain off dontneed dontcache direct auto nocache smbd-cgroup"
+ALL_CONFIGS="$DEFAULT_CONFIGS dontcache-idle direct-idle auto-idle"
 
 # The block device under a path: "vda" for /dev/vda, the disk of a partition
 bench_disk_of()
@@ -128,6 +129,7 @@ bench_label()
 	plain) echo "plain share" ;;
 	nocache) echo "nocache (LD_PRELOAD on smbd)" ;;
 	smbd-cgroup) echo "smbd in its own cgroup ($BENCH_SMBD_CGROUP_MIB MiB)" ;;
+	*-idle) echo "cacheguard, mode ${1%-idle}, stream ioprio idle" ;;
 	*) echo "cacheguard, mode $1" ;;
 	esac
 }
@@ -199,6 +201,66 @@ bench_table()
 	}' "$BENCH_RESULTS/results.tsv"
 }
 
+# bench_table_device SCENARIO (D, E): the disk-bound neighbour's latency
+# and what the copies gave up for it, against scenario C's copies where
+# the same configuration ran C
+bench_table_device()
+{
+	local scen=$1 c labels=
+
+	for c in $ALL_CONFIGS; do
+		labels+="$c=$(bench_label "$c");"
+	done
+	awk -F'\t' -v scen="$scen" -v labels="$labels" '
+	function us(ns) {
+		if (ns == "-" || ns == "nan" || ns == "") return "-"
+		if (ns < 1000000) return sprintf("%.0f µs", ns / 1000)
+		if (ns < 10000000) return sprintf("%.1f ms", ns / 1000000)
+		return sprintf("%.0f ms", ns / 1000000)
+	}
+	BEGIN { n = split(labels, a, ";")
+		for (i = 1; i <= n; i++) {
+			split(a[i], kv, "="); label[kv[1]] = kv[2] } }
+	NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	# the same copies without a neighbour on the device
+	scen == "E" && $c["scenario"] == "C" && $c["status"] == "ok" {
+		alone[$c["config"]] = $c["mbps"] }
+	$c["scenario"] != scen { next }
+	{ row[++rows] = $0 }
+	$c["config"] == "plain" && $c["status"] == "ok" { plain = $c["mbps"] }
+	END {
+		print "| configuration | copies | copies MB/s, summed |" \
+			" vs plain | vs scenario C |" \
+			" neighbour p50 / p99 / p99.9 idle |" \
+			" during the copies | p99 / idle p99 |"
+		print "|---|---:|---:|---:|---:|---:|---:|---:|"
+		for (r = 1; r <= rows; r++) {
+			split(row[r], f, "\t")
+			name = label[f[c["config"]]]
+			if (f[c["status"]] != "ok") {
+				printf "| %s | %s | | | | | | |\n", name,
+					f[c["status"]]
+				continue
+			}
+			cfg = f[c["config"]]
+			vp = vc = vi = "-"
+			if (plain > 0)
+				vp = sprintf("%.2fx", f[c["mbps"]] / plain)
+			if (alone[cfg] > 0)
+				vc = sprintf("%.2fx", f[c["mbps"]] / alone[cfg])
+			if (f[c["idle_p99"]] > 0)
+				vi = sprintf("%.0fx",
+					f[c["copy_p99"]] / f[c["idle_p99"]])
+			printf "| %s | %s | %s | %s | %s |", name,
+				f[c["copies"]], f[c["mbps"]], vp, vc
+			printf " %s / %s / %s | %s / %s / %s | %s |\n",
+				us(f[c["idle_p50"]]), us(f[c["idle_p99"]]),
+				us(f[c["idle_p999"]]), us(f[c["copy_p50"]]),
+				us(f[c["copy_p99"]]), us(f[c["copy_p999"]]), vi
+		}
+	}' "$BENCH_RESULTS/results.tsv"
+}
+
 # Runs worth a remark: OOM kills, failures, a busy machine
 bench_notes()
 {
@@ -247,9 +309,17 @@ bench_report()
 			"second SMB client" ;;
 		C) echo "## Scenario C: local hot set, $BENCH_COPIES" \
 			"copies at once through SMB" ;;
+		D) echo "## Scenario D: a disk-bound neighbour (O_DIRECT" \
+			"16 KiB random reads, $BENCH_DB_RATE/s), one copy" ;;
+		E) echo "## Scenario E: a disk-bound neighbour (O_DIRECT" \
+			"16 KiB random reads, $BENCH_DB_RATE/s)," \
+			"$BENCH_COPIES copies at once" ;;
 		esac
 		echo
-		bench_table "$scen"
+		case $scen in
+		D | E) bench_table_device "$scen" ;;
+		*) bench_table "$scen" ;;
+		esac
 	done
 	echo
 	echo "## Plots"

@@ -289,6 +289,48 @@ static void test_percent(void **state)
 }
 
 /* Sizes through cg_config_set land in the field the table names */
+/* cacheguard:stream ioprio: the words, their encoding, and the rest */
+static void test_stream_ioprio(void **state)
+{
+	static const struct {
+		const char *text;
+		int ret;
+		unsigned value;
+	} cases[] = {
+		{"none", 0, 0},
+		{"idle", 0, (3 << 13) | 0},
+		{"IDLE", 0, (3 << 13) | 0},
+		{"low", 0, (2 << 13) | 7},
+		{"", EINVAL, 0},
+		{"be7", EINVAL, 0},
+		{"realtime", EINVAL, 0},
+		{"7", EINVAL, 0},
+	};
+	struct cg_config cfg;
+	char err[256];
+	size_t i;
+
+	cg_config_init(&cfg);
+	assert_int_equal(cfg.stream_ioprio, 0);
+	for (i = 0; i < N_ELEM(cases); i++) {
+		cfg.stream_ioprio = 777;
+		assert_int_equal(cg_config_set(&cfg, "stream ioprio",
+					       cases[i].text, err,
+					       sizeof(err)),
+				 cases[i].ret);
+		if (cases[i].ret == 0) {
+			assert_int_equal(cfg.stream_ioprio, cases[i].value);
+			assert_string_equal(cg_ioprio_name(cfg.stream_ioprio),
+					    strcmp(cases[i].text, "IDLE") == 0
+						    ? "idle"
+						    : cases[i].text);
+		} else {
+			assert_int_equal(cfg.stream_ioprio, 777);
+			assert_non_null(strstr(err, "none, idle, low"));
+		}
+	}
+}
+
 static void test_set_size_fields(void **state)
 {
 	struct field_case {
@@ -466,6 +508,7 @@ static void test_defaults_match_table(void **state)
 		offsetof(struct cg_config, direct_prefetch),
 		offsetof(struct cg_config, direct_memory),
 		offsetof(struct cg_config, direct_min_io),
+		offsetof(struct cg_config, stream_ioprio),
 	};
 	const struct cg_option *o = NULL;
 	struct cg_config init;
@@ -490,6 +533,7 @@ static void test_defaults_match_table(void **state)
 			assert_int_equal(parsed.mode, init.mode);
 			break;
 		case CG_OPT_PERCENT:
+		case CG_OPT_IOPRIO:
 			assert_int_equal(*(unsigned *)((char *)&parsed +
 						       o->offset),
 					 *(unsigned *)((char *)&init +
@@ -707,6 +751,7 @@ int main(void)
 		cmocka_unit_test(test_mode_names),
 		cmocka_unit_test(test_mode_name_round_trip),
 		cmocka_unit_test(test_percent),
+		cmocka_unit_test(test_stream_ioprio),
 		cmocka_unit_test(test_set_size_fields),
 		cmocka_unit_test(test_set_error_text),
 		cmocka_unit_test(test_mode_error_lists_every_mode),
