@@ -134,18 +134,22 @@ bench_label()
 	esac
 }
 
-# bench_table SCENARIO: one markdown row per configuration run
-bench_table()
+# "config=label;" for every configuration, for the tables' awk
+bench_labels()
 {
-	local scen=$1 c labels=
+	local c
 
 	for c in $ALL_CONFIGS; do
-		labels+="$c=$(bench_label "$c");"
+		printf '%s=%s;' "$c" "$(bench_label "$c")"
 	done
-	awk -F'\t' -v scen="$scen" -v labels="$labels" '
+}
+
+# The start of a table's awk program over results.tsv (-v labels=
+# "$(bench_labels)"): us(ns), label[config], c[column name]
+BENCH_TABLE_AWK='
 	# a latency with its unit: 4.9 µs, 51 µs, 2.7 ms, 97 ms
 	function us(ns) {
-		if (ns == "-" || ns == "nan") return "-"
+		if (ns == "-" || ns == "nan" || ns == "") return "-"
 		if (ns < 10000) return sprintf("%.1f µs", ns / 1000)
 		if (ns < 1000000) return sprintf("%.0f µs", ns / 1000)
 		if (ns < 10000000) return sprintf("%.1f ms", ns / 1000000)
@@ -154,7 +158,13 @@ bench_table()
 	BEGIN { n = split(labels, a, ";")
 		for (i = 1; i <= n; i++) {
 			split(a[i], kv, "="); label[kv[1]] = kv[2] } }
-	NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }'
+
+# bench_table SCENARIO: one markdown row per configuration run
+bench_table()
+{
+	awk -F'\t' -v scen="$1" -v labels="$(bench_labels)" \
+		"$BENCH_TABLE_AWK"'
 	$c["scenario"] != scen { next }
 	{ row[++rows] = $0 }
 	$c["config"] == "plain" && $c["status"] == "ok" { plain = $c["mbps"] }
@@ -206,22 +216,8 @@ bench_table()
 # the same configuration ran C
 bench_table_device()
 {
-	local scen=$1 c labels=
-
-	for c in $ALL_CONFIGS; do
-		labels+="$c=$(bench_label "$c");"
-	done
-	awk -F'\t' -v scen="$scen" -v labels="$labels" '
-	function us(ns) {
-		if (ns == "-" || ns == "nan" || ns == "") return "-"
-		if (ns < 1000000) return sprintf("%.0f µs", ns / 1000)
-		if (ns < 10000000) return sprintf("%.1f ms", ns / 1000000)
-		return sprintf("%.0f ms", ns / 1000000)
-	}
-	BEGIN { n = split(labels, a, ";")
-		for (i = 1; i <= n; i++) {
-			split(a[i], kv, "="); label[kv[1]] = kv[2] } }
-	NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	awk -F'\t' -v scen="$1" -v labels="$(bench_labels)" \
+		"$BENCH_TABLE_AWK"'
 	# the same copies without a neighbour on the device
 	scen == "E" && $c["scenario"] == "C" && $c["status"] == "ok" {
 		alone[$c["config"]] = $c["mbps"] }

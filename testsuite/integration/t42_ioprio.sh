@@ -74,25 +74,25 @@ read_in()
 		"$CG_ROOT/strace.$2"
 }
 
-traced direct_idle
-read -r inside other sets restores <<<"$(read_in \
-	"IOPRIO_CLASS_IDLE, 0" direct_idle)"
-echo "direct_idle: $inside bytes read in the idle class, $other outside;" \
-	"$sets sets, $restores restores"
-cg_expect_ge "[direct_idle] the stream's reads are in the idle class" \
-	"$inside" $((SIZE * 9 / 10))
-cg_expect "[direct_idle] every thread gets its priority back ($sets/$restores)" \
-	test "$sets" -gt 0 -a "$sets" = "$restores"
+# in_class SHARE CLASS WHAT: a get from SHARE reads (almost) all of the
+# file while the reading thread is in CLASS (strace's words), and every
+# thread that entered it left it again
+in_class()
+{
+	local inside other sets restores
 
-traced dontcache_low
-read -r inside other sets restores <<<"$(read_in \
-	"IOPRIO_CLASS_BE, 7" dontcache_low)"
-echo "dontcache_low: $inside bytes read at best-effort 7, $other outside;" \
-	"$sets sets, $restores restores"
-cg_expect_ge "[dontcache_low] the stream's reads are at best-effort 7" \
-	"$inside" $((SIZE * 9 / 10))
-cg_expect "[dontcache_low] every thread gets its priority back ($sets/$restores)" \
-	test "$sets" -gt 0 -a "$sets" = "$restores"
+	traced "$1"
+	read -r inside other sets restores <<<"$(read_in "$2" "$1")"
+	echo "$1: $inside bytes read at $3, $other outside;" \
+		"$sets sets, $restores restores"
+	cg_expect_ge "[$1] the stream's reads are at $3" \
+		"$inside" $((SIZE * 9 / 10))
+	cg_expect "[$1] every thread gets its priority back ($sets/$restores)" \
+		test "$sets" -gt 0 -a "$sets" = "$restores"
+}
+
+in_class direct_idle "IOPRIO_CLASS_IDLE, 0" "the idle class"
+in_class dontcache_low "IOPRIO_CLASS_BE, 7" "best-effort 7"
 
 traced direct_none
 cg_expect "[direct_none] without the option, no ioprio_set call" \

@@ -211,6 +211,15 @@ cold()
 	done
 }
 
+# get_on N SHARE FILE TAG: FILE cold, copied through node N: right
+get_on()
+{
+	cold "$CG_SHARED/$3"
+	cg_node_smbclient "$1" "$2" "get $3 $CG_CLUSTER/$3.$1" >/dev/null 2>&1
+	cg_expect "$4 node $1: its copy of $3 is right" \
+		cmp "$CG_SHARED/$3" "$CG_CLUSTER/$3.$1"
+}
+
 # --- c. each node's direct memory is counted apart ---
 p1=$CG_SHARED/p1.bin
 p2=$CG_SHARED/p2.bin
@@ -220,11 +229,7 @@ cg_expect "[budget] a stream paused on node 1 holds 8 MiB of node 1's 12M" \
 	test "$("$CG_BUILD/cgcache" budget "$(node_dir 1)/budget" \
 		$((12 * MiB)))" = $((8 * MiB))
 for n in 1 2; do
-	cold "$p2"
-	cg_node_smbclient "$n" budget "get p2.bin $CG_CLUSTER/p2.$n" \
-		>/dev/null 2>&1
-	cg_expect "[budget] node $n: its copy of another file is right" \
-		cmp "$p2" "$CG_CLUSTER/p2.$n"
+	get_on "$n" budget p2.bin "[budget]"
 	cg_expect "[budget] node $n: ... read direct" \
 		grep -qE "mode direct; .* direct [1-9]" \
 		<<<"$(summary "$n" p2.bin)"
@@ -241,11 +246,7 @@ s=$CG_SHARED/s.bin
 cold "$s"
 pause_on 1 dontcache s.bin
 for n in 1 2; do
-	cold "$s"
-	cg_node_smbclient "$n" dontcache "get s.bin $CG_CLUSTER/s.$n" \
-		>/dev/null 2>&1
-	cg_expect "[streams] node $n: a second reader's copy is right" \
-		cmp "$s" "$CG_CLUSTER/s.$n"
+	get_on "$n" dontcache s.bin "[streams]"
 done
 # smb_readpause's stream is still open: the last summaries are the gets'
 cg_expect "[streams] node 1: the second reader read through the cache for the paused one" \
@@ -253,7 +254,7 @@ cg_expect "[streams] node 1: the second reader read through the cache for the pa
 cg_expect "[streams] node 2: the second reader read uncached, alone on its node" \
 	grep -qE "served buffered 0 dontcache [1-9]" <<<"$(summary 2 s.bin)"
 resume "[streams]"
-rm -f "$p1" "$p2" "$s" "$CG_CLUSTER"/p2.* "$CG_CLUSTER"/s.*
+rm -f "$p1" "$p2" "$s" "$CG_CLUSTER"/p2.bin.* "$CG_CLUSTER"/s.bin.*
 
 for ((n = 0; n < NODES; n++)); do
 	cg_expect "node $n: a direct budget file of its own" \
