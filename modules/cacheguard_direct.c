@@ -188,8 +188,8 @@ struct cg_direct_io {
 	int grow_fd[CG_DSCHED_MAX_GROWS];	/* the units of each growth */
 	unsigned ngrow;
 	unsigned refs;		/* the stream, and each job in flight */
-	/* huge pages under mem: last slots probed, the most seen */
-	uint64_t probed_slots;
+	/* huge pages under mem: the table size last probed, the most seen */
+	unsigned probed_nseg;
 	uint64_t huge;
 	bool huge_known;	/* a probe had an answer */
 	/* a job's thread is done (job->finished): for the sync path */
@@ -785,7 +785,7 @@ static bool cg_direct_submit_fill(void *priv,
 {
 	struct cg_direct *d = talloc_get_type_abort(priv, struct cg_direct);
 	uint8_t *seg = d->io->mem + (size_t)slot * d->sched.pf.seg_size;
-	uint64_t bit = slot < 64 ? UINT64_C(1) << slot : 0;
+	unsigned nseg = d->sched.pf.nseg;
 	struct cg_direct_job *job = NULL;
 
 	job = cg_direct_job_new(d, CG_DIRECT_FILL, (int)slot, seg, off, len);
@@ -797,13 +797,14 @@ static bool cg_direct_submit_fill(void *priv,
 	 * pages of all of them (fills go in order): what were they. Once
 	 * per table size: a look costs about 6 ms (smbd has ~800 mappings)
 	 */
-	job->probe = slot + 1 == d->sched.pf.nseg &&
-		     (d->io->probed_slots & bit) == 0;
+	job->probe = slot + 1 == nseg && d->io->probed_nseg != nseg;
 	if (!cg_direct_job_start(d, d->ev, job)) {
 		TALLOC_FREE(job);
 		return false;
 	}
-	d->io->probed_slots |= bit;
+	if (job->probe) {
+		d->io->probed_nseg = nseg;
+	}
 	DLIST_ADD(d->fills, job);
 	return true;
 }
