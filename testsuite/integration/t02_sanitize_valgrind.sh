@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # The engine's unit tests (the normal build, build/test_*) once under
 # valgrind's memcheck: invalid reads and writes, uses of uninitialised
-# values, and definite or indirect leaks fail the test.
+# values, and definite or indirect leaks fail the test. One test binary
+# per core at a time.
 set -u
 . "$(dirname "$0")/../lib/check.sh"
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -12,19 +13,32 @@ if ! command -v valgrind >/dev/null; then
 	cg_fail "unit tests under valgrind" "no valgrind: make deps"
 	exit 0
 fi
+# one valgrind per core at a time (test_direct alone takes most of it);
+# the results in name order
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+for t in "$build"/test_*; do
+	[ -x "$t" ] || continue
+	cg_cpu_slot
+	(
+		start=$(date +%s)
+		valgrind -q --error-exitcode=99 --leak-check=full \
+			--errors-for-leak-kinds=definite,indirect "$t" \
+			>"$out/${t##*/}.log" 2>&1
+		echo "$? $(($(date +%s) - start))" >"$out/${t##*/}.rc"
+	) &
+done
+wait
 for t in "$build"/test_*; do
 	[ -x "$t" ] || continue
 	name=$(basename "$t")
-	start=$(date +%s)
-	out=$(valgrind -q --error-exitcode=99 --leak-check=full \
-		--errors-for-leak-kinds=definite,indirect "$t" 2>&1)
-	rc=$?
-	secs=$(($(date +%s) - start))
-	if [ $rc -eq 0 ]; then
+	rc="no status" secs=?
+	[ -f "$out/$name.rc" ] && read -r rc secs <"$out/$name.rc"
+	if [ "$rc" = 0 ]; then
 		cg_pass "$name under valgrind, ${secs}s"
 	else
 		cg_fail "$name under valgrind" "exit $rc after ${secs}s:
-$(grep -E -A 20 '^==[0-9]+== [A-Z]|FAILED' <<<"$out" | head -n 40)"
+$(grep -E -A 20 '^==[0-9]+== [A-Z]|FAILED' "$out/$name.log" | head -n 40)"
 	fi
 done
 exit 0

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-3.0-or-later
 # The libFuzzer harnesses of the engine (testsuite/fuzz, make build-fuzz:
-# build-fuzz/fuzz_*), each for CG_FUZZ_TIME seconds (default 60):
+# build-fuzz/fuzz_*), each for CG_FUZZ_TIME seconds (default 60), one
+# per core at a time:
 #
 #   fuzz_stream    reads begun and ended in any order, closes, hot files:
 #                  no drop over a read in flight, retained-range bound
@@ -60,18 +61,30 @@ for bin in "$fuzz"/fuzz_*; do
 
 	dirs=("$work/$name")
 	[ -d "$corpus" ] && dirs+=("$corpus")
-	"$bin" -max_total_time="$secs" -max_len=4096 -timeout=10 \
-		-rss_limit_mb=2048 -print_final_stats=1 \
-		-artifact_prefix="$art/$name-" "${dirs[@]}" \
-		>"$work/$name.log" 2>&1
-	rc=$?
+	# one harness per core at a time, each its full time
+	cg_cpu_slot
+	(
+		"$bin" -max_total_time="$secs" -max_len=4096 -timeout=10 \
+			-rss_limit_mb=2048 -print_final_stats=1 \
+			-artifact_prefix="$art/$name-" "${dirs[@]}" \
+			>"$work/$name.log" 2>&1
+		echo $? >"$work/$name.rc"
+	) &
+done
+wait
+
+for bin in "$fuzz"/fuzz_*; do
+	[ -x "$bin" ] || continue
+	name=${bin##*/fuzz_}
+	rc="no status"
+	[ -f "$work/$name.rc" ] && rc=$(cat "$work/$name.rc")
 	done_line=$(grep -a 'DONE' "$work/$name.log" | tail -n 1)
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' \
 		"$work/$name.log")
 	rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$work/$name.log")
 	cov=$(sed -n 's/.* cov: \([0-9]*\) ft: \([0-9]*\) corp: \([0-9]*\).*/\
 edges \1, features \2, corpus \3/p' <<<"$done_line" | tr -d '\n')
-	if [ $rc -eq 0 ] && [ -n "$done_line" ]; then
+	if [ "$rc" = 0 ] && [ -n "$done_line" ]; then
 		cg_pass "fuzz_$name: ${secs}s, ${runs:-?} runs,\
  ${rate:-?} exec/s, $cov, no crash"
 	else

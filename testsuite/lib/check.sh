@@ -62,3 +62,14 @@ cg_need_root()
 		exit 0
 	fi
 }
+
+# cg_cpu_slot: wait until fewer of this shell's background jobs run than
+# the machine has cores, so that single-threaded CPU-bound checks
+# (valgrind, the fuzzers) started in the background use every core
+cg_cpu_slot()
+{
+	while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do
+		wait -n
+	done
+}
+
