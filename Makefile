@@ -42,7 +42,7 @@ DEB_DEPS = samba smbclient samba-testsuite libcmocka-dev dpkg-dev \
 .PHONY: all deps build build-asan build-fuzz test test-asan fuzz fuzz-corpus \
 	unit soak demo bench bench-single bench-smoke bench-upload \
 	bench-readpath deb test-package \
-	test-trixie deb-trixie test-kernels test-cluster \
+	test-trixie deb-trixie test-kernels test-kernels-ci test-cluster \
 	install uninstall clean distclean
 
 all: build
@@ -80,10 +80,10 @@ build-fuzz/%: testsuite/fuzz/%.c testsuite/fuzz/fuzz_common.h \
 	@mkdir -p build-fuzz
 	@clang $(FUZZ_CFLAGS) -o $@ $< $(wildcard source/*.c)
 
-# CG_ENGINE_ELSEWHERE (testsuite/run): the engine-only scripts skipped,
-# and the fuzzers not built
-export CG_ENGINE_ELSEWHERE
-test: build build-asan $(if $(CG_ENGINE_ELSEWHERE),,build-fuzz)
+# CG_ONCE_ELSEWHERE (testsuite/run): the scripts that are the same in
+# every release skipped, and the fuzzers not built
+export CG_ONCE_ELSEWHERE
+test: build build-asan $(if $(CG_ONCE_ELSEWHERE),,build-fuzz)
 	@testsuite/run
 
 # The sanitizer scripts (t01, t02, t12) alone; t12 runs smbd with the
@@ -146,26 +146,32 @@ deb: build
 test-package: deb
 	@testsuite/package-test
 
-# Debian 13 (trixie, Samba 4.22): a minbase root cached in
-# /var/cache/vfs-cacheguard/root-trixie (tools/release-root), in which
-# "make test" installs what it needs, prepares the 4.22 tree and runs the
-# whole suite against Debian 13's own smbd, smbclient and smbtorture
-# (the suite in a network namespace of its own: see tools/in-root), but
-# the engine-only scripts (t01, t02, t97), which the host suite runs
 # Three CTDB nodes and their clustered smbds on this machine (t60)
 test-cluster: build
 	@testsuite/run t60
 
+# Debian 13 (trixie, Samba 4.22): a minbase root cached in
+# /var/cache/vfs-cacheguard/root-trixie (tools/release-root), in which
+# "make test" installs what it needs, prepares the 4.22 tree and runs the
+# suite against Debian 13's own smbd, smbclient and smbtorture (in a
+# network namespace of its own: see tools/in-root), all but the scripts
+# that are the same in every release (testsuite/run, once_*), which the
+# host suite runs
 test-trixie:
 	@tools/in-root trixie make build
 	@tools/in-root --private-net trixie make test \
-		CG_ENGINE_ELSEWHERE="run once by the host suite (make test)"
+		CG_ONCE_ELSEWHERE="run once by the host suite (make test)"
 
 # Debian 12's 6.1 and Debian 13's 6.12 kernels under QEMU (TCG), each
 # with a root of its release and the module built there
 # (testsuite/kernel/run; about 20 minutes)
 test-kernels:
 	@testsuite/kernel/run
+
+# Their CI subset (.ci/run): ext4 only, every mode's copy and upload, the
+# hot keep, auto's choice and coherence (testsuite/kernel/guest-suite.sh)
+test-kernels-ci:
+	@CG_GUEST_SET=ci testsuite/kernel/run
 
 deb-trixie:
 	@tools/in-root trixie make deb
