@@ -153,6 +153,13 @@ static void check_taken(const struct cg_config *cfg,
 				     value, cfg->hot_threshold);
 		}
 		break;
+	case CG_OPT_IOPRIO:
+		if (strcasecmp(cg_ioprio_name(cfg->stream_ioprio), value) != 0) {
+			fz_violation("cacheguard:%s = '%s' taken as %s",
+				     o->name, value,
+				     cg_ioprio_name(cfg->stream_ioprio));
+		}
+		break;
 	}
 }
 
