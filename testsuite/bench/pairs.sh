@@ -26,6 +26,11 @@
 #			to plain over the rounds is below this (the smoke)
 #   PAIRS_LOG_LEVEL	smbd's log level (default 1; "1 cacheguard:2"
 #			logs each file's close summary; CG_KEEP=1 keeps it)
+#   PAIRS_FOLIOS	1: one more copy per configuration, after the
+#			timed rounds and not counted in them, traced
+#			(testsuite/lib/trace.sh): the sizes of the folios
+#			it added to the file's page cache and the read
+#			requests the disk saw, in a column of their own
 #
 # Output: one row per configuration: the rate of each round, the sum
 # (total bytes over total time), the ratio to plain's sum, the median of
@@ -42,6 +47,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 . "$top/testsuite/lib/smbd.sh"
 . "$top/testsuite/lib/blkio.sh"
+. "$top/testsuite/lib/trace.sh"
 cg_enter_namespace "$0" "$@"
 
 configs=${PAIRS_CONFIGS:-dontneed dontcache direct auto}
@@ -53,6 +59,7 @@ cleanup()
 {
 	cg_smbd_cleanup
 	cg_blkio_remove
+	cg_trace_remove
 }
 
 CG_LOG_LEVEL=${PAIRS_LOG_LEVEL:-1} cg_smbd_init
@@ -119,6 +126,21 @@ for r in $(seq 1 "$rounds"); do
 	done
 done
 
+# the traced copies: "folio shares;requests;average KiB" per configuration
+declare -A folios
+if [ "${PAIRS_FOLIOS:-0}" = 1 ] && cg_trace_make "$file"; then
+	for c in $all; do
+		share=plain
+		[ "$c" = plain ] || share=guard_$c
+		cg_drop_cache "$file"
+		cg_trace_start
+		cg_smbclient "$share" "get pairs.bin /dev/null" >/dev/null 2>&1
+		cg_trace_stop
+		read -r q k <<<"$CG_TRACE_REQS"
+		folios[$c]="$CG_TRACE_FOLIOS; $q requests of $k KiB"
+	done
+fi
+
 profile="the disk as it is"
 [ -n "$iops" ] && profile="smbd's reads capped at $iops IOPS"
 printf '\nOne cold copy of %s MiB, no memory pressure, %s rounds; %s\n' \
@@ -144,6 +166,8 @@ for c in $all; do
 		printf "%.2f", n % 2 ? r[(n + 1) / 2] : (r[n / 2] + r[n / 2 + 1]) / 2 }')
 	printf '%-10s %-18s %7s %7s %7s %9s %8s %8s %9s\n' "$c" "${rates[$c]}" \
 		"$rate" "$ratio" "$median" "$q" "$kib" "$inflight" "$pmib"
+	[ -z "${folios[$c]:-}" ] ||
+		printf '%-10s traced copy: folios %s\n' "" "${folios[$c]}"
 	if [ -n "${PAIRS_OUT:-}" ]; then
 		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$c" \
 			"${iops:-0}" "${rates[$c]}" "$rate" "$ratio" "$q" \

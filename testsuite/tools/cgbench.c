@@ -2,7 +2,7 @@
  * cgbench: the module's read paths without smbd or the network
  *
  *   cgbench [-q DEPTH] [-b REQUEST] [-p PREFETCH] [-F] [-H] [-r READAHEAD]
- *	     [-m MODES] FILE
+ *	     [-m MODES] [-S DEVICE-REQUEST] FILE
  *
  * Reads FILE from start to end in REQUEST-sized reads (default 1 MiB)
  * with DEPTH of them in flight (default 4 threads, as an SMB2 client keeps
@@ -25,6 +25,8 @@
  * stream, as a stream holding the server's readahead budget has it.
  * -H puts direct's prefetch buffer in 4 KiB pages, with the engine's
  * own segment size, where the module uses transparent huge pages.
+ * -S is the device's largest request (its max_sectors_kb): direct's
+ * segments grow to it as the module's do (cg_prefetch_align).
  *
  * The engine calls run under one mutex, as they run in smbd's main thread;
  * what the module does in its thread pool (version checks, reads, a HIT's
@@ -74,6 +76,7 @@ struct bench {
 	bool failed;
 	bool running;
 	bool small_pages;	/* -H: direct's buffer in 4 KiB pages */
+	uint64_t max_request;	/* -S: the device's largest request */
 	uint64_t peak;
 	pthread_mutex_t lock;
 	struct cg_config cfg;
@@ -379,8 +382,13 @@ static int direct_start(struct bench *b, pthread_t *fillers)
 	size_t page = b->small_pages ? ALIGN : HUGE_PAGE;
 
 	cg_stream_set_via(&b->stream, b->fd, CG_VIA_DIRECT);
-	/* as the module: segments of a huge page, in huge pages (-H: not) */
-	cg_prefetch_init(&b->pf, b->cfg.direct_prefetch, page);
+	/*
+	 * as the module: segments of a huge page, in huge pages (-H: not),
+	 * as large as the device's requests (-S) where the prefetch holds two
+	 */
+	cg_prefetch_init(&b->pf, b->cfg.direct_prefetch,
+			 cg_prefetch_align(b->cfg.direct_prefetch, page,
+					   b->max_request));
 	b->mem = NULL;
 	/* room for the largest table; untouched pages cost nothing */
 	if (b->pf.nseg > 0 &&
@@ -489,7 +497,7 @@ int main(int argc, char **argv)
 	pthread_cond_init(&b.queued, NULL);
 	cg_config_init(&b.cfg);
 	b.adapt = true;
-	while ((opt = getopt(argc, argv, "q:b:p:FHr:m:")) != -1) {
+	while ((opt = getopt(argc, argv, "q:b:p:FHr:m:S:")) != -1) {
 		switch (opt) {
 		case 'F': b.adapt = false; break;
 		case 'H': b.small_pages = true; break;
@@ -511,6 +519,12 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'm': modes = optarg; break;
+		case 'S':
+			if (cg_parse_size(optarg, &size) != 0) {
+				goto usage;
+			}
+			b.max_request = size;
+			break;
 		default: goto usage;
 		}
 	}
@@ -544,6 +558,7 @@ int main(int argc, char **argv)
 	return ret;
 usage:
 	fprintf(stderr, "usage: cgbench [-q DEPTH] [-b REQUEST] [-p PREFETCH] "
-			"[-F] [-H] [-r READAHEAD] [-m MODES] FILE\n");
+			"[-F] [-H] [-r READAHEAD] [-m MODES] "
+			"[-S DEVICE-REQUEST] FILE\n");
 	return 2;
 }
