@@ -19,9 +19,19 @@
 # local writer, SMB writers (recvfile) and set-zero-data, copy-chunk and
 # end-of-file changes. Files are modest (TCG is slow).
 #
+# And the kernel's own SMB client (cifs.ko, loaded by the initramfs) on
+# the guest's smbd over loopback, as the unprivileged test user, for the
+# plain share and every mode on ext4: a cold read with the default
+# cache=strict (the client's readahead: reads of up to 4 MiB, several
+# in flight) and with cache=none (the application's 1 MiB reads, one at a
+# time), two readers at once, an upload by cp, a small file and a hot
+# file: bytes, the server's footprint, the module's close summary, and
+# each read's rate as a ratio to plain (TCG: ratios only).
+#
 # CG_GUEST_SET=ci (kernel command line cg.set=ci; .ci/run's subset): ext4
-# only, without the 4 readers; every mode's copy, upload, hot keep, auto
-# choice and coherence stay. full (make test-kernels) runs all of it.
+# only, without the 4 readers and the cifs client; every mode's copy,
+# upload, hot keep, auto choice and coherence stay. cifs: ext4's cifs
+# checks alone. full (make test-kernels) runs all of it.
 #
 # Prints PASS:/FAIL:/SKIPPED: lines like every integration script.
 set -u
@@ -33,7 +43,7 @@ cg_enter_namespace "$0" "$@"
 MiB=1048576
 set=${CG_GUEST_SET:-full}
 fs_list="ext4 xfs"
-[ "$set" = ci ] && fs_list=ext4
+[ "$set" = full ] || fs_list=ext4
 modes="dontneed dontcache direct auto"
 tune=("cacheguard:min file size = 1M" "cacheguard:stream trigger = 512K")
 kver=$(uname -r)
@@ -102,6 +112,144 @@ four_readers()
 		"$(cg_resident "$f")" $((16 * MiB))
 }
 
+# cifs_mount SHARE CACHE: the kernel client's mount of SHARE on $cm, as
+# the test user (no mount.cifs in the root: the kernel takes ip= itself)
+cifs_mount()
+{
+	mount -t cifs "//127.0.0.1/$1" "$cm" -o "vers=3.1.1,ip=127.0.0.1,port=$CG_PORT,username=$CG_USER,password=$CG_PASS,cache=$2" \
+		>"$CG_ROOT/log/cifs-mount.out" 2>&1 && return 0
+	dmesg | grep -i cifs | tail -n 3 >>"$CG_ROOT/log/cifs-mount.out"
+	return 1
+}
+
+# cifs_read FILE SHARE CACHE [READERS]: a cold read of FILE through a
+# fresh mount of SHARE, READERS (1) at once, each md5summed; sets
+# cifs_ok (every reader's bytes right), cifs_secs, cifs_peak (the file's
+# resident bytes on the server, sampled) and cifs_after
+cifs_read()
+{
+	local f=$1 share=$2 cache=$3 n=${4:-1} i sampler start pids=
+
+	cifs_ok=0 cifs_secs=0 cifs_peak=0 cifs_after=0
+	cifs_log_from=$(($(wc -l <"$CG_LOG") + 1))
+	cold "$f"
+	cifs_mount "$share" "$cache" || return 1
+	: >"$CG_ROOT/cifs.samples"
+	(
+		while :; do
+			cg_resident "$f" >>"$CG_ROOT/cifs.samples"
+			sleep 0.2
+		done
+	) &
+	sampler=$!
+	start=$(date +%s.%N)
+	for i in $(seq 1 "$n"); do
+		# cache=none reads as the application asks: 1 MiB at a time
+		dd if="$cm/$(basename "$f")" bs=1M status=none |
+			md5sum | cut -d' ' -f1 >"$CG_ROOT/cifs.$i" &
+		pids="$pids $!"
+	done
+	# shellcheck disable=SC2086
+	wait $pids
+	cifs_secs=$(awk -v s="$start" -v e="$(date +%s.%N)" \
+		'BEGIN { printf "%.2f", e - s }')
+	kill "$sampler" 2>/dev/null
+	wait "$sampler" 2>/dev/null
+	cifs_after=$(cg_resident "$f")
+	cifs_peak=$(sort -n "$CG_ROOT/cifs.samples" | tail -n 1)
+	cifs_peak=${cifs_peak:-0}
+	umount "$cm"
+	[ "$(cat "$CG_ROOT"/cifs.? | sort -u)" = "$sum_k" ] && cifs_ok=1
+	rm -f "$CG_ROOT"/cifs.?
+}
+
+# cifs_checks DIR: the kernel client against DIR's plain share and modes
+cifs_checks()
+{
+	local dir=$1 fs k s cache share rate plain_rate what
+	local -A base
+
+	fs=$(basename "$dir")
+	k=$dir/k.bin
+	s=$dir/s.bin
+	cm=$CG_ROOT/cifs
+	mkdir -p "$cm"
+	if ! grep -qw cifs /proc/filesystems; then
+		cg_fail "[cifs] the kernel's SMB client" \
+			"cifs.ko is not loaded (the initramfs insmods it)"
+		return
+	fi
+	head -c $((48 * MiB + 4097)) /dev/urandom >"$k"
+	head -c $((256 * 1024 + 17)) /dev/urandom >"$s"
+	head -c $((48 * MiB + 4097)) /dev/urandom >/dev/shm/cifs-up.bin
+	sum_k=$(md5sum <"$k" | cut -d' ' -f1)
+	sum_s=$(md5sum <"$s" | cut -d' ' -f1)
+	sum_u=$(md5sum </dev/shm/cifs-up.bin | cut -d' ' -f1)
+	for share in "${fs}_plain" $(printf "${fs}_%s " $modes); do
+		for what in strict none two; do
+			cache=$what
+			[ "$what" = two ] && cache=strict
+			if ! cifs_read "$k" "$share" "$cache" \
+				$([ "$what" = two ] && echo 2); then
+				cg_fail "[$share] cifs mount, cache=$cache" \
+					"$(tail -n 4 "$CG_ROOT/log/cifs-mount.out" | tr '\n' ' ')"
+				continue
+			fi
+			rate=$(awk -v s="$cifs_secs" -v n="$([ "$what" = two ] &&
+				echo 2 || echo 1)" -v b="$(stat -c %s "$k")" \
+				'BEGIN { printf "%.1f", n * b / s / 1e6 }')
+			[ "$share" = "${fs}_plain" ] && base[$what]=$rate
+			plain_rate=${base[$what]:-0}
+			echo "[$share] cifs $what: $rate MB/s ($(awk -v a="$rate" \
+				-v b="$plain_rate" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')x plain), server-side peak $((cifs_peak / 1024)) KiB, after $((cifs_after / 1024)) KiB"
+			cg_expect "[$share] cifs $what: the bytes are right" \
+				test "$cifs_ok" = 1
+			if [ "$share" != "${fs}_plain" ]; then
+				# every open's summary: each reader may be one
+				tail -n +"$cifs_log_from" "$CG_LOG" |
+					grep -E " k.bin: size [0-9]+ read " |
+					sed "s/.* k.bin: /[$share] cifs $what: /"
+				line=$(summary k.bin)
+				cg_expect_le "[$share] cifs $what: resident after" \
+					"$cifs_after" $((16 * MiB))
+				cg_expect_le "[$share] cifs $what: peak resident under half the file" \
+					"$cifs_peak" $((24 * MiB))
+				cg_expect "[$share] cifs $what: the module saw a stream" \
+					grep -qE "streams [1-9]" <<<"$line"
+			fi
+		done
+		[ "$share" = "${fs}_plain" ] && continue
+
+		# an upload by cp: the client's writeback, 4 MiB writes
+		cifs_mount "$share" strict || continue
+		cp /dev/shm/cifs-up.bin "$cm/up.bin"
+		umount "$cm"
+		cg_expect_le "[$share] cifs upload: resident after" \
+			"$(cg_resident "$dir/up.bin")" $((48 * MiB))
+		cg_expect "[$share] cifs upload: the bytes are right" \
+			test "$(md5sum <"$dir/up.bin" | cut -d' ' -f1)" = "$sum_u"
+		line=$(grep -E " up.bin: written " "$CG_LOG" | tail -n 1)
+		echo "[$share] cifs upload: ${line#*up.bin: }"
+		rm -f "$dir/up.bin"
+
+		# a small file is left to the cache; a hot file stays cached
+		cifs_mount "$share" strict || continue
+		cold "$s"
+		cg_expect "[$share] cifs small file: the bytes are right" \
+			test "$(md5sum <"$cm/s.bin" | cut -d' ' -f1)" = "$sum_s"
+		cg_expect_ge "[$share] cifs small file: left in the cache" \
+			"$(cg_resident "$s")" $((256 * 1024))
+		cold "$k"
+		"$CG_BUILD/cgcache" load "$k"
+		cg_expect "[$share] cifs hot file: the bytes are right" \
+			test "$(md5sum <"$cm/k.bin" | cut -d' ' -f1)" = "$sum_k"
+		cg_expect_ge "[$share] cifs hot file: stays cached" \
+			"$(cg_resident "$k")" $((48 * MiB * 95 / 100))
+		umount "$cm"
+	done
+	rm -f "$k" "$s" /dev/shm/cifs-up.bin
+}
+
 cg_smbd_init
 # SMB writes of 16 KiB and more go through recvfile (unsigned ones)
 cg_global "min receivefile size = 16384"
@@ -114,6 +262,7 @@ for fs in $fs_list; do
 				"vfs objects = cacheguard" \
 				"cacheguard:mode = $mode" "${tune[@]}"
 		done
+		cg_share_at "${fs}_plain" "$CG_ROOT/mnt/$fs"
 	else
 		cg_fail "$fs" "cannot make or mount one: $(tail -n 2 \
 			"$CG_ROOT/log/mkfs-$fs.out" 2>/dev/null)"
@@ -127,8 +276,13 @@ else
 fi
 
 for fs in $filesystems; do
-	echo "[$fs] every mode, $(date +%T)"
 	dir=$CG_ROOT/mnt/$fs
+	if [ "$set" != ci ] && [ "$fs" = ext4 ]; then
+		echo "[$fs] the kernel's cifs client, $(date +%T)"
+		cifs_checks "$dir"
+	fi
+	[ "$set" != cifs ] || continue
+	echo "[$fs] every mode, $(date +%T)"
 	f=$dir/f.bin
 	v=$dir/v.bin
 	head -c $((96 * MiB + 4097)) /dev/urandom >"$f"
