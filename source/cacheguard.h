@@ -271,6 +271,13 @@ struct cg_stream {
 
 	/* Streams of this file in other opens, any process (cg_share.c) */
 	uint64_t share_slot;	/* set by the caller; UINT64_MAX: none */
+	/*
+	 * Set by the caller: streams with the same nonzero value are one
+	 * client's handles (one smbd process), and keep nothing for each
+	 * other: the client's own cache serves its readers
+	 */
+	uint64_t share_client;
+	struct cg_stream *share_next;	/* this process's streams (cg_share.c) */
 	int share_fd;		/* the stream file, while active; or -1 */
 	struct cg_range claim;	/* what this stream told others it needs */
 	uint64_t kept_lo;	/* lowest byte a drop kept for another */

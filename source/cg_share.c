@@ -48,6 +48,23 @@
  * open to close never saw it: what that one kept for it (at most the
  * reader gap) stays cached, clean and reclaimable, until evicted.
  *
+ * One client's handles
+ * --------------------
+ *
+ * Streams with the same share_client (the glue gives each smbd process,
+ * which serves one client, its own) keep nothing for each other. Two
+ * readers of one file on one Linux cifs mount share the client's page
+ * cache, and its readahead sends each piece of the one scan through
+ * either handle: each handle is a stream that skips what the other read,
+ * and its claim from the lowest byte it has not read would make the
+ * other keep the whole reader gap, for a read that never comes (the
+ * guest suite's cifs checks on 6.12: 26-48 MiB of a 48 MiB file left
+ * cached). The engine
+ * keeps a list of this process's streams and steps around their claims
+ * when it asks the lock file; another client's claim that lies under
+ * one of them goes unseen there, and that client may read that part
+ * from the device again.
+ *
  * A stream claims only the reader gap ahead (128 MiB by default): a
  * client that starts 500 MiB behind the first does not keep 500 MiB
  * cached for itself; it reads what lies further ahead from the device,
@@ -139,8 +156,83 @@ static int cg_share_fcntl(const struct cg_stream *s,
 }
 
 /*
- * Whether another stream claims some of units [u0, u1): true, and the
- * units of one such claim within them in *c0, *c1. An error says no.
+ * This process's streams with a stream file open, linked through
+ * share_next. Only smbd's main thread calls the engine, so no lock.
+ */
+static struct cg_stream *cg_share_local;
+
+static void cg_share_unlink(struct cg_stream *s)
+{
+	struct cg_stream **p;
+
+	for (p = &cg_share_local; *p != NULL; p = &(*p)->share_next) {
+		if (*p == s) {
+			*p = s->share_next;
+			s->share_next = NULL;
+			return;
+		}
+	}
+}
+
+/* The units another stream of s's client claims of s's file, or none */
+static struct cg_range cg_share_sibling_claim(const struct cg_stream *s,
+					      const struct cg_stream *o)
+{
+	if (o == s || s->share_client == 0 ||
+	    o->share_client != s->share_client ||
+	    o->share_slot != s->share_slot || o->claim.end <= o->claim.off) {
+		return (struct cg_range){0, 0};
+	}
+	return (struct cg_range){cg_unit_down(o->claim.off),
+				 cg_unit_up(o->claim.end)};
+}
+
+/*
+ * The first piece of units [u0, u1) that no other stream of s's own
+ * client claims, in *p0, *p1; false when there is none
+ */
+static bool cg_share_foreign(const struct cg_stream *s,
+			     uint64_t u0,
+			     uint64_t u1,
+			     uint64_t *p0,
+			     uint64_t *p1)
+{
+	const struct cg_stream *o;
+	bool moved = true;
+
+	while (moved && u0 < u1) {
+		moved = false;
+		for (o = cg_share_local; o != NULL; o = o->share_next) {
+			struct cg_range c = cg_share_sibling_claim(s, o);
+
+			if (c.off <= u0 && u0 < c.end) {
+				u0 = c.end;
+				moved = true;
+			}
+		}
+	}
+	if (u0 >= u1) {
+		return false;
+	}
+	*p0 = u0;
+	*p1 = u1;
+	for (o = cg_share_local; o != NULL; o = o->share_next) {
+		struct cg_range c = cg_share_sibling_claim(s, o);
+
+		if (c.end > c.off && c.off > u0 && c.off < *p1) {
+			*p1 = c.off;
+		}
+	}
+	return true;
+}
+
+/*
+ * Whether a stream of another client claims some of units [u0, u1):
+ * true, and the units of one such claim within them in *c0, *c1. An
+ * error says no. The claims of s's own client's other streams are
+ * stepped around: the client's cache serves its own readers (Linux's
+ * cifs client sends the pieces of one scan through any of its handles).
+ * Another client's claim that lies under one of them is not seen there.
  */
 static bool cg_share_claimed(const struct cg_stream *s,
 			     uint64_t u0,
@@ -149,19 +241,24 @@ static bool cg_share_claimed(const struct cg_stream *s,
 			     uint64_t *c1)
 {
 	uint64_t base = s->share_slot * CG_SHARE_SLOT_UNITS;
-	uint64_t start, end;
+	uint64_t start, end, p0, p1;
 	struct flock fl;
 
-	if (u1 <= u0 ||
-	    cg_share_fcntl(s, F_OFD_GETLK, &fl, F_WRLCK, u0, u1) != 0 ||
-	    fl.l_type == F_UNLCK) {
-		return false;
+	while (cg_share_foreign(s, u0, u1, &p0, &p1)) {
+		u0 = p1;
+		if (cg_share_fcntl(s, F_OFD_GETLK, &fl, F_WRLCK, p0, p1) != 0 ||
+		    fl.l_type == F_UNLCK) {
+			continue;
+		}
+		start = (uint64_t)fl.l_start;
+		end = fl.l_len == 0 ? CG_FREE : start + (uint64_t)fl.l_len;
+		*c0 = CG_MAX(start, base + p0) - base;
+		*c1 = CG_MIN(end, base + p1) - base;
+		if (*c1 > *c0) {
+			return true;
+		}
 	}
-	start = (uint64_t)fl.l_start;
-	end = fl.l_len == 0 ? CG_FREE : start + (uint64_t)fl.l_len;
-	*c0 = CG_MAX(start, base + u0) - base;
-	*c1 = CG_MIN(end, base + u1) - base;
-	return *c1 > *c0;
+	return false;
 }
 
 void cg_share_begin(struct cg_stream *s)
@@ -172,6 +269,10 @@ void cg_share_begin(struct cg_stream *s)
 		return;
 	}
 	s->share_fd = s->sys->share_open();
+	if (s->share_fd != -1) {
+		s->share_next = cg_share_local;
+		cg_share_local = s;
+	}
 }
 
 uint64_t cg_share_drop(struct cg_stream *s, int fd, uint64_t off, uint64_t end)
@@ -286,6 +387,9 @@ void cg_share_end(struct cg_stream *s, int fd, bool close_it)
 {
 	struct flock fl;
 
+	if (close_it) {
+		cg_share_unlink(s);
+	}
 	if (s->share_fd == -1) {
 		return;
 	}

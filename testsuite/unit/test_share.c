@@ -254,6 +254,72 @@ static void test_trailer_leaves_early(void **state)
 	assert_int_equal(missing, 0);
 }
 
+/* Read [off, off + len) at once, one request at a time */
+static void reader_read_at(struct reader *r, uint64_t off, uint64_t len)
+{
+	r->pos = off;
+	reader_read_to(r, off + len);
+}
+
+/*
+ * Linux's cifs client (6.12, netfs) with two local readers of one file:
+ * they share the client's page cache, and its readahead sends each piece
+ * of one scan through either of its two handles, which one smbd serves
+ * (captured in the 6.12 guest, the offsets of a 48 MiB file scaled to
+ * this one). B reads [2M, 6M) and then nothing until [200M, 208M); A
+ * reads the rest. One client's handles keep nothing for each other: each
+ * drops what it reads, and nothing is left after the closes.
+ */
+static void test_one_client_two_handles(void **state)
+{
+	struct reader a, b;
+	uint64_t slot = cg_share_slot(8, 21), pos, missing = 0;
+	char err[128];
+
+	reader_init(&a, 7, CG_MODE_DONTNEED, slot);
+	reader_init(&b, 8, CG_MODE_DONTNEED, slot);
+	assert_int_equal(cg_config_set(&a.cfg, "stream trigger", "512K", err,
+				       sizeof(err)),
+			 0);
+	assert_int_equal(cg_config_set(&b.cfg, "stream trigger", "512K", err,
+				       sizeof(err)),
+			 0);
+	a.f.stream.share_client = 4242;
+	b.f.stream.share_client = 4242;
+	reader_read_at(&a, 0, 2 * MiB);
+	reader_read_at(&b, 2 * MiB, 4 * MiB);
+	assert_int_equal(b.f.stream.state, CG_ACTIVE);
+	reader_read_at(&a, 6 * MiB, 194 * MiB);
+	assert_int_equal(a.f.stream.state, CG_ACTIVE);
+	/* B's claim does not hold A's pages: the client has them */
+	assert_false(a.f.stream.shared);
+	assert_int_equal(dropped(7, 8 * MiB, 38 * MiB), 30 * MiB);
+	reader_read_at(&a, 208 * MiB, 48 * MiB);
+	reader_read_at(&b, 200 * MiB, 8 * MiB);
+	cg_stream_close(&a.f.stream, a.fd);
+	cg_stream_close(&b.f.stream, b.fd);
+	for (pos = 0; pos < FILE_SIZE; pos += MiB) {
+		if (dropped(7, pos, pos + MiB) + dropped(8, pos, pos + MiB) ==
+		    0) {
+			missing += MiB;
+		}
+	}
+	assert_int_equal(missing, 0);
+
+	/* Another client's stream of the file is still kept for */
+	reader_init(&a, 7, CG_MODE_DONTNEED, slot);
+	reader_init(&b, 8, CG_MODE_DONTNEED, slot);
+	a.f.stream.share_client = 4242;
+	b.f.stream.share_client = 4343;
+	h.mark = h.ndrops;
+	reader_read_to(&b, 8 * MiB);
+	reader_read_to(&a, 64 * MiB);
+	assert_true(a.f.stream.shared);
+	assert_int_equal(dropped(7, 8 * MiB, 40 * MiB), 0);
+	cg_stream_close(&a.f.stream, a.fd);
+	cg_stream_close(&b.f.stream, b.fd);
+}
+
 /* A reader that goes away (its process died) no longer holds anything */
 static void test_trailer_gone(void **state)
 {
@@ -437,6 +503,7 @@ int main(void)
 		T(test_leader_keeps_for_trailer),
 		T(test_trailer_gone),
 		T(test_trailer_leaves_early),
+		T(test_one_client_two_handles),
 		T(test_alone),
 		T(test_no_stream_file),
 		T(test_dontcache_joins),
