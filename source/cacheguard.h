@@ -277,7 +277,6 @@ struct cg_stream {
 	 * other: the client's own cache serves its readers
 	 */
 	uint64_t share_client;
-	struct cg_stream *share_next;	/* this process's streams (cg_share.c) */
 	int share_fd;		/* the stream file, while active; or -1 */
 	struct cg_range claim;	/* what this stream told others it needs */
 	uint64_t kept_lo;	/* lowest byte a drop kept for another */

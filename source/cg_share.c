@@ -59,11 +59,14 @@
  * and its claim from the lowest byte it has not read would make the
  * other keep the whole reader gap, for a read that never comes (the
  * guest suite's cifs checks on 6.12: 26-48 MiB of a 48 MiB file left
- * cached). The engine
- * keeps a list of this process's streams and steps around their claims
- * when it asks the lock file; another client's claim that lies under
- * one of them goes unseen there, and that client may read that part
- * from the device again.
+ * cached). So one client's streams of a file hold their locks on one
+ * open file description of the stream file (the first opens it, the
+ * others dup it): OFD locks of one description never conflict with it,
+ * so a stream does not see its siblings' claims, while every other
+ * client's stay in sight. The engine keeps a table of this process's
+ * streams; a stream that lets go of part of its claim keeps what a
+ * sibling claims there locked, as the description's locks are theirs
+ * too.
  *
  * A stream claims only the reader gap ahead (128 MiB by default): a
  * client that starts 500 MiB behind the first does not keep 500 MiB
@@ -156,20 +159,42 @@ static int cg_share_fcntl(const struct cg_stream *s,
 }
 
 /*
- * This process's streams with a stream file open, linked through
- * share_next. Only smbd's main thread calls the engine, so no lock.
+ * This process's streams of a client (share_client), which have the
+ * stream file open; a stream that finds no free entry keeps for its
+ * siblings as for anyone. Only smbd's main thread calls the engine, so
+ * no lock. An entry whose stream was cleared without a close (a harness
+ * starting an open over) has share_client 0 and counts for nothing.
  */
-static struct cg_stream *cg_share_local;
+#define CG_SHARE_LOCAL 64
+static struct cg_stream *cg_share_local[CG_SHARE_LOCAL];
 
-static void cg_share_unlink(struct cg_stream *s)
+static void cg_share_link(struct cg_stream *s)
 {
-	struct cg_stream **p;
+	unsigned i, free_i = CG_SHARE_LOCAL;
 
-	for (p = &cg_share_local; *p != NULL; p = &(*p)->share_next) {
-		if (*p == s) {
-			*p = s->share_next;
-			s->share_next = NULL;
+	if (s->share_client == 0) {
+		return;
+	}
+	for (i = 0; i < CG_SHARE_LOCAL; i++) {
+		if (cg_share_local[i] == s) {
 			return;
+		}
+		if (cg_share_local[i] == NULL && free_i == CG_SHARE_LOCAL) {
+			free_i = i;
+		}
+	}
+	if (free_i < CG_SHARE_LOCAL) {
+		cg_share_local[free_i] = s;
+	}
+}
+
+static void cg_share_unlink(const struct cg_stream *s)
+{
+	unsigned i;
+
+	for (i = 0; i < CG_SHARE_LOCAL; i++) {
+		if (cg_share_local[i] == s) {
+			cg_share_local[i] = NULL;
 		}
 	}
 }
@@ -178,7 +203,7 @@ static void cg_share_unlink(struct cg_stream *s)
 static struct cg_range cg_share_sibling_claim(const struct cg_stream *s,
 					      const struct cg_stream *o)
 {
-	if (o == s || s->share_client == 0 ||
+	if (o == NULL || o == s || s->share_client == 0 ||
 	    o->share_client != s->share_client ||
 	    o->share_slot != s->share_slot || o->claim.end <= o->claim.off) {
 		return (struct cg_range){0, 0};
@@ -197,13 +222,14 @@ static bool cg_share_foreign(const struct cg_stream *s,
 			     uint64_t *p0,
 			     uint64_t *p1)
 {
-	const struct cg_stream *o;
 	bool moved = true;
+	unsigned i;
 
 	while (moved && u0 < u1) {
 		moved = false;
-		for (o = cg_share_local; o != NULL; o = o->share_next) {
-			struct cg_range c = cg_share_sibling_claim(s, o);
+		for (i = 0; i < CG_SHARE_LOCAL; i++) {
+			struct cg_range c =
+				cg_share_sibling_claim(s, cg_share_local[i]);
 
 			if (c.off <= u0 && u0 < c.end) {
 				u0 = c.end;
@@ -216,8 +242,8 @@ static bool cg_share_foreign(const struct cg_stream *s,
 	}
 	*p0 = u0;
 	*p1 = u1;
-	for (o = cg_share_local; o != NULL; o = o->share_next) {
-		struct cg_range c = cg_share_sibling_claim(s, o);
+	for (i = 0; i < CG_SHARE_LOCAL; i++) {
+		struct cg_range c = cg_share_sibling_claim(s, cg_share_local[i]);
 
 		if (c.end > c.off && c.off > u0 && c.off < *p1) {
 			*p1 = c.off;
@@ -227,12 +253,10 @@ static bool cg_share_foreign(const struct cg_stream *s,
 }
 
 /*
- * Whether a stream of another client claims some of units [u0, u1):
- * true, and the units of one such claim within them in *c0, *c1. An
- * error says no. The claims of s's own client's other streams are
- * stepped around: the client's cache serves its own readers (Linux's
- * cifs client sends the pieces of one scan through any of its handles).
- * Another client's claim that lies under one of them is not seen there.
+ * Whether another client's stream claims some of units [u0, u1): true,
+ * and the units of one such claim within them in *c0, *c1. An error says
+ * no. The claims of s's own client are its own description's locks,
+ * which never conflict with it.
  */
 static bool cg_share_claimed(const struct cg_stream *s,
 			     uint64_t u0,
@@ -241,24 +265,50 @@ static bool cg_share_claimed(const struct cg_stream *s,
 			     uint64_t *c1)
 {
 	uint64_t base = s->share_slot * CG_SHARE_SLOT_UNITS;
-	uint64_t start, end, p0, p1;
+	uint64_t start, end;
+	struct flock fl;
+
+	if (u1 <= u0 ||
+	    cg_share_fcntl(s, F_OFD_GETLK, &fl, F_WRLCK, u0, u1) != 0 ||
+	    fl.l_type == F_UNLCK) {
+		return false;
+	}
+	start = (uint64_t)fl.l_start;
+	end = fl.l_len == 0 ? CG_FREE : start + (uint64_t)fl.l_len;
+	*c0 = CG_MAX(start, base + u0) - base;
+	*c1 = CG_MIN(end, base + u1) - base;
+	return *c1 > *c0;
+}
+
+/*
+ * Let go of units [u0, u1) of s's claim, but not of what another stream
+ * of its client claims there: they hold their locks on one description
+ */
+static void cg_share_unlock(struct cg_stream *s, uint64_t u0, uint64_t u1)
+{
+	uint64_t p0, p1;
 	struct flock fl;
 
 	while (cg_share_foreign(s, u0, u1, &p0, &p1)) {
+		cg_share_fcntl(s, F_OFD_SETLK, &fl, F_UNLCK, p0, p1);
 		u0 = p1;
-		if (cg_share_fcntl(s, F_OFD_GETLK, &fl, F_WRLCK, p0, p1) != 0 ||
-		    fl.l_type == F_UNLCK) {
-			continue;
-		}
-		start = (uint64_t)fl.l_start;
-		end = fl.l_len == 0 ? CG_FREE : start + (uint64_t)fl.l_len;
-		*c0 = CG_MAX(start, base + p0) - base;
-		*c1 = CG_MIN(end, base + p1) - base;
-		if (*c1 > *c0) {
-			return true;
+	}
+}
+
+/* A descriptor of the stream file: a sibling's description, or its own */
+static int cg_share_descriptor(const struct cg_stream *s)
+{
+	unsigned i;
+
+	for (i = 0; i < CG_SHARE_LOCAL && s->share_client != 0; i++) {
+		const struct cg_stream *o = cg_share_local[i];
+
+		if (o != NULL && o != s && o->share_client == s->share_client &&
+		    o->share_slot == s->share_slot && o->share_fd != -1) {
+			return fcntl(o->share_fd, F_DUPFD_CLOEXEC, 0);
 		}
 	}
-	return false;
+	return s->sys->share_open();
 }
 
 void cg_share_begin(struct cg_stream *s)
@@ -268,10 +318,9 @@ void cg_share_begin(struct cg_stream *s)
 	    s->cfg->reader_gap == 0) {
 		return;
 	}
-	s->share_fd = s->sys->share_open();
+	s->share_fd = cg_share_descriptor(s);
 	if (s->share_fd != -1) {
-		s->share_next = cg_share_local;
-		cg_share_local = s;
+		cg_share_link(s);
 	}
 }
 
@@ -337,7 +386,7 @@ static void cg_share_set_claim(struct cg_stream *s, uint64_t off, uint64_t end)
 		cg_share_fcntl(s, F_OFD_SETLK, &fl, F_RDLCK, u0, u1);
 	}
 	if (s->claim.end > s->claim.off && o0 < u0) {
-		cg_share_fcntl(s, F_OFD_SETLK, &fl, F_UNLCK, o0, u0);
+		cg_share_unlock(s, o0, u0);
 	}
 	s->claim = (struct cg_range){.off = off, .end = end};
 }
@@ -385,8 +434,6 @@ struct cg_range cg_share_leftover(const struct cg_stream *s)
 
 void cg_share_end(struct cg_stream *s, int fd, bool close_it)
 {
-	struct flock fl;
-
 	if (close_it) {
 		cg_share_unlink(s);
 	}
@@ -399,8 +446,7 @@ void cg_share_end(struct cg_stream *s, int fd, bool close_it)
 		cg_share_drop(s, fd, r.off, r.end);
 	}
 	if (s->claim.end != 0) {
-		cg_share_fcntl(s, F_OFD_SETLK, &fl, F_UNLCK, 0,
-			       CG_SHARE_SLOT_UNITS);
+		cg_share_unlock(s, 0, CG_SHARE_SLOT_UNITS);
 		s->claim = (struct cg_range){0, 0};
 	}
 	if (close_it) {

@@ -20,7 +20,8 @@
 
 /*
  * Three opens of one file (or, by the header, of two files whose slots
- * differ), each as if in its own smbd process: each has its own cg_file
+ * differ), each as if in its own smbd process, or by the header as
+ * handles of one client (one smbd process): each has its own cg_file
  * and its own descriptor of a real stream file, so their OFD locks are
  * real and conflict as between processes. The input is a header (each
  * open's options and mode, the file size) and then events: an open
@@ -31,7 +32,7 @@
  * After every fadvise the harness checks:
  *
  * - no DONTNEED of one open that takes part (it has the stream file)
- *   overlaps what another open of the same file claims (its
+ *   overlaps what another client's open of the same file claims (its
  *   cg_stream.claim, exactly as it holds it in the file): the guarantee
  *   the stream file exists for;
  * - no DONTNEED overlaps a read of the same open still in flight;
@@ -42,9 +43,11 @@
  *   (none is left open at the end of the input).
  */
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -78,7 +81,6 @@ struct fz_open {
 static struct fz_open opens[NOPENS];
 static uint64_t file_size;
 static char lock_path[64];
-static int share_fds_open;
 
 /* FZ_TRACE=1 in the environment: each event on stderr, to read a repro */
 static void trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -138,9 +140,12 @@ static int fz_fadvise(int fd, uint64_t off, uint64_t len, int advice)
 	for (i = 0; i < NOPENS && opens[me].f.stream.share_fd != -1; i++) {
 		const struct cg_stream *o = &opens[i].f.stream;
 
+		/* one client's opens keep nothing for each other */
 		if ((int)i == me || !opens[i].live || o->share_fd == -1 ||
 		    opens[i].file != opens[me].file ||
-		    o->claim.end <= o->claim.off) {
+		    o->claim.end <= o->claim.off ||
+		    (o->share_client != 0 &&
+		     o->share_client == opens[me].f.stream.share_client)) {
 			continue;
 		}
 		if (overlaps(off, end, o->claim.off, o->claim.end)) {
@@ -167,12 +172,38 @@ static int fz_resident(int fd, uint64_t off, uint64_t len, uint64_t *bytes)
 
 static int fz_share_open(void)
 {
-	int fd = open(lock_path, O_RDWR | O_CLOEXEC);
+	return open(lock_path, O_RDWR | O_CLOEXEC);
+}
 
-	if (fd != -1) {
-		share_fds_open++;
+/*
+ * Descriptors of the stream file this process holds: the engine's own
+ * (share_open) and the ones it dups for one client's siblings
+ */
+static int share_fds_open(void)
+{
+	char link[32], target[sizeof(lock_path) + 16];
+	size_t plen = strlen(lock_path);
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+	ssize_t len;
+
+	if (d == NULL) {
+		return 0;
 	}
-	return fd;
+	while ((e = readdir(d)) != NULL) {
+		snprintf(link, sizeof(link), "/proc/self/fd/%s", e->d_name);
+		len = readlink(link, target, sizeof(target) - 1);
+		if (len > 0) {
+			target[len] = '\0';
+			/* the path is gone: " (deleted)" follows it */
+			n += strncmp(target, lock_path, plen) == 0 &&
+			     (target[plen] == '\0' ||
+			      strcmp(target + plen, " (deleted)") == 0);
+		}
+	}
+	closedir(d);
+	return n;
 }
 
 static const struct cg_sys fz_sys = {
@@ -223,14 +254,18 @@ static void open_file(int i, struct fz_in *in)
 	o->cfg.hot_threshold = (file & 0x80) ? 50 : 0;
 	o->file = (file & 0x40) ? 2 : 1;
 	cg_file_init(&o->f, &o->cfg, &fz_sys, file_size, 0, FD_BASE + i);
-	trace("open %d: mode %d window %llu gap %llu trigger %llu file %llu\n",
+	trace("open %d: mode %d window %llu gap %llu trigger %llu file %llu "
+	      "client %d\n",
 	      i,
 	      (int)o->cfg.mode,
 	      (unsigned long long)o->cfg.window,
 	      (unsigned long long)o->cfg.reader_gap,
 	      (unsigned long long)o->cfg.stream_trigger,
-	      (unsigned long long)o->file);
+	      (unsigned long long)o->file,
+	      (file & 0x20) ? 1 : 100 + i);
 	o->f.stream.share_slot = cg_share_slot(7, o->file);
+	/* by the header: one client's handle, or a client of its own */
+	o->f.stream.share_client = (file & 0x20) ? 1 : 100 + (uint64_t)i;
 	o->live = true;
 }
 
@@ -272,9 +307,6 @@ static void close_open(int i)
 	struct fz_open *o = &opens[i];
 
 	end_all(i);
-	if (o->f.stream.share_fd != -1) {
-		share_fds_open--;
-	}
 	cg_stream_close(&o->f.stream, FD_BASE + i);
 	if (o->f.stream.share_fd != -1) {
 		fz_violation("the stream file stays open after the close");
@@ -285,14 +317,25 @@ static void close_open(int i)
 /* The process dies: the kernel closes its descriptors, no close runs */
 static void kill_open(int i)
 {
-	struct fz_open *o = &opens[i];
+	uint64_t client = opens[i].f.stream.share_client;
+	int j;
 
-	if (o->f.stream.share_fd != -1) {
-		close(o->f.stream.share_fd);
-		share_fds_open--;
+	/* the process goes with every open of its client */
+	for (j = 0; j < NOPENS; j++) {
+		struct fz_open *o = &opens[j];
+
+		if (j != i && (!o->live || o->f.stream.share_client != client)) {
+			continue;
+		}
+		if (o->f.stream.share_fd != -1) {
+			close(o->f.stream.share_fd);
+		}
+		/* its memory goes too: nothing of it is left to see */
+		o->f.stream.share_fd = -1;
+		o->f.stream.share_client = 0;
+		memset(o->reads, 0, sizeof(o->reads));
+		o->live = false;
 	}
-	memset(o->reads, 0, sizeof(o->reads));
-	o->live = false;
 }
 
 static void begin_read(int i, struct fz_in *in)
@@ -403,9 +446,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			close_open(i);
 		}
 	}
-	if (share_fds_open != 0) {
+	if (share_fds_open() != 0) {
 		fz_violation("%d stream-file descriptors left open",
-			     share_fds_open);
+			     share_fds_open());
 	}
 	return 0;
 }
