@@ -243,7 +243,8 @@ static bool cg_share_foreign(const struct cg_stream *s,
 	*p0 = u0;
 	*p1 = u1;
 	for (i = 0; i < CG_SHARE_LOCAL; i++) {
-		struct cg_range c = cg_share_sibling_claim(s, cg_share_local[i]);
+		struct cg_range c =
+			cg_share_sibling_claim(s, cg_share_local[i]);
 
 		if (c.end > c.off && c.off > u0 && c.off < *p1) {
 			*p1 = c.off;

@@ -324,7 +324,8 @@ static void kill_open(int i)
 	for (j = 0; j < NOPENS; j++) {
 		struct fz_open *o = &opens[j];
 
-		if (j != i && (!o->live || o->f.stream.share_client != client)) {
+		if (j != i &&
+		    (!o->live || o->f.stream.share_client != client)) {
 			continue;
 		}
 		if (o->f.stream.share_fd != -1) {
