@@ -113,6 +113,20 @@ static uint64_t dropped(int fd, uint64_t off, uint64_t end)
 	return total;
 }
 
+/* Every MiB of the file was dropped by one of descriptors a and b */
+static void assert_all_dropped(int a, int b)
+{
+	uint64_t pos, missing = 0;
+
+	for (pos = 0; pos < FILE_SIZE; pos += MiB) {
+		if (dropped(a, pos, pos + MiB) + dropped(b, pos, pos + MiB) ==
+		    0) {
+			missing += MiB;
+		}
+	}
+	assert_int_equal(missing, 0);
+}
+
 struct reader {
 	struct cg_config cfg;
 	struct cg_file f;
@@ -210,18 +224,7 @@ static void test_leader_keeps_for_trailer(void **state)
 	reader_read_to(&b, FILE_SIZE);
 	cg_stream_close(&b.f.stream, b.fd);
 	/* Every byte of the file was dropped by one of them */
-	{
-		uint64_t pos, missing = 0;
-
-		for (pos = 0; pos < FILE_SIZE; pos += MiB) {
-			if (dropped(7, pos, pos + MiB) +
-				    dropped(8, pos, pos + MiB) ==
-			    0) {
-				missing += MiB;
-			}
-		}
-		assert_int_equal(missing, 0);
-	}
+	assert_all_dropped(7, 8);
 }
 
 /*
@@ -232,7 +235,7 @@ static void test_leader_keeps_for_trailer(void **state)
 static void test_trailer_leaves_early(void **state)
 {
 	struct reader a, b;
-	uint64_t slot = cg_share_slot(8, 19), pos, missing = 0;
+	uint64_t slot = cg_share_slot(8, 19);
 
 	reader_init(&a, 7, CG_MODE_DONTNEED, slot);
 	reader_init(&b, 8, CG_MODE_DONTNEED, slot);
@@ -245,13 +248,7 @@ static void test_trailer_leaves_early(void **state)
 	assert_int_equal(dropped(7, 8 * MiB, 40 * MiB), 0);
 	reader_read_to(&b, 12 * MiB);
 	cg_stream_close(&b.f.stream, b.fd);
-	for (pos = 0; pos < FILE_SIZE; pos += MiB) {
-		if (dropped(7, pos, pos + MiB) + dropped(8, pos, pos + MiB) ==
-		    0) {
-			missing += MiB;
-		}
-	}
-	assert_int_equal(missing, 0);
+	assert_all_dropped(7, 8);
 }
 
 /* Read [off, off + len) at once, one request at a time */
@@ -273,7 +270,7 @@ static void reader_read_at(struct reader *r, uint64_t off, uint64_t len)
 static void test_one_client_two_handles(void **state)
 {
 	struct reader a, b;
-	uint64_t slot = cg_share_slot(8, 21), pos, missing = 0;
+	uint64_t slot = cg_share_slot(8, 21);
 	char err[128];
 
 	reader_init(&a, 7, CG_MODE_DONTNEED, slot);
@@ -298,13 +295,7 @@ static void test_one_client_two_handles(void **state)
 	reader_read_at(&b, 200 * MiB, 8 * MiB);
 	cg_stream_close(&a.f.stream, a.fd);
 	cg_stream_close(&b.f.stream, b.fd);
-	for (pos = 0; pos < FILE_SIZE; pos += MiB) {
-		if (dropped(7, pos, pos + MiB) + dropped(8, pos, pos + MiB) ==
-		    0) {
-			missing += MiB;
-		}
-	}
-	assert_int_equal(missing, 0);
+	assert_all_dropped(7, 8);
 
 	/* Another client's stream of the file is still kept for */
 	reader_init(&a, 7, CG_MODE_DONTNEED, slot);
