@@ -168,24 +168,27 @@ static int cg_share_fcntl(const struct cg_stream *s,
 #define CG_SHARE_LOCAL 64
 static struct cg_stream *cg_share_local[CG_SHARE_LOCAL];
 
-static void cg_share_link(struct cg_stream *s)
+/* Put s in the table; false when it is not there (no client, no room) */
+static bool cg_share_link(struct cg_stream *s)
 {
 	unsigned i, free_i = CG_SHARE_LOCAL;
 
 	if (s->share_client == 0) {
-		return;
+		return false;
 	}
 	for (i = 0; i < CG_SHARE_LOCAL; i++) {
 		if (cg_share_local[i] == s) {
-			return;
+			return true;
 		}
 		if (cg_share_local[i] == NULL && free_i == CG_SHARE_LOCAL) {
 			free_i = i;
 		}
 	}
-	if (free_i < CG_SHARE_LOCAL) {
-		cg_share_local[free_i] = s;
+	if (free_i == CG_SHARE_LOCAL) {
+		return false;
 	}
+	cg_share_local[free_i] = s;
+	return true;
 }
 
 static void cg_share_unlink(const struct cg_stream *s)
@@ -296,12 +299,19 @@ static void cg_share_unlock(struct cg_stream *s, uint64_t u0, uint64_t u1)
 	}
 }
 
-/* A descriptor of the stream file: a sibling's description, or its own */
-static int cg_share_descriptor(const struct cg_stream *s)
+/*
+ * A descriptor of the stream file: a sibling's description, or its own.
+ * Only a stream in the table shares one: its siblings keep its claims
+ * locked when they let go of theirs.
+ */
+static int cg_share_descriptor(struct cg_stream *s)
 {
 	unsigned i;
 
-	for (i = 0; i < CG_SHARE_LOCAL && s->share_client != 0; i++) {
+	if (!cg_share_link(s)) {
+		return s->sys->share_open();
+	}
+	for (i = 0; i < CG_SHARE_LOCAL; i++) {
 		const struct cg_stream *o = cg_share_local[i];
 
 		if (o != NULL && o != s && o->share_client == s->share_client &&
@@ -320,8 +330,8 @@ void cg_share_begin(struct cg_stream *s)
 		return;
 	}
 	s->share_fd = cg_share_descriptor(s);
-	if (s->share_fd != -1) {
-		cg_share_link(s);
+	if (s->share_fd == -1) {
+		cg_share_unlink(s);
 	}
 }
 
