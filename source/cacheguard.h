@@ -350,6 +350,12 @@ uint64_t cg_share_slot(uint64_t dev, uint64_t ino);
 /* For cg_stream.c: an active stream joins the file's streams */
 void cg_share_begin(struct cg_stream *s);
 /*
+ * Whether another stream of the same client reads the file now: each
+ * read of this one is then a piece of the client's one scan, which its
+ * readahead sends through any of its handles, never a stray
+ */
+bool cg_share_sibling_active(const struct cg_stream *s);
+/*
  * The stream still needs the file from "from" on (no read in flight
  * starts below it): move its claim (once a window), learn whether others
  * read the file, retry kept bytes

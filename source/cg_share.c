@@ -66,7 +66,8 @@
  * client's stay in sight. The engine keeps a table of this process's
  * streams; a stream that lets go of part of its claim keeps what a
  * sibling claims there locked, as the description's locks are theirs
- * too.
+ * too. And while a sibling streams the file, a handle's far reads are
+ * pieces of the client's scan, not strays (cg_stream.c).
  *
  * A stream claims only the reader gap ahead (128 MiB by default): a
  * client that starts 500 MiB behind the first does not keep 500 MiB
@@ -322,16 +323,36 @@ static int cg_share_descriptor(struct cg_stream *s)
 	return s->sys->share_open();
 }
 
+bool cg_share_sibling_active(const struct cg_stream *s)
+{
+	unsigned i;
+
+	for (i = 0; i < CG_SHARE_LOCAL && s->share_client != 0; i++) {
+		const struct cg_stream *o = cg_share_local[i];
+
+		if (o != NULL && o != s && o->share_client == s->share_client &&
+		    o->share_slot == s->share_slot && o->state == CG_ACTIVE) {
+			return true;
+		}
+	}
+	return false;
+}
+
 void cg_share_begin(struct cg_stream *s)
 {
-	if (s->share_fd != -1 || s->share_slot == CG_FREE ||
-	    s->sys->share_open == NULL || s->via == CG_VIA_DIRECT ||
+	if (s->share_fd != -1 || s->share_slot == CG_FREE) {
+		return;
+	}
+	if (s->sys->share_open == NULL || s->via == CG_VIA_DIRECT ||
 	    s->cfg->reader_gap == 0) {
+		/* no claims; but its siblings see that it streams */
+		(void)cg_share_link(s);
 		return;
 	}
 	s->share_fd = cg_share_descriptor(s);
 	if (s->share_fd == -1) {
-		cg_share_unlink(s);
+		/* in the table all the same, with no claims */
+		(void)cg_share_link(s);
 	}
 }
 

@@ -35,6 +35,12 @@
  * each abandoned stream on its own: a file read in two distant places
  * keeps what lies between them.
  *
+ * While another handle of the same client streams the file
+ * (cg_share_sibling_active), no read of this one is a stray: Linux's cifs
+ * client sends the pieces of one scan through either of two handles, so
+ * a far read moves this stream there at once, and a first read starts
+ * it, whatever stream trigger says.
+ *
  * What may be dropped
  * -------------------
  *
@@ -579,7 +585,8 @@ struct cg_io cg_read_begin(struct cg_stream *s, int fd, uint64_t off, size_t n)
 	near = s->seq_bytes > 0 && off + tol >= s->front &&
 	       off <= s->front + tol;
 	if (!near) {
-		if (s->state == CG_ACTIVE && ++s->strays < CG_STRAY_LIMIT) {
+		if (s->state == CG_ACTIVE && ++s->strays < CG_STRAY_LIMIT &&
+		    !cg_share_sibling_active(s)) {
 			cg_track(s, &io);
 			return io;
 		}
@@ -591,7 +598,8 @@ struct cg_io cg_read_begin(struct cg_stream *s, int fd, uint64_t off, size_t n)
 	s->seq_bytes += n;
 	s->front = CG_MAX(s->front, off + n);
 	if (s->state == CG_DETECTING &&
-	    s->seq_bytes >= s->cfg->stream_trigger) {
+	    (s->seq_bytes >= s->cfg->stream_trigger ||
+	     cg_share_sibling_active(s))) {
 		cg_stream_activate(s, fd);
 		if (s->state == CG_HOT) {
 			return io;

@@ -311,6 +311,38 @@ static void test_one_client_two_handles(void **state)
 	cg_stream_close(&b.f.stream, b.fd);
 }
 
+/*
+ * The same client as above, another run: the client's readahead sent B
+ * the pieces beyond where A stopped, one far from the next. Each of B's
+ * reads is a piece of its client's scan, not a stray of B's stream: B
+ * drops each piece behind it, and nothing either read stays cached.
+ */
+static void test_one_client_jumping_handle(void **state)
+{
+	struct reader a, b;
+	uint64_t slot = cg_share_slot(8, 22), off;
+
+	reader_init(&a, 7, CG_MODE_DONTNEED, slot);
+	reader_init(&b, 8, CG_MODE_DONTNEED, slot);
+	a.f.stream.share_client = 4242;
+	b.f.stream.share_client = 4242;
+	reader_read_at(&a, 0, 2 * MiB);
+	reader_read_at(&b, 2 * MiB, 4 * MiB);
+	reader_read_at(&a, 6 * MiB, 94 * MiB);
+	assert_int_equal(a.f.stream.state, CG_ACTIVE);
+	for (off = 120 * MiB; off < FILE_SIZE; off += 40 * MiB) {
+		reader_read_at(&b, off, 4 * MiB);
+	}
+	cg_stream_close(&a.f.stream, a.fd);
+	cg_stream_close(&b.f.stream, b.fd);
+	for (off = 120 * MiB; off < FILE_SIZE; off += 40 * MiB) {
+		assert_int_equal(dropped(8, off, off + 4 * MiB), 4 * MiB);
+	}
+	assert_int_equal(dropped(7, 0, 2 * MiB) + dropped(8, 2 * MiB, 6 * MiB) +
+				 dropped(7, 6 * MiB, 100 * MiB),
+			 100 * MiB);
+}
+
 /* A reader that goes away (its process died) no longer holds anything */
 static void test_trailer_gone(void **state)
 {
@@ -495,6 +527,7 @@ int main(void)
 		T(test_trailer_gone),
 		T(test_trailer_leaves_early),
 		T(test_one_client_two_handles),
+		T(test_one_client_jumping_handle),
 		T(test_alone),
 		T(test_no_stream_file),
 		T(test_dontcache_joins),
