@@ -112,6 +112,23 @@ four_readers()
 		"$(cg_resident "$f")" $((16 * MiB))
 }
 
+# upload_checks SHARE WHAT FILE SUM: an upload left FILE out of the cache
+# as t37 bounds it, with the bytes right (checked after: the checksum
+# reads it into the cache), and its close summary; FILE goes
+upload_checks()
+{
+	local share=$1 what=$2 file=$3 sum=$4 name line
+
+	name=$(basename "$file")
+	cg_expect_le "[$share] $what: resident after" \
+		"$(cg_resident "$file")" $((48 * MiB))
+	cg_expect "[$share] $what: the bytes are right" \
+		test "$(md5sum <"$file" | cut -d' ' -f1)" = "$sum"
+	line=$(grep -E " $name: written " "$CG_LOG" | tail -n 1)
+	echo "[$share] $what: ${line#*" $name: "}"
+	rm -f "$file"
+}
+
 # cifs_mount SHARE CACHE: the kernel client's mount of SHARE on $cm, as
 # the test user (no mount.cifs in the root: the kernel takes ip= itself)
 cifs_mount()
@@ -128,20 +145,13 @@ cifs_mount()
 # resident bytes on the server, sampled) and cifs_after
 cifs_read()
 {
-	local f=$1 share=$2 cache=$3 n=${4:-1} i sampler start pids=
+	local f=$1 share=$2 cache=$3 n=${4:-1} i start pids=
 
 	cifs_ok=0 cifs_secs=0 cifs_peak=0 cifs_after=0
 	cifs_log_from=$(($(wc -l <"$CG_LOG") + 1))
 	cold "$f"
 	cifs_mount "$share" "$cache" || return 1
-	: >"$CG_ROOT/cifs.samples"
-	(
-		while :; do
-			cg_resident "$f" >>"$CG_ROOT/cifs.samples"
-			sleep 0.2
-		done
-	) &
-	sampler=$!
+	cg_sample_start "$f"
 	start=$(date +%s.%N)
 	for i in $(seq 1 "$n"); do
 		# cache=none reads as the application asks: 1 MiB at a time
@@ -153,11 +163,9 @@ cifs_read()
 	wait $pids
 	cifs_secs=$(awk -v s="$start" -v e="$(date +%s.%N)" \
 		'BEGIN { printf "%.2f", e - s }')
-	kill "$sampler" 2>/dev/null
-	wait "$sampler" 2>/dev/null
+	cg_sample_stop
 	cifs_after=$(cg_resident "$f")
-	cifs_peak=$(sort -n "$CG_ROOT/cifs.samples" | tail -n 1)
-	cifs_peak=${cifs_peak:-0}
+	cifs_peak=$CG_PEAK
 	umount "$cm"
 	[ "$(cat "$CG_ROOT"/cifs.? | sort -u)" = "$sum_k" ] && cifs_ok=1
 	rm -f "$CG_ROOT"/cifs.?
@@ -224,13 +232,7 @@ cifs_checks()
 		cifs_mount "$share" strict || continue
 		cp /dev/shm/cifs-up.bin "$cm/up.bin"
 		umount "$cm"
-		cg_expect_le "[$share] cifs upload: resident after" \
-			"$(cg_resident "$dir/up.bin")" $((48 * MiB))
-		cg_expect "[$share] cifs upload: the bytes are right" \
-			test "$(md5sum <"$dir/up.bin" | cut -d' ' -f1)" = "$sum_u"
-		line=$(grep -E " up.bin: written " "$CG_LOG" | tail -n 1)
-		echo "[$share] cifs upload: ${line#*up.bin: }"
-		rm -f "$dir/up.bin"
+		upload_checks "$share" "cifs upload" "$dir/up.bin" "$sum_u"
 
 		# a small file is left to the cache; a hot file stays cached
 		cifs_mount "$share" strict || continue
@@ -315,14 +317,7 @@ for fs in $filesystems; do
 		# as t37 bounds it
 		cg_smbclient "$share" "put $CG_ROOT/back.bin up.bin" \
 			>"$CG_ROOT/log/client.out" 2>&1
-		# before the checksum reads the file into the cache
-		cg_expect_le "[$share] resident after the upload" \
-			"$(cg_resident "$dir/up.bin")" $((48 * MiB))
-		cg_expect "[$share] 96 MiB upload is byte-identical" \
-			test "$(md5sum <"$dir/up.bin" | cut -d' ' -f1)" = "$sum"
-		line=$(grep -E " up.bin: written " "$CG_LOG" | tail -n 1)
-		echo "[$share] upload: ${line#*up.bin: }"
-		rm -f "$dir/up.bin"
+		upload_checks "$share" "96 MiB upload" "$dir/up.bin" "$sum"
 	done
 	rm -f "$CG_ROOT/back.bin"
 
