@@ -247,6 +247,61 @@ static void test_reorder_writeback(void **state)
 }
 
 /*
+ * The clients' uploads, as they reach the module (issue 25): Windows'
+ * CopyFileEx writes 1 MiB with ten outstanding, which smbd's threads
+ * finish in any order (one such order here); Linux's cifs client writes
+ * back up to 4 MiB at a time (its wsize), several in flight; two here. Each is one stream, written back in order, with
+ * nothing dirty more than three windows behind the front, and the close
+ * drops all of it.
+ */
+static void upload_replay(size_t n, unsigned depth, const unsigned *order)
+{
+	struct cg_config cfg;
+	struct cg_writer w;
+	struct cg_wio wio[10];
+	struct cg_wb_plan plan;
+	uint64_t off, expect_start = 0;
+	unsigned i, k;
+
+	ncalls = 0;
+	init(&w, &cfg, CG_MODE_DONTNEED);
+	for (off = 0; off < 256 * MiB; off += depth * n) {
+		for (k = 0; k < depth; k++) {
+			wio[k] = cg_write_begin(&w, off + k * n, n);
+		}
+		for (k = 0; k < depth; k++) {
+			struct cg_wio *one = &wio[order[k]];
+
+			if (!cg_write_end(&w, one, (ssize_t)n, &plan)) {
+				continue;
+			}
+			cg_write_wb_done(&w, &plan,
+					 cg_write_writeback(&fake_sys, 3,
+							    &plan));
+		}
+		assert_true(w.front - w.waited_to <= 3 * cfg.window);
+	}
+	assert_int_equal(w.stats.streams, 1);
+	for (i = 0; i < ncalls; i++) {
+		if (calls[i].what == 100 + SFR_WRITE) {
+			assert_int_equal(calls[i].off, expect_start);
+			expect_start += calls[i].len;
+		}
+	}
+	assert_true(expect_start >= 256 * MiB - cfg.window);
+	assert_int_equal(cg_write_close(&w).off, 0);
+}
+
+static void test_clients_uploads(void **state)
+{
+	static const unsigned windows_order[] = {3, 0, 7, 1, 9, 2, 5, 4, 8, 6};
+	static const unsigned cifs_order[] = {1, 0};
+
+	upload_replay(MiB, 10, windows_order);
+	upload_replay(4 * MiB, 2, cifs_order);
+}
+
+/*
  * A device slower than the client: the job in flight ends only once the
  * client is held. What is cached (from the lowest byte no job has
  * dropped yet to the front) stays within CG_W_MAX_BEHIND windows and
@@ -569,6 +624,7 @@ int main(void)
 		cmocka_unit_test_setup(test_detect, setup),
 		cmocka_unit_test_setup(test_random, setup),
 		cmocka_unit_test_setup(test_reorder_writeback, setup),
+		cmocka_unit_test_setup(test_clients_uploads, setup),
 		cmocka_unit_test_setup(test_one_job, setup),
 		cmocka_unit_test_setup(test_footprint_bound, setup),
 		cmocka_unit_test_setup(test_recvfile_catch_up, setup),
