@@ -95,10 +95,12 @@ checksum()
 	cksum | cut -d' ' -f1,2
 }
 
-# getsum SHARE NAME: the checksum of a file as an smbclient get returns it
+# getsum SHARE NAME: the checksum of a file as an smbclient get returns
+# it; smbclient's errors (a get cut short) go to the log
 getsum()
 {
-	cg_smbclient "$1" "get $2 -" 2>/dev/null | checksum
+	cg_smbclient "$1" "get $2 -" 2>"$CG_ROOT/log/getsum.err" | checksum
+	grep -E "NT_STATUS|[Ee]rror" "$CG_ROOT/log/getsum.err" >&2 || true
 }
 
 # --- a. sparse, data beyond 4 GiB -----------------------------------------
