@@ -168,6 +168,7 @@ static int cg_share_fcntl(const struct cg_stream *s,
  */
 #define CG_SHARE_LOCAL 64
 static struct cg_stream *cg_share_local[CG_SHARE_LOCAL];
+static unsigned cg_share_nlocal;	/* entries in use */
 
 /* Put s in the table; false when it is not there (no client, no room) */
 static bool cg_share_link(struct cg_stream *s)
@@ -189,6 +190,7 @@ static bool cg_share_link(struct cg_stream *s)
 		return false;
 	}
 	cg_share_local[free_i] = s;
+	cg_share_nlocal++;
 	return true;
 }
 
@@ -199,6 +201,7 @@ static void cg_share_unlink(const struct cg_stream *s)
 	for (i = 0; i < CG_SHARE_LOCAL; i++) {
 		if (cg_share_local[i] == s) {
 			cg_share_local[i] = NULL;
+			cg_share_nlocal--;
 		}
 	}
 }
@@ -327,7 +330,11 @@ bool cg_share_sibling_active(const struct cg_stream *s)
 {
 	unsigned i;
 
-	for (i = 0; i < CG_SHARE_LOCAL && s->share_client != 0; i++) {
+	/* asked on detecting reads: most processes have no stream at all */
+	if (cg_share_nlocal == 0 || s->share_client == 0) {
+		return false;
+	}
+	for (i = 0; i < CG_SHARE_LOCAL; i++) {
 		const struct cg_stream *o = cg_share_local[i];
 
 		if (o != NULL && o != s && o->share_client == s->share_client &&
