@@ -195,26 +195,29 @@ static void test_random(void **state)
 }
 
 /*
- * Writes completing out of order within a window are one stream; each
- * window is started, waited for one window later, then dropped, and
- * nothing dirty is ever more than about three windows behind the front
+ * Writes of n bytes, depth at a time, completing in order[] within each
+ * batch: one stream; each window is started in order, waited for once,
+ * then dropped, nothing dirty is ever more than about three windows
+ * behind the front, and the close drops the whole stream's range
  */
-static void test_reorder_writeback(void **state)
+static void replay_writes(size_t n, unsigned depth, const unsigned *order)
 {
 	struct cg_config cfg;
 	struct cg_writer w;
-	struct cg_wio wio[4];
+	struct cg_wio wio[10];
 	struct cg_wb_plan plan;
 	uint64_t off, expect_start = 0, expect_wait = 0;
 	unsigned i, k;
 
+	ncalls = 0;
 	init(&w, &cfg, CG_MODE_DONTNEED);
-	for (off = 0; off < 256 * MiB; off += 4 * MiB) {
-		for (k = 0; k < 4; k++) {
-			wio[k] = cg_write_begin(&w, off + k * MiB, MiB);
+	for (off = 0; off < 256 * MiB; off += depth * n) {
+		for (k = 0; k < depth; k++) {
+			wio[k] = cg_write_begin(&w, off + k * n, n);
 		}
-		for (k = 4; k-- > 0;) {
-			if (!cg_write_end(&w, &wio[k], MiB, &plan)) {
+		for (k = 0; k < depth; k++) {
+			if (!cg_write_end(&w, &wio[order[k]], (ssize_t)n,
+					  &plan)) {
 				continue;
 			}
 			cg_write_wb_done(&w, &plan,
@@ -224,7 +227,6 @@ static void test_reorder_writeback(void **state)
 		assert_true(w.front - w.waited_to <= 3 * cfg.window);
 	}
 	assert_int_equal(w.stats.streams, 1);
-	/* started in order, each waited for exactly once, then dropped */
 	for (i = 0; i < ncalls; i++) {
 		if (calls[i].what == 100 + SFR_WRITE) {
 			assert_int_equal(calls[i].off, expect_start);
@@ -242,8 +244,15 @@ static void test_reorder_writeback(void **state)
 	assert_true(expect_start >= 256 * MiB - cfg.window);
 	assert_true(expect_wait >= 256 * MiB - 2 * cfg.window);
 	assert_int_equal(w.stats.bytes_dropped, expect_wait);
-	/* the close drops the whole stream's range */
 	assert_int_equal(cg_write_close(&w).off, 0);
+}
+
+/* Four 1 MiB writes at a time, completing last first */
+static void test_reorder_writeback(void **state)
+{
+	static const unsigned reversed[] = {3, 2, 1, 0};
+
+	replay_writes(MiB, 4, reversed);
 }
 
 /*
@@ -254,51 +263,13 @@ static void test_reorder_writeback(void **state)
  * nothing dirty more than three windows behind the front, and the close
  * drops all of it.
  */
-static void upload_replay(size_t n, unsigned depth, const unsigned *order)
-{
-	struct cg_config cfg;
-	struct cg_writer w;
-	struct cg_wio wio[10];
-	struct cg_wb_plan plan;
-	uint64_t off, expect_start = 0;
-	unsigned i, k;
-
-	ncalls = 0;
-	init(&w, &cfg, CG_MODE_DONTNEED);
-	for (off = 0; off < 256 * MiB; off += depth * n) {
-		for (k = 0; k < depth; k++) {
-			wio[k] = cg_write_begin(&w, off + k * n, n);
-		}
-		for (k = 0; k < depth; k++) {
-			struct cg_wio *one = &wio[order[k]];
-
-			if (!cg_write_end(&w, one, (ssize_t)n, &plan)) {
-				continue;
-			}
-			cg_write_wb_done(&w, &plan,
-					 cg_write_writeback(&fake_sys, 3,
-							    &plan));
-		}
-		assert_true(w.front - w.waited_to <= 3 * cfg.window);
-	}
-	assert_int_equal(w.stats.streams, 1);
-	for (i = 0; i < ncalls; i++) {
-		if (calls[i].what == 100 + SFR_WRITE) {
-			assert_int_equal(calls[i].off, expect_start);
-			expect_start += calls[i].len;
-		}
-	}
-	assert_true(expect_start >= 256 * MiB - cfg.window);
-	assert_int_equal(cg_write_close(&w).off, 0);
-}
-
 static void test_clients_uploads(void **state)
 {
 	static const unsigned windows_order[] = {3, 0, 7, 1, 9, 2, 5, 4, 8, 6};
 	static const unsigned cifs_order[] = {1, 0};
 
-	upload_replay(MiB, 10, windows_order);
-	upload_replay(4 * MiB, 2, cifs_order);
+	replay_writes(MiB, 10, windows_order);
+	replay_writes(4 * MiB, 2, cifs_order);
 }
 
 /*
