@@ -1064,11 +1064,25 @@ static void random_pass(unsigned seed)
 	f_free(&f);
 }
 
+/*
+ * The random passes run seeds 1 to 8, or to CG_TEST_SEEDS: t02 runs 4
+ * under valgrind, whose subject is a memory error on any path the
+ * passes take, not the eight seeds' mixes (the plain run and t01's
+ * sanitizers run them all). Seed 4 is the first with failed fills.
+ */
+static unsigned random_seeds(void)
+{
+	const char *s = getenv("CG_TEST_SEEDS");
+	unsigned n = s != NULL ? (unsigned)atoi(s) : 0;
+
+	return n >= 1 && n <= 8 ? n : 8;
+}
+
 static void test_random_mix(void **state)
 {
 	unsigned seed;
 
-	for (seed = 1; seed <= 8; seed++) {
+	for (seed = 1; seed <= random_seeds(); seed++) {
 		random_pass(seed);
 	}
 }
