@@ -315,6 +315,9 @@ victim=$(cg_smbd_holding p1.bin | tail -n 1)
 cg_expect "the paused client's smbd is found (${victim:-none})" \
 	test -n "$victim"
 [ -n "$victim" ] && kill -9 "$victim"
+# its client would wait out its pause (60 s) before it found the
+# connection gone
+kill "$reader" 2>/dev/null
 wait "$reader"
 cg_expect "the units of a killed smbd come back at once" test "$(held)" = 0
 cold "$p2"
