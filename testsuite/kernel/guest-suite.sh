@@ -32,13 +32,18 @@
 # only, without the 4 readers and the cifs client, a quarter of the
 # mixed reader's runs and half the python write paths' file; every
 # mode's copy, upload, hot keep, auto choice and coherence stay. cifs:
-# ext4's cifs checks alone. full (make test-kernels) runs all of it.
+# ext4's cifs checks alone; nfs: the NFS checks alone. full (make
+# test-kernels) runs all of it.
+#
+# In every set but cifs, a share on NFS (guest-nfs.sh): auto drops
+# behind there, and another NFS client's writes are seen.
 #
 # Prints PASS:/FAIL:/SKIPPED: lines like every integration script.
 set -u
 . "$(dirname "$0")/../lib/check.sh"
 cg_need_root "the kernel suite"
 . "$(dirname "$0")/../lib/smbd.sh"
+. "$(dirname "$0")/guest-nfs.sh"
 cg_enter_namespace "$0" "$@"
 
 MiB=1048576
@@ -278,6 +283,14 @@ for fs in $fs_list; do
 			"$CG_ROOT/log/mkfs-$fs.out" 2>/dev/null)"
 	fi
 done
+nfs=
+if [ "$set" != cifs ]; then
+	if nfs_start; then
+		nfs=yes
+	else
+		cg_fail "[nfs] the kernel's NFS server and client" "$nfs_why"
+	fi
+fi
 cg_smbd_start || { cg_fail "smbd starts" "see above"; exit 1; }
 if kernel_at_least 6.5; then
 	echo "cachestat(2): yes (6.5+)"
@@ -287,11 +300,12 @@ fi
 
 for fs in $filesystems; do
 	dir=$CG_ROOT/mnt/$fs
-	if [ "$set" != ci ] && [ "$fs" = ext4 ]; then
+	if { [ "$set" = full ] || [ "$set" = cifs ]; } && [ "$fs" = ext4 ]
+	then
 		echo "[$fs] the kernel's cifs client, $(date +%T)"
 		cifs_checks "$dir"
 	fi
-	[ "$set" != cifs ] || continue
+	case $set in cifs | nfs) continue ;; esac
 	echo "[$fs] every mode, $(date +%T)"
 	f=$dir/f.bin
 	v=$dir/v.bin
@@ -398,6 +412,7 @@ for fs in $filesystems; do
 		test "$(grep -c "c.bin: recvfile at " "$CG_LOG")" -gt "$recvfiles"
 	rm -f "$f" "$v" "$c" "$dir/src.bin"
 done
+[ -z "$nfs" ] || nfs_checks
 echo "[done] $(date +%T)"
 cg_expect "no smbd panicked" test "$(grep -c PANIC "$CG_LOG")" = 0
 exit 0
