@@ -97,7 +97,37 @@ struct cacheguard_file {
 	uint64_t n_pread_send;		/* reads per smbd read path */
 	uint64_t n_pread;
 	uint64_t n_sendfile;
+	/*
+	 * The longest the module held smbd's event loop in one call for
+	 * this file's reads: a read's send or its completion, or the close
+	 * (cacheguard_loop_took). The sync pread path is not counted: its
+	 * read blocks the loop by smbd's own choice.
+	 */
+	uint64_t loop_max_ns;
+	const char *loop_max_where;	/* "send", "done" or "close" */
 };
+
+/* Now, in ns of CLOCK_MONOTONIC */
+static uint64_t cacheguard_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* A call on the event loop for cgf (where) began at start_ns, ends now */
+static void cacheguard_loop_took(struct cacheguard_file *cgf,
+				 const char *where,
+				 uint64_t start_ns)
+{
+	uint64_t took = cacheguard_now_ns() - start_ns;
+
+	if (cgf != NULL && took > cgf->loop_max_ns) {
+		cgf->loop_max_ns = took;
+		cgf->loop_max_where = where;
+	}
+}
 
 /*
  * The kernel tells page-cache residency (cachestat, mincore) only to a
@@ -339,9 +369,12 @@ static void cacheguard_file_done(struct files_struct *fsp,
 	}
 	cgf->done = true;
 	if (!cgf->untracked) {
+		uint64_t start_ns = cacheguard_now_ns();
+
 		cg_stream_close(&cgf->file.stream, fsp_get_io_fd(fsp));
-		cacheguard_log_summary(fsp, cgf);
 		TALLOC_FREE(cgf->direct);
+		cacheguard_loop_took(cgf, "close", start_ns);
+		cacheguard_log_summary(fsp, cgf);
 	}
 }
 
@@ -703,6 +736,7 @@ static struct tevent_req *cacheguard_pread_send(
 	struct tevent_req *req = NULL;
 	struct tevent_req *subreq = NULL;
 	struct cacheguard_pread_state *state = NULL;
+	uint64_t start_ns = cacheguard_now_ns();
 
 	req = tevent_req_create(mem_ctx, &state, struct cacheguard_pread_state);
 	if (req == NULL) {
@@ -736,9 +770,11 @@ static struct tevent_req *cacheguard_pread_send(
 				    &state->io,
 				    -1);
 		}
+		cacheguard_loop_took(state->cgf, "send", start_ns);
 		return tevent_req_post(req, ev);
 	}
 	tevent_req_set_callback(subreq, cacheguard_pread_done, req);
+	cacheguard_loop_took(state->cgf, "send", start_ns);
 	return req;
 }
 
@@ -748,6 +784,7 @@ static void cacheguard_pread_done(struct tevent_req *subreq)
 							  struct tevent_req);
 	struct cacheguard_pread_state *state =
 		tevent_req_data(req, struct cacheguard_pread_state);
+	uint64_t start_ns = cacheguard_now_ns();
 
 	if (state->path == CG_PATH_UNCACHED || state->io.drop_pieces) {
 		state->ret = cg_uncached_pread_recv(subreq,
@@ -780,9 +817,11 @@ static void cacheguard_pread_done(struct tevent_req *subreq)
 				    fsp_get_io_fd(state->fsp),
 				    &state->io,
 				    -1);
+			cacheguard_loop_took(state->cgf, "done", start_ns);
 			return;
 		}
 		tevent_req_set_callback(subreq, cacheguard_pread_done, req);
+		cacheguard_loop_took(state->cgf, "done", start_ns);
 		return;
 	}
 	if (state->cgf != NULL) {
@@ -792,6 +831,7 @@ static void cacheguard_pread_done(struct tevent_req *subreq)
 			    fsp_get_io_fd(state->fsp),
 			    &state->io,
 			    state->ret);
+		cacheguard_loop_took(state->cgf, "done", start_ns);
 	}
 	tevent_req_done(req);
 }
@@ -913,8 +953,8 @@ static void cacheguard_log_summary(struct files_struct *fsp,
 		   ("%s: size %ju read %ju mode %s; served buffered %ju "
 		    "dontcache %ju direct %ju; dropped %ju in %ju calls; "
 		    "streams %ju (kernel readahead %ju) hot %ju; reads via "
-		    "pread_send %ju pread %ju "
-		    "sendfile %ju; fallbacks %ju%s%s\n",
+		    "pread_send %ju pread %ju sendfile %ju; on the event "
+		    "loop at most %ju us (%s); fallbacks %ju%s%s\n",
 		    fsp_str_dbg(fsp),
 		    (uintmax_t)cgf->file.stream.file_size,
 		    (uintmax_t)st->bytes_read,
@@ -930,6 +970,8 @@ static void cacheguard_log_summary(struct files_struct *fsp,
 		    (uintmax_t)cgf->n_pread_send,
 		    (uintmax_t)cgf->n_pread,
 		    (uintmax_t)cgf->n_sendfile,
+		    (uintmax_t)(cgf->loop_max_ns / 1000),
+		    cgf->loop_max_where != NULL ? cgf->loop_max_where : "-",
 		    (uintmax_t)cgf->file.fallbacks,
 		    why != NULL ? ": " : "",
 		    why != NULL ? why : ""));
