@@ -250,4 +250,43 @@ for m in $modes; do
 		$((64 * MiB))
 	rm -f "$CG_SHARE/mid.bin"
 done
+
+# An upload under memory pressure never fails its flush (issue 22, point
+# 1): starting writeback (SYNC_FILE_RANGE_WRITE, WB_SYNC_NONE) fails
+# with ENOMEM or EAGAIN there while blocking writeback retries, and the
+# data lands; only what blocking writeback reports may reach the
+# client. smbd (and so the connection's process it forks) runs in a
+# memory cgroup of 64 MiB while a client writes 160 MiB and flushes;
+# the cgroup's peak usage shows the pressure was there.
+# test_write's test_start_error_is_no_error fails the start
+# call itself.
+. "$CG_TOP/testsuite/bench/cgroup.sh"
+if ! bench_cg_detect >/dev/null 2>&1 || ! bench_cg_top ||
+	! bench_cg_make "$BENCH_CG_TOP/up" $((64 * MiB)); then
+	cg_fail "an upload under memory pressure" "no memory cgroup here"
+	exit 0
+fi
+echo "$CG_SMBD_PID" >"$BENCH_CG_TOP/up/cgroup.procs"
+for m in plain $modes; do
+	rm -f "$CG_SHARE/up.bin"
+	touch "$CG_ROOT/go"
+	"$CG_TOP/testsuite/tools/smb_upload.py" -p "$CG_PORT" \
+		-U "$CG_USER%$CG_PASS" flush "//127.0.0.1/$m/up.bin" \
+		$((160 * MiB)) "$CG_ROOT/ready" "$CG_ROOT/go" \
+		>"$CG_ROOT/flush.out" 2>&1
+	out=$(tr '\n' ' ' <"$CG_ROOT/flush.out")
+	cg_expect "[$m] 160 MiB in a 64 MiB memory cgroup: flush and close succeed ($out)" \
+		grep -q 'flush ok close ok' <<<"$out"
+	cg_expect "[$m] 160 MiB in a 64 MiB memory cgroup: every byte written" \
+		test "$(stat -c %s "$CG_SHARE/up.bin")" = $((160 * MiB))
+done
+peak=memory.peak
+[ "$BENCH_CG_VERSION" = 1 ] && peak=memory.max_usage_in_bytes
+cg_expect_ge "the memory cgroup's peak usage: under pressure" \
+	"$(cat "$BENCH_CG_TOP/up/$peak" 2>/dev/null || echo 0)" $((60 * MiB))
+cg_expect "smbd stayed in its memory cgroup (no OOM kill)" \
+	test "$(bench_cg_oom_kills "$BENCH_CG_TOP/up")" = 0
+rm -f "$CG_SHARE/up.bin"
+cg_smbd_stop
+bench_cg_cleanup
 exit 0
