@@ -425,11 +425,7 @@ SHIM(open64, const char *path)
 SHIM(openat, int dirfd, const char *path)
 SHIM(openat64, int dirfd, const char *path)
 EOF
-if ! gcc -shared -fPIC -O2 -o "$shim" "$CG_ROOT/shim_nodirect.c" -ldl \
-	>"$CG_ROOT/shim.out" 2>&1; then
-	cg_fail "build the O_DIRECT shim" "$(head -n 3 "$CG_ROOT/shim.out")"
-	exit 0
-fi
+cg_shim shim_nodirect || exit 0
 before=$(wc -l <"$CG_LOG")
 LD_PRELOAD=$shim cg_smbd_start || { cg_fail "smbd starts with the shim" \
 	"see above"; exit 1; }

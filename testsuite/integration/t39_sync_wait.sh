@@ -66,11 +66,7 @@ int clock_gettime(clockid_t clk, struct timespec *ts)
 	return ret;
 }
 EOF
-if ! gcc -shared -fPIC -O2 -o "$shim" "$CG_ROOT/shim_hold.c" -ldl \
-	>"$CG_ROOT/shim.out" 2>&1; then
-	cg_fail "build the shim" "$(head -n 3 "$CG_ROOT/shim.out")"
-	exit 0
-fi
+cg_shim shim_hold || exit 0
 LD_PRELOAD=$shim cg_smbd_start || { cg_fail "smbd starts with the shim" \
 	"see above"; exit 1; }
 

@@ -81,11 +81,7 @@ long syscall(long nr, ...)
 	return real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 EOF
-if ! gcc -shared -fPIC -O2 -o "$shim" "$CG_ROOT/shim_nocachestat.c" -ldl \
-	>"$CG_ROOT/shim.out" 2>&1; then
-	cg_fail "build the shim" "$(head -n 3 "$CG_ROOT/shim.out")"
-	exit 0
-fi
+cg_shim shim_nocachestat || exit 0
 LD_PRELOAD=$shim cg_smbd_start || { cg_fail "smbd starts with the shim" \
 	"see above"; exit 1; }
 

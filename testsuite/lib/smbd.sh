@@ -20,6 +20,7 @@
 #   cg_smbd_start		start smbd and wait until it answers
 #   cg_smbclient SHARE CMD	run smbclient commands against a share
 #   cg_smbd_stop		stop smbd (also on exit)
+#   cg_shim NAME		build $CG_ROOT/NAME.c into an LD_PRELOAD shim
 
 CG_TOP=${CG_TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 CG_BUILD=${CG_BUILD:-$CG_TOP/build}
@@ -350,6 +351,17 @@ cg_wait_file()
 		[ -e "$1" ] && return 0
 		sleep 0.1
 	done
+	return 1
+}
+
+# cg_shim NAME: compile a script's LD_PRELOAD shim for smbd,
+# $CG_ROOT/NAME.c, into $CG_ROOT/NAME.so; false, with a FAIL line, when
+# gcc cannot
+cg_shim()
+{
+	gcc -shared -fPIC -O2 -o "$CG_ROOT/$1.so" "$CG_ROOT/$1.c" -ldl \
+		>"$CG_ROOT/$1.gcc.out" 2>&1 && return 0
+	cg_fail "build the shim $1" "$(head -n 3 "$CG_ROOT/$1.gcc.out")"
 	return 1
 }
 
