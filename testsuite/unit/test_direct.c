@@ -53,6 +53,7 @@
 
 #include "cacheguard.h"
 #include "cg_sys.h"
+#include "cg_test_seeds.h"
 
 /*
  * Every byte a HIT hands out is copied through the syscall layer's copy
@@ -1231,25 +1232,11 @@ static void random_mix_pass(unsigned seed, bool coarse)
 	h_free(&h);
 }
 
-/*
- * The random passes run seeds 1 to 8, or to CG_TEST_SEEDS: t02 runs 4
- * under valgrind, whose subject is a memory error on any path the
- * passes take, not the eight seeds' mixes (the plain run and t01's
- * sanitizers run them all).
- */
-static unsigned random_seeds(void)
-{
-	const char *s = getenv("CG_TEST_SEEDS");
-	unsigned n = s != NULL ? (unsigned)atoi(s) : 0;
-
-	return n >= 1 && n <= 8 ? n : 8;
-}
-
 static void test_random_mix(void **state)
 {
 	unsigned seed;
 
-	for (seed = 1; seed <= random_seeds(); seed++) {
+	for (seed = 1; seed <= cg_test_seeds(); seed++) {
 		random_mix_pass(seed, false);
 		random_mix_pass(seed, true);
 	}

@@ -58,6 +58,7 @@
 #include <string.h>
 
 #include "cg_dsched.h"
+#include "cg_test_seeds.h"
 #include "cg_sys.h"
 
 #define KiB (1ULL << 10)
@@ -1064,25 +1065,13 @@ static void random_pass(unsigned seed)
 	f_free(&f);
 }
 
-/*
- * The random passes run seeds 1 to 8, or to CG_TEST_SEEDS: t02 runs 4
- * under valgrind, whose subject is a memory error on any path the
- * passes take, not the eight seeds' mixes (the plain run and t01's
- * sanitizers run them all). Seed 4 is the first with failed fills.
- */
-static unsigned random_seeds(void)
-{
-	const char *s = getenv("CG_TEST_SEEDS");
-	unsigned n = s != NULL ? (unsigned)atoi(s) : 0;
-
-	return n >= 1 && n <= 8 ? n : 8;
-}
+/* Seed 4 is the first with failed fills */
 
 static void test_random_mix(void **state)
 {
 	unsigned seed;
 
-	for (seed = 1; seed <= random_seeds(); seed++) {
+	for (seed = 1; seed <= cg_test_seeds(); seed++) {
 		random_pass(seed);
 	}
 }
