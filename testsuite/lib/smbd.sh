@@ -60,13 +60,15 @@ cg_port_is_ours()
 	ss -Htlnp "sport = :$CG_PORT" | grep -q "pid=$CG_SMBD_PID,"
 }
 
-# The unprivileged account the clients use; made once, kept
+# The unprivileged account the clients use; made once, kept. Scripts
+# run side by side (testsuite/run): another may make it first
 cg_ensure_user()
 {
 	[ "$CG_USER" = root ] && return 0
 	id -u "$CG_USER" >/dev/null 2>&1 && return 0
 	useradd --system --user-group --no-create-home \
-		--home-dir /nonexistent --shell /usr/sbin/nologin "$CG_USER"
+		--home-dir /nonexistent --shell /usr/sbin/nologin "$CG_USER" ||
+		id -u "$CG_USER" >/dev/null 2>&1
 }
 
 # cg_conf_private ROOT LOG: the [global] lines of an smbd of its own:
@@ -279,7 +281,9 @@ cg_smbd_stop()
 		CG_SMBD_PID=
 	fi
 	# forked children and samba-dcerpcd carry the config path too
-	pkill -f -- "$CG_CONF" 2>/dev/null
+	# (never an empty pattern: it matches every process, the other
+	# scripts' that run beside this one included)
+	[ -z "${CG_CONF:-}" ] || pkill -f -- "$CG_CONF" 2>/dev/null
 	return 0
 }
 
