@@ -27,20 +27,14 @@ fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 for t in "$asan"/test_*; do
-	cg_cpu_slot
-	(
-		start=$(date +%s)
+	cg_per_core "$out" "${t##*/}" env \
 		ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0 \
-			UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-			"$t" >"$out/${t##*/}.log" 2>&1
-		echo "$? $(($(date +%s) - start))" >"$out/${t##*/}.rc"
-	) &
+		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$t"
 done
 wait
 for t in "$asan"/test_*; do
 	name=$(basename "$t")
-	rc="no status" secs=?
-	[ -f "$out/$name.rc" ] && read -r rc secs <"$out/$name.rc"
+	cg_per_core_result "$out" "$name"
 	if [ "$rc" = 0 ] &&
 		! grep -qE 'Sanitizer|runtime error' "$out/$name.log"; then
 		cg_pass "$name under ASan+UBSan, ${secs}s"

@@ -23,21 +23,14 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 for t in "$build"/test_*; do
 	[ -x "$t" ] || continue
-	cg_cpu_slot
-	(
-		start=$(date +%s)
-		valgrind -q --error-exitcode=99 --leak-check=full \
-			--errors-for-leak-kinds=definite,indirect "$t" \
-			>"$out/${t##*/}.log" 2>&1
-		echo "$? $(($(date +%s) - start))" >"$out/${t##*/}.rc"
-	) &
+	cg_per_core "$out" "${t##*/}" valgrind -q --error-exitcode=99 \
+		--leak-check=full --errors-for-leak-kinds=definite,indirect "$t"
 done
 wait
 for t in "$build"/test_*; do
 	[ -x "$t" ] || continue
 	name=$(basename "$t")
-	rc="no status" secs=?
-	[ -f "$out/$name.rc" ] && read -r rc secs <"$out/$name.rc"
+	cg_per_core_result "$out" "$name"
 	if [ "$rc" = 0 ]; then
 		cg_pass "$name under valgrind, ${secs}s"
 	else

@@ -73,3 +73,28 @@ cg_cpu_slot()
 	done
 }
 
+# cg_per_core OUT NAME COMMAND...: COMMAND in the background once a core
+# is free (cg_cpu_slot); its output in OUT/NAME.log, its exit status and
+# wall seconds in OUT/NAME.rc. The caller waits, then reads each with
+# cg_per_core_result.
+cg_per_core()
+{
+	local out=$1 name=$2
+	shift 2
+
+	cg_cpu_slot
+	(
+		start=$(date +%s)
+		"$@" >"$out/$name.log" 2>&1
+		echo "$? $(($(date +%s) - start))" >"$out/$name.rc"
+	) &
+}
+
+# cg_per_core_result OUT NAME: sets rc and secs ("no status" and "?" for
+# a command that left none)
+cg_per_core_result()
+{
+	rc="no status" secs=?
+	[ -f "$1/$2.rc" ] && read -r rc secs <"$1/$2.rc"
+}
+
