@@ -41,12 +41,6 @@ reader_gap=$((128 * MiB))
 direct_memory=$((64 * MiB))
 modes="dontneed dontcache direct auto"
 
-# checksum: of stdin; cksum's CRC is 5 times as fast as md5 here
-checksum()
-{
-	cksum | cut -d' ' -f1,2
-}
-
 cg_smbd_init
 fs=$CG_ROOT/mnt/load
 if ! cg_mount_fs ext4 "$fs" 4G; then
@@ -71,14 +65,14 @@ for i in $(seq -w 1 "$NFILES"); do
 		head -c 4096 /dev/urandom
 		tail -c +4097 "$CG_ROOT/base.bin"
 	} >"$fs/f$i.bin"
-	checksum <"$fs/f$i.bin" >"$CG_ROOT/want.$i"
+	cg_checksum <"$fs/f$i.bin" >"$CG_ROOT/want.$i"
 	files="$files $fs/f$i.bin"
 done
 head -c "$SHARED" /dev/urandom >"$CG_ROOT/shared.ref"
 cp "$CG_ROOT/shared.ref" "$fs/shared.bin"
-shared_sum=$(checksum <"$fs/shared.bin")
+shared_sum=$(cg_checksum <"$fs/shared.bin")
 head -c "$LONGSIZE" /dev/urandom >"$fs/long.bin"
-long_sum=$(checksum <"$fs/long.bin")
+long_sum=$(cg_checksum <"$fs/long.bin")
 sync
 
 readahead=$((2 * $(cg_device_readahead "$fs/f01.bin")))
@@ -160,7 +154,7 @@ for share in plain $modes; do
 	for i in $(seq -w 1 "$NFILES"); do
 		rm -f "$CG_ROOT/got.$i"
 		(cg_smbclient "$share" "get f$i.bin -" 2>/dev/null |
-			checksum >"$CG_ROOT/got.$i") &
+			cg_checksum >"$CG_ROOT/got.$i") &
 		clients="$clients $!"
 	done
 	# shellcheck disable=SC2086
@@ -301,7 +295,7 @@ mkdir "$streams"
 clients=
 for i in 1 2; do
 	(cg_smbclient dontneed "get shared.bin -" 2>/dev/null |
-		checksum >"$CG_ROOT/shared.$i") &
+		cg_checksum >"$CG_ROOT/shared.$i") &
 	clients="$clients $!"
 done
 # shellcheck disable=SC2086
@@ -357,7 +351,7 @@ long_session()
 			sleep 0.1
 		done
 		sleep 1
-		[ "$(checksum <"$got")" = "$long_sum" ] ||
+		[ "$(cg_checksum <"$got")" = "$long_sum" ] ||
 			long_bad=$((long_bad + 1))
 		p=$(cg_rss_anon "$pid")
 		echo "[$1] smbd $pid idle after copy $i:" \

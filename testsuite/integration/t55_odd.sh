@@ -89,17 +89,11 @@ verify()
 	"$CG_BUILD/smb_verify" -p "$CG_PORT" -U "$CG_USER%$CG_PASS" "$@" 2>&1
 }
 
-# checksum: of stdin; cksum's CRC is 5 times as fast as md5sum here
-checksum()
-{
-	cksum | cut -d' ' -f1,2
-}
-
 # getsum SHARE NAME: the checksum of a file as an smbclient get returns
 # it; smbclient's errors (a get cut short) go to the log
 getsum()
 {
-	cg_smbclient "$1" "get $2 -" 2>"$CG_ROOT/log/getsum.err" | checksum
+	cg_smbclient "$1" "get $2 -" 2>"$CG_ROOT/log/getsum.err" | cg_checksum
 	grep -E "NT_STATUS|[Ee]rror" "$CG_ROOT/log/getsum.err" >&2 || true
 }
 
@@ -126,7 +120,7 @@ sparse_bytes()
 	done
 	head -c $((sparse_size - pos)) /dev/zero
 }
-sum=$(sparse_bytes | checksum)
+sum=$(sparse_bytes | cg_checksum)
 echo "sparse file: $(du -k "$sparse" | cut -f1) KiB allocated of" \
 	"$(($(stat -c %s "$sparse") / 1024)) KiB"
 for mode in $modes; do
@@ -157,7 +151,7 @@ for mode in $modes; do
 	for size in $sizes; do
 		cg_drop_cache "$odd/w$size"
 		[ "$(getsum "odd_$mode" "w$size")" = \
-			"$(checksum <"$odd/w$size")" ] ||
+			"$(cg_checksum <"$odd/w$size")" ] ||
 			bad="$bad $size"
 		cg_drop_cache "$odd/w$size"
 		verify -n 1 -s 5 -m $((window / 3)) seq \
@@ -273,7 +267,7 @@ echo "time so far: ${SECONDS}s"
 # --- e. read-only share ----------------------------------------------------
 r=$odd/r.bin
 head -c $((64 * MiB)) /dev/urandom >"$r"
-sum=$(checksum <"$r")
+sum=$(cg_checksum <"$r")
 head -c $MiB /dev/urandom >"$CG_ROOT/up.bin"
 put_status()
 {
@@ -296,9 +290,9 @@ done
 echo "time so far: ${SECONDS}s"
 # --- f. alternate data streams ---------------------------------------------
 head -c $((32 * MiB)) /dev/urandom >"$CG_ROOT/ads.bin"
-sum=$(checksum <"$CG_ROOT/ads.bin")
+sum=$(cg_checksum <"$CG_ROOT/ads.bin")
 head -c 3000 /dev/urandom >"$CG_ROOT/ads_small.bin"
-small_sum=$(checksum <"$CG_ROOT/ads_small.bin")
+small_sum=$(cg_checksum <"$CG_ROOT/ads_small.bin")
 echo base >"$CG_ROOT/base.txt"
 for mode in plain $modes; do
 	f=ads_$mode.txt
@@ -336,7 +330,7 @@ echo "time so far: ${SECONDS}s"
 # --- g. full to the last block ---------------------------------------------
 data=$full/data.bin
 head -c $((24 * MiB)) /dev/urandom >"$data"
-sum=$(checksum <"$data")
+sum=$(cg_checksum <"$data")
 dd if=/dev/zero of="$full/fill1" bs=1M status=none 2>/dev/null
 dd if=/dev/zero of="$full/fill2" bs=1024 status=none 2>/dev/null
 sync
