@@ -319,23 +319,10 @@ rmdir "$streams"
 # held: the direct_memory of its status file after the last copy
 long_session()
 {
-	local fifo=$CG_ROOT/long.fifo got=$CG_ROOT/long.got before p pid=
-	local fd i
+	local got=$CG_ROOT/long.got p pid fd i
 
-	rm -f "$fifo"
-	mkfifo "$fifo"
-	before=" $(cg_smbd_pids | tr '\n' ' ') "
-	smbclient "//127.0.0.1/$1" -p "$CG_PORT" -U "$CG_USER%$CG_PASS" \
-		<"$fifo" >"$CG_ROOT/long.out" 2>&1 &
-	exec {fd}>"$fifo"
-	echo ls >&"$fd"
-	for _ in $(seq 1 100); do
-		for p in $(cg_smbd_pids); do
-			[[ "$before" == *" $p "* ]] || pid=$p
-		done
-		[ -n "$pid" ] && break
-		sleep 0.1
-	done
+	cg_session_open "$1" long
+	pid=$CG_SESSION_PID fd=$CG_SESSION_FD
 	idle=0 long_bad=0
 	start=$(cg_rss_anon "$pid")
 	: >"$CG_ROOT/samples"
@@ -343,13 +330,7 @@ long_session()
 	sampler=$!
 	for i in $(seq 1 "$2"); do
 		cg_drop_cache "$fs/long.bin"
-		rm -f "$got"
-		echo "get long.bin $got" >&"$fd"
-		for _ in $(seq 1 600); do
-			[ "$(stat -c %s "$got" 2>/dev/null)" = "$LONGSIZE" ] &&
-				break
-			sleep 0.1
-		done
+		cg_session_get "$fd" long.bin "$got" "$LONGSIZE" 60
 		sleep 1
 		[ "$(cg_checksum <"$got")" = "$long_sum" ] ||
 			long_bad=$((long_bad + 1))

@@ -435,3 +435,48 @@ cg_rss_anon()
 	kb=$(awk '$1 == "RssAnon:" {print $2}' "/proc/$1/status" 2>/dev/null)
 	echo $((${kb:-0} * 1024))
 }
+
+# cg_session_open SHARE NAME: a long smbclient session on SHARE that
+# reads its commands from a fifo ($CG_ROOT/NAME.fifo, its output in
+# $CG_ROOT/NAME.log). Sets CG_SESSION_FD, the descriptor to write its
+# commands to; CG_SESSION_CLIENT, the smbclient's pid; CG_SESSION_PID,
+# the smbd process that appeared when it connected (fails when none did
+# within 10 s)
+cg_session_open()
+{
+	local fifo=$CG_ROOT/$2.fifo before p _
+
+	rm -f "$fifo"
+	mkfifo "$fifo"
+	before=" $(cg_smbd_pids | tr '\n' ' ') "
+	smbclient "//127.0.0.1/$1" -p "$CG_PORT" -U "$CG_USER%$CG_PASS" \
+		<"$fifo" >"$CG_ROOT/$2.log" 2>&1 &
+	CG_SESSION_CLIENT=$!
+	exec {CG_SESSION_FD}>"$fifo"
+	echo ls >&"$CG_SESSION_FD"
+	CG_SESSION_PID=
+	for _ in $(seq 1 100); do
+		for p in $(cg_smbd_pids); do
+			[[ "$before" == *" $p "* ]] || CG_SESSION_PID=$p
+		done
+		[ -n "$CG_SESSION_PID" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# cg_session_get FD NAME GOT SIZE SECONDS: the session whose commands go
+# to FD gets NAME into GOT; waits until GOT holds SIZE bytes, for SECONDS
+# at most (fails then)
+cg_session_get()
+{
+	local _
+
+	rm -f "$3"
+	echo "get $2 $3" >&"$1"
+	for _ in $(seq 1 $(($5 * 10))); do
+		[ "$(stat -c %s "$3" 2>/dev/null)" = "$4" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
