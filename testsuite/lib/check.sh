@@ -98,7 +98,6 @@ cg_per_core_result()
 	[ -f "$1/$2.rc" ] && read -r rc secs <"$1/$2.rc"
 }
 
-
 # cg_checksum: of stdin; cksum's CRC is 5 times as fast as md5sum here
 cg_checksum()
 {
