@@ -393,7 +393,8 @@ static int cg_direct_budget_take(size_t mem,
 	if (mem == 0) {
 		return -1;
 	}
-	fd = cg_budget_acquire(cg_direct_budget_open, mem, limit, &err);
+	fd = cg_budget_acquire(&cg_sys_linux, cg_direct_budget_open, mem, limit,
+			       &err);
 	if (fd != -1) {
 		return fd;
 	}

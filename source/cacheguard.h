@@ -885,20 +885,25 @@ void cg_prefetch_reset(struct cg_prefetch *pf);
 #define CG_BUDGET_UNIT (64 * 1024)
 
 /*
- * Lock units for bytes on fd, all below limit bytes. 0, or -1 with errno
- * (ENOSPC: they are not free).
+ * Lock units for bytes on fd, all below limit bytes, through sys's lock
+ * operation. 0, or -1 with errno (ENOSPC: they are not free; EAGAIN:
+ * races with other takers lost, as if there were no room this time).
  */
-int cg_budget_take(int fd, uint64_t bytes, uint64_t limit);
+int cg_budget_take(const struct cg_sys *sys,
+		   int fd,
+		   uint64_t bytes,
+		   uint64_t limit);
 
 /* Bytes all holders have taken below limit: for status and tests */
-uint64_t cg_budget_used(int fd, uint64_t limit);
+uint64_t cg_budget_used(const struct cg_sys *sys, int fd, uint64_t limit);
 
 /*
  * Units for bytes from a descriptor of the budget file of its own, which
  * open_file() opens (-1 and errno on failure): that descriptor, or -1
  * and in *err why. cg_budget_absent(*err) tells the two kinds apart.
  */
-int cg_budget_acquire(int (*open_file)(void),
+int cg_budget_acquire(const struct cg_sys *sys,
+		      int (*open_file)(void),
 		      uint64_t bytes,
 		      uint64_t limit,
 		      int *err);

@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "cacheguard.h"
+#include "cg_sys.h"
 
 #ifndef F_OFD_GETLK
 #define F_OFD_GETLK 36
@@ -53,25 +54,27 @@ static uint64_t cg_budget_units(uint64_t bytes)
 	return bytes / CG_BUDGET_UNIT + (bytes % CG_BUDGET_UNIT != 0);
 }
 
-/* fcntl on [start, start + len) of fd; EINTR retried */
-static int cg_budget_lock(int fd, int cmd, struct flock *fl, uint64_t start,
+/* A lock query or request of type F_WRLCK on [start, start + len) */
+static int cg_budget_lock(const struct cg_sys *sys,
+			  int fd,
+			  int cmd,
+			  struct flock *fl,
+			  uint64_t start,
 			  uint64_t len)
 {
-	int ret;
-
 	*fl = (struct flock){
 		.l_type = F_WRLCK,
 		.l_whence = SEEK_SET,
 		.l_start = (off_t)start,
 		.l_len = (off_t)len,
 	};
-	do {
-		ret = fcntl(fd, cmd, fl);
-	} while (ret == -1 && errno == EINTR);
-	return ret;
+	return cg_sys_lock(sys, fd, cmd, fl);
 }
 
-int cg_budget_take(int fd, uint64_t bytes, uint64_t limit)
+int cg_budget_take(const struct cg_sys *sys,
+		   int fd,
+		   uint64_t bytes,
+		   uint64_t limit)
 {
 	uint64_t want = cg_budget_units(bytes);
 	uint64_t cap = limit / CG_BUDGET_UNIT;
@@ -83,7 +86,7 @@ int cg_budget_take(int fd, uint64_t bytes, uint64_t limit)
 		return 0;
 	}
 	while (pos + want <= cap) {
-		if (cg_budget_lock(fd, F_OFD_GETLK, &fl, pos, want) != 0) {
+		if (cg_budget_lock(sys, fd, F_OFD_GETLK, &fl, pos, want) != 0) {
 			return -1;
 		}
 		if (fl.l_type != F_UNLCK) {
@@ -97,7 +100,7 @@ int cg_budget_take(int fd, uint64_t bytes, uint64_t limit)
 			pos = (uint64_t)fl.l_start + (uint64_t)fl.l_len;
 			continue;
 		}
-		if (cg_budget_lock(fd, F_OFD_SETLK, &fl, pos, want) == 0) {
+		if (cg_budget_lock(sys, fd, F_OFD_SETLK, &fl, pos, want) == 0) {
 			return 0;
 		}
 		if (errno != EAGAIN && errno != EACCES) {
@@ -118,7 +121,7 @@ int cg_budget_take(int fd, uint64_t bytes, uint64_t limit)
  * lowest, so a wider query could step over a run. Once a unit is held,
  * the lock reported covers it, and the scan moves past that lock.
  */
-uint64_t cg_budget_used(int fd, uint64_t limit)
+uint64_t cg_budget_used(const struct cg_sys *sys, int fd, uint64_t limit)
 {
 	uint64_t cap = limit / CG_BUDGET_UNIT;
 	uint64_t pos = 0;
@@ -127,7 +130,7 @@ uint64_t cg_budget_used(int fd, uint64_t limit)
 	struct flock fl;
 
 	while (pos < cap) {
-		if (cg_budget_lock(fd, F_OFD_GETLK, &fl, pos, 1) != 0) {
+		if (cg_budget_lock(sys, fd, F_OFD_GETLK, &fl, pos, 1) != 0) {
 			break;
 		}
 		if (fl.l_type == F_UNLCK) {
@@ -143,7 +146,8 @@ uint64_t cg_budget_used(int fd, uint64_t limit)
 	return used * CG_BUDGET_UNIT;
 }
 
-int cg_budget_acquire(int (*open_file)(void),
+int cg_budget_acquire(const struct cg_sys *sys,
+		      int (*open_file)(void),
 		      uint64_t bytes,
 		      uint64_t limit,
 		      int *err)
@@ -154,7 +158,7 @@ int cg_budget_acquire(int (*open_file)(void),
 		*err = errno;
 		return -1;
 	}
-	if (cg_budget_take(fd, bytes, limit) == 0) {
+	if (cg_budget_take(sys, fd, bytes, limit) == 0) {
 		*err = 0;
 		return fd;
 	}

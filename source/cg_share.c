@@ -137,7 +137,7 @@ static uint64_t cg_unit_up(uint64_t off)
 	return CG_MIN(u, CG_SHARE_SLOT_UNITS);
 }
 
-/* fcntl of type on units [u0, u1) of the stream's slot; EINTR retried */
+/* A lock command of type on units [u0, u1) of the stream's slot */
 static int cg_share_fcntl(const struct cg_stream *s,
 			  int cmd,
 			  struct flock *fl,
@@ -145,18 +145,13 @@ static int cg_share_fcntl(const struct cg_stream *s,
 			  uint64_t u0,
 			  uint64_t u1)
 {
-	int ret;
-
 	*fl = (struct flock){
 		.l_type = type,
 		.l_whence = SEEK_SET,
 		.l_start = (off_t)(s->share_slot * CG_SHARE_SLOT_UNITS + u0),
 		.l_len = (off_t)(u1 - u0),
 	};
-	do {
-		ret = fcntl(s->share_fd, cmd, fl);
-	} while (ret == -1 && errno == EINTR);
-	return ret;
+	return cg_sys_lock(s->sys, s->share_fd, cmd, fl);
 }
 
 /*
@@ -320,7 +315,7 @@ static int cg_share_descriptor(struct cg_stream *s)
 
 		if (o != NULL && o != s && o->share_client == s->share_client &&
 		    o->share_slot == s->share_slot && o->share_fd != -1) {
-			return fcntl(o->share_fd, F_DUPFD_CLOEXEC, 0);
+			return cg_sys_dup(s->sys, o->share_fd);
 		}
 	}
 	return s->sys->share_open();

@@ -394,7 +394,7 @@ static bool cg_ra_grant(struct cg_stream *s)
 	if (fd == -1) {
 		return false;
 	}
-	if (cg_budget_take(fd, cg_kernel_ra_cost(s),
+	if (cg_budget_take(s->sys, fd, cg_kernel_ra_cost(s),
 			   s->cfg->readahead_memory) != 0) {
 		close(fd);
 		return false;

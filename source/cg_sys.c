@@ -206,6 +206,32 @@ static void cg_linux_copy(void *dst, const void *src, size_t n)
 	}
 }
 
+static int cg_linux_lock(int fd, int cmd, struct flock *fl)
+{
+	return fcntl(fd, cmd, fl);
+}
+
+static int cg_linux_dup(int fd)
+{
+	return fcntl(fd, F_DUPFD_CLOEXEC, 0);
+}
+
+int cg_sys_lock(const struct cg_sys *sys, int fd, int cmd, struct flock *fl)
+{
+	int ret;
+
+	do {
+		ret = sys->lock != NULL ? sys->lock(fd, cmd, fl)
+					: cg_linux_lock(fd, cmd, fl);
+	} while (ret == -1 && errno == EINTR);
+	return ret;
+}
+
+int cg_sys_dup(const struct cg_sys *sys, int fd)
+{
+	return sys->dup != NULL ? sys->dup(fd) : cg_linux_dup(fd);
+}
+
 const struct cg_sys cg_sys_linux = {
 	.fadvise = cg_linux_fadvise,
 	.resident = cg_linux_resident,
@@ -214,6 +240,8 @@ const struct cg_sys cg_sys_linux = {
 	.sync_file_range = cg_linux_sync_file_range,
 	.pwritev2 = cg_linux_pwritev2,
 	.copy = cg_linux_copy,
+	.lock = cg_linux_lock,
+	.dup = cg_linux_dup,
 };
 
 #ifndef SYS_ioprio_get

@@ -25,6 +25,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct flock;
+
 /*
  * Uncached buffered I/O (Linux 6.14+): the pages a read creates are
  * dropped when it completes. Older uapi headers lack the flag.
@@ -85,6 +87,14 @@ struct cg_sys {
 	 * out (cg_sys_copy). NULL: memcpy().
 	 */
 	void (*copy)(void *dst, const void *src, size_t n);
+	/*
+	 * fcntl(fd, cmd, fl) for the OFD lock commands of the server's lock
+	 * files (F_OFD_GETLK, F_OFD_SETLK; cg_budget.c, cg_share.c): 0, or
+	 * -1 and errno, as it does. NULL: fcntl(). Through cg_sys_lock.
+	 */
+	int (*lock)(int fd, int cmd, struct flock *fl);
+	/* fcntl(fd, F_DUPFD_CLOEXEC, 0), as it does. NULL: fcntl(). */
+	int (*dup)(int fd);
 };
 
 extern const struct cg_sys cg_sys_linux;
@@ -97,6 +107,13 @@ void cg_sys_copy(const struct cg_sys *sys,
 		 void *dst,
 		 const void *src,
 		 size_t n);
+
+/*
+ * sys->lock with EINTR retried: 0, or -1 and errno. A lock file's only
+ * way in; cg_sys_dup likewise for sys->dup.
+ */
+int cg_sys_lock(const struct cg_sys *sys, int fd, int cmd, struct flock *fl);
+int cg_sys_dup(const struct cg_sys *sys, int fd);
 
 /*
  * pread() semantics over sys->preadv2: read until n bytes or end of

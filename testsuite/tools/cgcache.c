@@ -185,8 +185,10 @@ int main(int argc, char **argv)
 		return ret == 0 ? 0 : 1;
 	}
 	if (argc == 4) {
+		uint64_t limit = strtoull(argv[3], NULL, 0);
+
 		printf("%" PRIu64 "\n",
-		       cg_budget_used(fd, strtoull(argv[3], NULL, 0)));
+		       cg_budget_used(&cg_sys_linux, fd, limit));
 		return 0;
 	}
 	if (strcmp(argv[1], "stat") == 0) {

@@ -41,10 +41,14 @@
 #include <cmocka.h>
 
 #include "cacheguard.h"
+#include "cg_sys.h"
 
 #define MiB (1024 * 1024ULL)
 
 static char path[] = "/tmp/cg_budget_test.XXXXXX";
+
+/* The kernel's locks; test_lock_failures puts a fake in front of them */
+static const struct cg_sys *const kern = &cg_sys_linux;
 
 static int budget_open(void)
 {
@@ -79,25 +83,25 @@ static void test_take_and_give(void **state)
 	int a = budget_open(), b = budget_open(), c = budget_open();
 	int d = budget_open();
 
-	assert_int_equal(cg_budget_take(a, 8 * MiB, 12 * MiB), 0);
-	assert_int_equal(cg_budget_used(d, 12 * MiB), 8 * MiB);
+	assert_int_equal(cg_budget_take(kern, a, 8 * MiB, 12 * MiB), 0);
+	assert_int_equal(cg_budget_used(kern, d, 12 * MiB), 8 * MiB);
 	errno = 0;
-	assert_int_equal(cg_budget_take(b, 8 * MiB, 12 * MiB), -1);
+	assert_int_equal(cg_budget_take(kern, b, 8 * MiB, 12 * MiB), -1);
 	assert_int_equal(errno, ENOSPC);
-	assert_int_equal(cg_budget_take(b, 4 * MiB, 12 * MiB), 0);
-	assert_int_equal(cg_budget_used(d, 12 * MiB), 12 * MiB);
+	assert_int_equal(cg_budget_take(kern, b, 4 * MiB, 12 * MiB), 0);
+	assert_int_equal(cg_budget_used(kern, d, 12 * MiB), 12 * MiB);
 	/* a part of a unit is a unit */
-	assert_int_equal(cg_budget_take(c, 1, 12 * MiB), -1);
+	assert_int_equal(cg_budget_take(kern, c, 1, 12 * MiB), -1);
 	close(a);
-	assert_int_equal(cg_budget_used(d, 12 * MiB), 4 * MiB);
+	assert_int_equal(cg_budget_used(kern, d, 12 * MiB), 4 * MiB);
 	/* the freed run is found below the one still held */
-	assert_int_equal(cg_budget_take(c, 8 * MiB, 12 * MiB), 0);
-	assert_int_equal(cg_budget_used(d, 12 * MiB), 12 * MiB);
+	assert_int_equal(cg_budget_take(kern, c, 8 * MiB, 12 * MiB), 0);
+	assert_int_equal(cg_budget_used(kern, d, 12 * MiB), 12 * MiB);
 	/* nothing at all is free */
-	assert_int_equal(cg_budget_take(d, 0, 12 * MiB), 0);
+	assert_int_equal(cg_budget_take(kern, d, 0, 12 * MiB), 0);
 	close(b);
 	close(c);
-	assert_int_equal(cg_budget_used(d, 12 * MiB), 0);
+	assert_int_equal(cg_budget_used(kern, d, 12 * MiB), 0);
 	close(d);
 }
 
@@ -135,7 +139,7 @@ static void test_failure_is_no_room(void **state)
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		open_error = cases[i].err;
-		fd = cg_budget_acquire(budget_open_or_fail, MiB, 12 * MiB,
+		fd = cg_budget_acquire(kern, budget_open_or_fail, MiB, 12 * MiB,
 				       &err);
 		assert_int_equal(fd, -1);
 		assert_int_equal(err, cases[i].err);
@@ -143,18 +147,99 @@ static void test_failure_is_no_room(void **state)
 	}
 	open_error = 0;
 	/* the file opens again: units as before */
-	fd = cg_budget_acquire(budget_open_or_fail, 8 * MiB, 12 * MiB, &err);
+	fd = cg_budget_acquire(kern, budget_open_or_fail, 8 * MiB, 12 * MiB,
+			       &err);
 	assert_true(fd >= 0);
 	assert_int_equal(err, 0);
-	assert_int_equal(cg_budget_used(held, 12 * MiB), 8 * MiB);
+	assert_int_equal(cg_budget_used(kern, held, 12 * MiB), 8 * MiB);
 	/* spent is no room, and gives no descriptor away */
-	assert_int_equal(cg_budget_acquire(budget_open_or_fail, 8 * MiB,
+	assert_int_equal(cg_budget_acquire(kern, budget_open_or_fail, 8 * MiB,
 					   12 * MiB, &err),
 			 -1);
 	assert_int_equal(err, ENOSPC);
 	assert_false(cg_budget_absent(err));
 	close(fd);
-	assert_int_equal(cg_budget_used(held, 12 * MiB), 0);
+	assert_int_equal(cg_budget_used(kern, held, 12 * MiB), 0);
+	close(held);
+}
+
+/*
+ * The locks go through the engine's syscall table (cg_sys.lock): a fake
+ * in front of the kernel's injects what the kernel can answer.
+ */
+static struct {
+	int eintr;		/* calls left that fail with EINTR */
+	int getlk_err;		/* F_OFD_GETLK fails so (0: no) */
+	int setlk_err;		/* F_OFD_SETLK fails so (0: no) */
+	unsigned calls, setlks;
+} fake;
+
+static int fake_lock(int fd, int cmd, struct flock *fl)
+{
+	fake.calls++;
+	if (fake.eintr > 0) {
+		fake.eintr--;
+		errno = EINTR;
+		return -1;
+	}
+	if (cmd == F_OFD_GETLK && fake.getlk_err != 0) {
+		errno = fake.getlk_err;
+		return -1;
+	}
+	if (cmd == F_OFD_SETLK) {
+		fake.setlks++;
+		if (fake.setlk_err != 0) {
+			errno = fake.setlk_err;
+			return -1;
+		}
+	}
+	return fcntl(fd, cmd, fl);
+}
+
+static const struct cg_sys fake_sys = {
+	.lock = fake_lock,
+};
+
+static void test_lock_failures(void **state)
+{
+	int held = budget_open(), fd, err = 0;
+
+	(void)state;
+	/* an interrupted lock call is made again */
+	fake = (typeof(fake)){.eintr = 3};
+	fd = budget_open();
+	assert_int_equal(cg_budget_take(&fake_sys, fd, 4 * MiB, 8 * MiB), 0);
+	assert_int_equal(fake.calls, 5);	/* 3 EINTR, GETLK, SETLK */
+	assert_int_equal(cg_budget_used(kern, held, 8 * MiB), 4 * MiB);
+	close(fd);
+
+	/* no OFD locks in this kernel: no budget file can be had */
+	fake = (typeof(fake)){.getlk_err = EINVAL};
+	fd = cg_budget_acquire(&fake_sys, budget_open, MiB, 8 * MiB, &err);
+	assert_int_equal(fd, -1);
+	assert_int_equal(err, EINVAL);
+	assert_true(cg_budget_absent(err));
+
+	/*
+	 * Races lost (each free run taken between the query and the lock,
+	 * EAGAIN or EACCES) end after nine tries as EAGAIN: no room this
+	 * time, never a missing budget file
+	 */
+	fake = (typeof(fake)){.setlk_err = EACCES};
+	fd = cg_budget_acquire(&fake_sys, budget_open, MiB, 8 * MiB, &err);
+	assert_int_equal(fd, -1);
+	assert_int_equal(err, EAGAIN);
+	assert_false(cg_budget_absent(err));
+	assert_int_equal(fake.setlks, 9);
+
+	/* any other failure of the lock itself is reported as it is */
+	fake = (typeof(fake)){.setlk_err = ENOLCK};
+	fd = cg_budget_acquire(&fake_sys, budget_open, MiB, 8 * MiB, &err);
+	assert_int_equal(fd, -1);
+	assert_int_equal(err, ENOLCK);
+	assert_false(cg_budget_absent(err));
+	assert_int_equal(fake.setlks, 1);
+	assert_int_equal(cg_budget_used(kern, held, 8 * MiB), 0);
 	close(held);
 }
 
@@ -163,13 +248,13 @@ static void test_limits_share_a_pool(void **state)
 {
 	int a = budget_open(), b = budget_open(), c = budget_open();
 
-	assert_int_equal(cg_budget_take(a, 4 * MiB, 64 * MiB), 0);
-	assert_int_equal(cg_budget_take(b, 4 * MiB, 6 * MiB), -1);
-	assert_int_equal(cg_budget_take(b, 2 * MiB, 6 * MiB), 0);
-	assert_int_equal(cg_budget_used(c, 64 * MiB), 6 * MiB);
-	assert_int_equal(cg_budget_used(c, 2 * MiB), 2 * MiB);
+	assert_int_equal(cg_budget_take(kern, a, 4 * MiB, 64 * MiB), 0);
+	assert_int_equal(cg_budget_take(kern, b, 4 * MiB, 6 * MiB), -1);
+	assert_int_equal(cg_budget_take(kern, b, 2 * MiB, 6 * MiB), 0);
+	assert_int_equal(cg_budget_used(kern, c, 64 * MiB), 6 * MiB);
+	assert_int_equal(cg_budget_used(kern, c, 2 * MiB), 2 * MiB);
 	/* a limit below one unit admits nothing */
-	assert_int_equal(cg_budget_take(c, 1, CG_BUDGET_UNIT - 1), -1);
+	assert_int_equal(cg_budget_take(kern, c, 1, CG_BUDGET_UNIT - 1), -1);
 	close(a);
 	close(b);
 	close(c);
@@ -182,18 +267,19 @@ static void test_fragments(void **state)
 
 	for (i = 0; i < 8; i++) {
 		fds[i] = budget_open();
-		assert_int_equal(cg_budget_take(fds[i], 1 * MiB, 8 * MiB), 0);
+		assert_int_equal(
+			cg_budget_take(kern, fds[i], 1 * MiB, 8 * MiB), 0);
 	}
 	close(fds[1]);
 	close(fds[2]);
 	close(fds[5]);
-	assert_int_equal(cg_budget_used(x, 8 * MiB), 5 * MiB);
+	assert_int_equal(cg_budget_used(kern, x, 8 * MiB), 5 * MiB);
 	/* 3 MiB are free, but in runs of 2 and 1 */
-	assert_int_equal(cg_budget_take(x, 3 * MiB, 8 * MiB), -1);
-	assert_int_equal(cg_budget_take(x, 2 * MiB, 8 * MiB), 0);
-	assert_int_equal(cg_budget_take(y, 1 * MiB, 8 * MiB), 0);
+	assert_int_equal(cg_budget_take(kern, x, 3 * MiB, 8 * MiB), -1);
+	assert_int_equal(cg_budget_take(kern, x, 2 * MiB, 8 * MiB), 0);
+	assert_int_equal(cg_budget_take(kern, y, 1 * MiB, 8 * MiB), 0);
 	/* (a descriptor's own lock is not in its own view: ask another) */
-	assert_int_equal(cg_budget_used(fds[1] = budget_open(), 8 * MiB),
+	assert_int_equal(cg_budget_used(kern, fds[1] = budget_open(), 8 * MiB),
 			 8 * MiB);
 	close(fds[1]);
 	for (i = 0; i < 8; i++) {
@@ -225,21 +311,22 @@ static void test_crash_gives_back(void **state)
 		close(STDOUT_FILENO);
 		close(STDERR_FILENO);
 		mine = open(path, O_RDWR);
-		ok = mine >= 0 && cg_budget_take(mine, 10 * MiB, 12 * MiB) == 0;
+		ok = mine >= 0 &&
+		     cg_budget_take(kern, mine, 10 * MiB, 12 * MiB) == 0;
 		(void)write(pipefd[1], &ok, 1);
 		pause();
 		_exit(0);
 	}
 	assert_int_equal(read(pipefd[0], &ok, 1), 1);
-	held = cg_budget_used(fd, 12 * MiB);
-	refused = cg_budget_take(fd, 4 * MiB, 12 * MiB);
+	held = cg_budget_used(kern, fd, 12 * MiB);
+	refused = cg_budget_take(kern, fd, 4 * MiB, 12 * MiB);
 	kill(pid, SIGKILL);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(ok);
 	assert_int_equal(held, 10 * MiB);
 	assert_int_equal(refused, -1);
-	assert_int_equal(cg_budget_used(fd, 12 * MiB), 0);
-	assert_int_equal(cg_budget_take(fd, 12 * MiB, 12 * MiB), 0);
+	assert_int_equal(cg_budget_used(kern, fd, 12 * MiB), 0);
+	assert_int_equal(cg_budget_take(kern, fd, 12 * MiB, 12 * MiB), 0);
 	close(fd);
 	close(pipefd[0]);
 	close(pipefd[1]);
@@ -253,6 +340,7 @@ int main(void)
 		cmocka_unit_test(test_fragments),
 		cmocka_unit_test(test_crash_gives_back),
 		cmocka_unit_test(test_failure_is_no_room),
+		cmocka_unit_test(test_lock_failures),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
