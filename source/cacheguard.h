@@ -358,9 +358,10 @@ bool cg_share_sibling_active(const struct cg_stream *s);
 /*
  * The stream still needs the file from "from" on (no read in flight
  * starts below it): move its claim (once a window), learn whether others
- * read the file, retry kept bytes
+ * read the file, retry kept bytes. True when it has just learned that
+ * others do: what the stream makes of that is cg_stream.c's.
  */
-void cg_share_update(struct cg_stream *s, int fd, uint64_t from);
+bool cg_share_update(struct cg_stream *s, int fd, uint64_t from);
 /* DONTNEED [off, end) except what others claim: the lowest byte kept */
 uint64_t cg_share_drop(struct cg_stream *s, int fd, uint64_t off,
 		       uint64_t end);

@@ -425,13 +425,14 @@ static void cg_share_set_claim(struct cg_stream *s, uint64_t off, uint64_t end)
 	s->claim = (struct cg_range){.off = off, .end = end};
 }
 
-void cg_share_update(struct cg_stream *s, int fd, uint64_t from)
+bool cg_share_update(struct cg_stream *s, int fd, uint64_t from)
 {
 	uint64_t size = CG_MAX(s->file_size, s->front);
 	uint64_t c0, c1;
+	bool met = false;
 
 	if (s->share_fd == -1 || s->state != CG_ACTIVE) {
-		return;
+		return false;
 	}
 	/*
 	 * Until it has seen another, a stream looks at every completion:
@@ -440,12 +441,10 @@ void cg_share_update(struct cg_stream *s, int fd, uint64_t from)
 	if (!s->shared &&
 	    cg_share_claimed(s, 0, cg_unit_up(size), &c0, &c1)) {
 		s->shared = true;
-		if (s->via == CG_VIA_DONTCACHE) {
-			cg_stream_set_via(s, fd, CG_VIA_CACHE);
-		}
+		met = true;
 	}
 	if (s->claim.end != 0 && from < s->claim.off + s->cfg->window) {
-		return;
+		return met;
 	}
 	from = CG_MIN(from, size);
 	cg_share_set_claim(s, from, CG_MIN(from + s->cfg->reader_gap, size));
@@ -454,6 +453,7 @@ void cg_share_update(struct cg_stream *s, int fd, uint64_t from)
 		s->kept_lo = cg_share_drop(s, fd, s->kept_lo,
 					   CG_MIN(s->dropped_to, from));
 	}
+	return met;
 }
 
 struct cg_range cg_share_leftover(const struct cg_stream *s)

@@ -519,6 +519,19 @@ static bool cg_resident_ahead(struct cg_stream *s,
 	return cg_resident_sampled(s, fd, from, *len, resident) == 0;
 }
 
+/*
+ * The stream needs the file from "from" on (cg_share_update). Once it
+ * learns that other streams read the file, a dontcache stream reads
+ * through the cache: RWF_DONTCACHE would drop the pages they are about
+ * to read, where the window drops keep what they claim.
+ */
+static void cg_share_follow(struct cg_stream *s, int fd, uint64_t from)
+{
+	if (cg_share_update(s, fd, from) && s->via == CG_VIA_DONTCACHE) {
+		cg_stream_set_via(s, fd, CG_VIA_CACHE);
+	}
+}
+
 static void cg_stream_activate(struct cg_stream *s, int fd)
 {
 	uint64_t resident, len;
@@ -535,7 +548,7 @@ static void cg_stream_activate(struct cg_stream *s, int fd)
 	CG_COUNT(s, streams, 1);
 	cg_hints_on(s, fd);
 	cg_share_begin(s);
-	cg_share_update(s, fd, s->dropped_to);
+	cg_share_follow(s, fd, s->dropped_to);
 }
 
 void cg_stream_set_via(struct cg_stream *s, int fd, enum cg_via via)
@@ -793,7 +806,7 @@ void cg_read_end(struct cg_stream *s, int fd, struct cg_io *io, ssize_t nread)
 	/* Any completion, a stray's too, may release held-back windows */
 	need = CG_MIN(s->contig, cg_lowest_inflight(s));
 	cg_drop_behind(s, fd, need);
-	cg_share_update(s, fd, need);
+	cg_share_follow(s, fd, need);
 	/*
 	 * Read to its end: nothing left to read ahead, so its share of the
 	 * readahead budget is free for the next copy now, not when the
