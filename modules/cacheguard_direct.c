@@ -352,18 +352,6 @@ static void cg_direct_io_unref(struct cg_direct_io *io)
 	}
 }
 
-int cg_direct_reopen(int fd)
-{
-	char buf[PATH_MAX];
-	const char *path = cg_proc_fd_path(fd, buf, sizeof(buf));
-
-	if (path == NULL) {
-		errno = ENOSYS;	/* no /proc: no way to reopen the fd */
-		return -1;
-	}
-	return open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
-}
-
 /*
  * A descriptor of the server-wide budget file (cg_budget.c), of its own:
  * its locks are one buffer's units. Opened as root (the state directory
@@ -466,7 +454,7 @@ static struct cg_direct_io *cg_direct_io_open(int fd,
 	cg_direct_cond_init(&io->finished);
 	talloc_set_destructor(io, cg_direct_io_destructor);
 
-	io->fd = cg_direct_reopen(fd);
+	io->fd = cg_fs_reopen_direct(fd);
 	if (io->fd == -1) {
 		err = errno;
 		goto fail;

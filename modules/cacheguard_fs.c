@@ -134,6 +134,18 @@ void cg_fs_lacks(dev_t dev, unsigned flag, const char *what, int err)
 		    strerror(err));
 }
 
+int cg_fs_reopen_direct(int fd)
+{
+	char buf[PATH_MAX];
+	const char *path = cg_proc_fd_path(fd, buf, sizeof(buf));
+
+	if (path == NULL) {
+		errno = ENOSYS;	/* no /proc: no way to reopen the fd */
+		return -1;
+	}
+	return open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+}
+
 /*
  * auto: what the filesystem of fsp is (fstatfs: network or FUSE, see
  * CG_FS_REMOTE) and supports, found once per process with a one-byte
@@ -141,7 +153,7 @@ void cg_fs_lacks(dev_t dev, unsigned flag, const char *what, int err)
  * read that fails otherwise is no answer (EBADF: an upload's descriptor
  * opened for writing only): the next file asks again.
  */
-void cg_fs_probe(struct files_struct *fsp)
+void cg_fs_probe(struct files_struct *fsp, bool may_reopen)
 {
 	dev_t dev = fsp->fsp_name->st.st_ex_dev;
 	struct cacheguard_fs *fs = cacheguard_fs(dev);
@@ -163,13 +175,13 @@ void cg_fs_probe(struct files_struct *fsp)
 	if (err != 0 && err != EOPNOTSUPP && err != EINVAL) {
 		return;
 	}
-	if (err != 0 && cacheguard_kernel_oplock(fsp)) {
-		return;		/* a reopen would break it: the next file */
+	if (err != 0 && !may_reopen) {
+		return;		/* a reopen would break a lease: the next file */
 	}
 	fs->flags |= CG_FS_PROBED | cg_fs_type_lacks((uint64_t)sfs.f_type);
 	if (err != 0) {
 		fs->flags |= CG_FS_NO_DONTCACHE;
-		dfd = cg_direct_reopen(fd);
+		dfd = cg_fs_reopen_direct(fd);
 		if (dfd != -1) {
 			close(dfd);
 		} else if (cg_direct_open_failure(errno) == CG_DIRECT_FAIL_FS) {

@@ -26,7 +26,7 @@
 #include "../source/cg_huge.h"
 #include "cacheguard_compat.h"
 
-/* The module's debug class; DBGC_VFS until the init function ran */
+/* The module's debug class (cacheguard_state.c); DBGC_VFS before init */
 extern int vfs_cacheguard_debug_level;
 
 /*
@@ -102,12 +102,6 @@ ssize_t cg_direct_pread(struct cg_direct *d,
 			off_t offset,
 			unsigned inflight);
 /*
- * A second descriptor of fd's file opened with O_DIRECT, through
- * /proc/self/fd: as the current user, so permissions are checked again.
- * -1 and errno on failure.
- */
-int cg_direct_reopen(int fd);
-/*
  * This smbd changes [offset, offset + n) of file id (offset -1: anything
  * of it): its direct streams drop what overlaps. Returns their number.
  */
@@ -164,10 +158,18 @@ const struct cg_huge_stats *cg_direct_huge_stats(void);
  */
 #define CG_FS_PROBED 0x1	/* with the engine's CG_FS_NO_* flags */
 
-/* smbd holds a kernel oplock (a lease) on fsp: no second open of it */
-bool cacheguard_kernel_oplock(struct files_struct *fsp);
-/* auto: probe the filesystem of fsp once, log the choice at level 2 */
-void cg_fs_probe(struct files_struct *fsp);
+/*
+ * auto: probe the filesystem of fsp once, log the choice at level 2;
+ * may_reopen false (smbd holds a lease on fsp, which a second open would
+ * break): what needs an O_DIRECT open is left to the next file
+ */
+void cg_fs_probe(struct files_struct *fsp, bool may_reopen);
+/*
+ * A second descriptor of fd's file opened with O_DIRECT, through
+ * /proc/self/fd: as the current user, so permissions are checked again.
+ * -1 and errno on failure.
+ */
+int cg_fs_reopen_direct(int fd);
 /* The engine's CG_FS_NO_* flags of dev: what it is known to lack */
 unsigned cg_fs_lacks_of(dev_t dev);
 /* Remember that dev lacks flag's feature; logged once per process */
@@ -199,10 +201,13 @@ void cg_status_file_close(struct cg_file *f);
 void cg_status_write(bool force);
 
 /*
- * A new descriptor of <state directory>/cacheguard/NAME, a file of the
- * server's used only for its OFD locks; opened as root (the directory is
- * root's). -1 and errno on failure.
+ * cacheguard_state.c: the module's directory in smbd's state directory,
+ * node-local (NULL without memory), and a new descriptor of
+ * <that directory>/NAME, a file of the server's used only for its OFD
+ * locks; opened as root (the directory is root's). -1 and errno on
+ * failure.
  */
+const char *cg_state_dir(void);
 int cg_state_file_open(const char *name);
 
 /*
@@ -249,39 +254,30 @@ int cg_wfile_fsync_recv(struct tevent_req *req,
 int cg_wfile_close(struct cg_wfile *wf);
 
 /*
- * The writer of fsp (vfs_cacheguard.c), created at its first write; NULL
- * for everything the module leaves alone. _of: only if it exists.
+ * The write hooks (cacheguard_write.c), given fsp's writer wf, which
+ * vfs_cacheguard.c finds or creates; wf NULL: fsp is left alone
  */
-struct cg_wfile *cacheguard_writer(struct vfs_handle_struct *handle,
-				   struct files_struct *fsp);
-struct cg_wfile *cacheguard_writer_of(struct vfs_handle_struct *handle,
-				      struct files_struct *fsp);
-
-/* The write hooks (cacheguard_write.c) */
-ssize_t cacheguard_pwrite(struct vfs_handle_struct *handle,
-			  struct files_struct *fsp,
-			  const void *data,
-			  size_t n,
-			  off_t offset);
-struct tevent_req *cacheguard_pwrite_send(struct vfs_handle_struct *handle,
-					  TALLOC_CTX *mem_ctx,
-					  struct tevent_context *ev,
-					  struct files_struct *fsp,
-					  const void *data,
-					  size_t n,
-					  off_t offset);
-ssize_t cacheguard_pwrite_recv(struct tevent_req *req,
-			       struct vfs_aio_state *vfs_aio_state);
-ssize_t cacheguard_write_recvfile(struct vfs_handle_struct *handle,
-				  int fromfd,
-				  struct files_struct *tofsp,
-				  off_t offset,
-				  size_t n);
-struct tevent_req *cacheguard_fsync_send(struct vfs_handle_struct *handle,
-					 TALLOC_CTX *mem_ctx,
-					 struct tevent_context *ev,
-					 struct files_struct *fsp);
-int cacheguard_fsync_recv(struct tevent_req *req,
-			  struct vfs_aio_state *vfs_aio_state);
+ssize_t cg_write_pwrite(struct vfs_handle_struct *handle,
+			struct files_struct *fsp,
+			struct cg_wfile *wf,
+			const void *data,
+			size_t n,
+			off_t offset);
+struct tevent_req *cg_write_pwrite_send(struct vfs_handle_struct *handle,
+					TALLOC_CTX *mem_ctx,
+					struct tevent_context *ev,
+					struct files_struct *fsp,
+					struct cg_wfile *wf,
+					const void *data,
+					size_t n,
+					off_t offset);
+ssize_t cg_write_pwrite_recv(struct tevent_req *req,
+			    struct vfs_aio_state *vfs_aio_state);
+ssize_t cg_write_recvfile(struct vfs_handle_struct *handle,
+			  int fromfd,
+			  struct files_struct *tofsp,
+			  struct cg_wfile *wf,
+			  off_t offset,
+			  size_t n);
 
 #endif /* CACHEGUARD_GLUE_H */

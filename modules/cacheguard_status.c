@@ -43,8 +43,6 @@
 #include "includes.h"
 #include "smbd/smbd.h"
 
-#include <sys/vfs.h>
-
 #include "cacheguard_glue.h"
 
 #undef DBGC_CLASS
@@ -278,45 +276,6 @@ out:
 	return err;
 }
 
-/*
- * The module's directory of lock and status files: "cacheguard" in smbd's
- * state directory, which is the node's own. A state directory on a
- * filesystem that other machines mount too (network, FUSE or cluster:
- * a mistake in a CTDB cluster, which would make every node share one
- * direct memory budget and take the other nodes' streams for its own)
- * gets "cacheguard.node<PNN>" instead, so that the module's files stay
- * per node, and one line at level 0 per process. The answer is kept for
- * the life of the process, NULL when no memory.
- */
-static const char *cg_state_dir(void)
-{
-	static char *dir;
-	const char *state = lp_state_directory();
-	struct statfs sfs;
-
-	if (dir != NULL) {
-		return dir;
-	}
-	if (lp_clustering() && statfs(state, &sfs) == 0 &&
-	    cg_fs_type_shared((uint64_t)sfs.f_type)) {
-		dir = talloc_asprintf(NULL,
-				      "%s/cacheguard.node%u",
-				      state,
-				      (unsigned)get_my_vnn());
-		DBG_ERR("state directory %s is on a filesystem other "
-			"nodes mount too (f_type %#jx): every node would "
-			"share cacheguard's lock and status files; it keeps "
-			"this node's in %s. Put the state directory on a "
-			"local disk.\n",
-			state,
-			(uintmax_t)sfs.f_type,
-			dir != NULL ? dir : "?");
-	} else {
-		dir = talloc_asprintf(NULL, "%s/cacheguard", state);
-	}
-	return dir;
-}
-
 void cg_status_write(bool force)
 {
 	time_t now = time(NULL);
@@ -344,30 +303,4 @@ void cg_status_write(bool force)
 	cg_status_last_err = err;
 	/* Called between a read and its return: the caller's errno stays */
 	errno = saved_errno;
-}
-
-int cg_state_file_open(const char *name)
-{
-	const char *dir = cg_state_dir();
-	char *path = NULL;
-	int fd = -1;
-	int err = ENOMEM;
-
-	if (dir != NULL) {
-		path = talloc_asprintf(talloc_tos(), "%s/%s", dir, name);
-	}
-	if (path != NULL) {
-		become_root();
-		if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-			err = errno;
-		} else {
-			fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW |
-					O_CLOEXEC, 0600);
-			err = errno;
-		}
-		unbecome_root();
-	}
-	TALLOC_FREE(path);
-	errno = err;
-	return fd;
 }

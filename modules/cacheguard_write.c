@@ -663,25 +663,24 @@ int cg_wfile_close(struct cg_wfile *wf)
 }
 
 /*
- * The hooks
- * =========
+ * The write hooks, given fsp's writer
+ * ===================================
  */
 
 /*
- * Every write a client makes goes to the writer (cacheguard_write.c):
- * large sequential ones are kept out of the cache. Writes matter to
- * direct streams' prefetch buffers too, which must never hand out bytes
- * older than a write this smbd has accepted: the prefetch is told
- * before and after each change (cacheguard_changes.c has the other
- * paths).
+ * Every write a client makes goes to the writer: large sequential ones
+ * are kept out of the cache. Writes matter to direct streams' prefetch
+ * buffers too, which must never hand out bytes older than a write this
+ * smbd has accepted: the prefetch is told before and after each change
+ * (cacheguard_changes.c has the other paths).
  */
-ssize_t cacheguard_pwrite(struct vfs_handle_struct *handle,
-			  struct files_struct *fsp,
-			  const void *data,
-			  size_t n,
-			  off_t offset)
+ssize_t cg_write_pwrite(struct vfs_handle_struct *handle,
+			struct files_struct *fsp,
+			struct cg_wfile *wf,
+			const void *data,
+			size_t n,
+			off_t offset)
 {
-	struct cg_wfile *wf = cacheguard_writer(handle, fsp);
 	ssize_t ret;
 
 	cg_changes(fsp, "pwrite", offset, n);
@@ -694,7 +693,7 @@ ssize_t cacheguard_pwrite(struct vfs_handle_struct *handle,
 	return ret;
 }
 
-struct cacheguard_pwrite_state {
+struct cg_write_pwrite_state {
 	struct files_struct *fsp;
 	off_t offset;
 	size_t n;
@@ -702,27 +701,27 @@ struct cacheguard_pwrite_state {
 	struct vfs_aio_state vfs_aio_state;
 };
 
-static void cacheguard_pwrite_done(struct tevent_req *subreq);
+static void cg_write_pwrite_done(struct tevent_req *subreq);
 
-struct tevent_req *cacheguard_pwrite_send(
-	struct vfs_handle_struct *handle,
-	TALLOC_CTX *mem_ctx,
-	struct tevent_context *ev,
-	struct files_struct *fsp,
-	const void *data,
-	size_t n,
-	off_t offset)
+struct tevent_req *cg_write_pwrite_send(struct vfs_handle_struct *handle,
+					TALLOC_CTX *mem_ctx,
+					struct tevent_context *ev,
+					struct files_struct *fsp,
+					struct cg_wfile *wf,
+					const void *data,
+					size_t n,
+					off_t offset)
 {
 	struct tevent_req *req = NULL;
 	struct tevent_req *subreq = NULL;
-	struct cacheguard_pwrite_state *state = NULL;
+	struct cg_write_pwrite_state *state = NULL;
 
 	req = tevent_req_create(mem_ctx, &state,
-				struct cacheguard_pwrite_state);
+				struct cg_write_pwrite_state);
 	if (req == NULL) {
 		return NULL;
 	}
-	*state = (struct cacheguard_pwrite_state){
+	*state = (struct cg_write_pwrite_state){
 		.fsp = fsp,
 		.offset = offset,
 		.n = n,
@@ -733,23 +732,23 @@ struct tevent_req *cacheguard_pwrite_send(
 				      ev,
 				      handle,
 				      fsp,
-				      cacheguard_writer(handle, fsp),
+				      wf,
 				      data,
 				      n,
 				      offset);
 	if (tevent_req_nomem(subreq, req)) {
 		return tevent_req_post(req, ev);
 	}
-	tevent_req_set_callback(subreq, cacheguard_pwrite_done, req);
+	tevent_req_set_callback(subreq, cg_write_pwrite_done, req);
 	return req;
 }
 
-static void cacheguard_pwrite_done(struct tevent_req *subreq)
+static void cg_write_pwrite_done(struct tevent_req *subreq)
 {
 	struct tevent_req *req = tevent_req_callback_data(subreq,
 							  struct tevent_req);
-	struct cacheguard_pwrite_state *state =
-		tevent_req_data(req, struct cacheguard_pwrite_state);
+	struct cg_write_pwrite_state *state =
+		tevent_req_data(req, struct cg_write_pwrite_state);
 
 	state->ret = cg_wfile_pwrite_recv(subreq, &state->vfs_aio_state);
 	TALLOC_FREE(subreq);
@@ -757,11 +756,11 @@ static void cacheguard_pwrite_done(struct tevent_req *subreq)
 	tevent_req_done(req);
 }
 
-ssize_t cacheguard_pwrite_recv(struct tevent_req *req,
-			       struct vfs_aio_state *vfs_aio_state)
+ssize_t cg_write_pwrite_recv(struct tevent_req *req,
+			    struct vfs_aio_state *vfs_aio_state)
 {
-	struct cacheguard_pwrite_state *state =
-		tevent_req_data(req, struct cacheguard_pwrite_state);
+	struct cg_write_pwrite_state *state =
+		tevent_req_data(req, struct cg_write_pwrite_state);
 
 	if (tevent_req_is_unix_error(req, &vfs_aio_state->error)) {
 		return -1;
@@ -774,13 +773,13 @@ ssize_t cacheguard_pwrite_recv(struct tevent_req *req,
  * smbd's recvfile ("min receivefile size"): a write from the socket. The
  * writer sees it; the prefetch is told as cacheguard_recvfile() tells it.
  */
-ssize_t cacheguard_write_recvfile(struct vfs_handle_struct *handle,
-				  int fromfd,
-				  struct files_struct *tofsp,
-				  off_t offset,
-				  size_t n)
+ssize_t cg_write_recvfile(struct vfs_handle_struct *handle,
+			  int fromfd,
+			  struct files_struct *tofsp,
+			  struct cg_wfile *wf,
+			  off_t offset,
+			  size_t n)
 {
-	struct cg_wfile *wf = cacheguard_writer(handle, tofsp);
 	ssize_t ret;
 
 	if (wf == NULL) {
@@ -792,23 +791,4 @@ ssize_t cacheguard_write_recvfile(struct vfs_handle_struct *handle,
 	ret = cg_wfile_recvfile(wf, fromfd, offset, n);
 	cg_changes(tofsp, "recvfile", offset, n);
 	return ret;
-}
-
-/* A flush gets the writeback error the module's jobs consumed, once */
-struct tevent_req *cacheguard_fsync_send(struct vfs_handle_struct *handle,
-					 TALLOC_CTX *mem_ctx,
-					 struct tevent_context *ev,
-					 struct files_struct *fsp)
-{
-	return cg_wfile_fsync_send(mem_ctx,
-				   ev,
-				   handle,
-				   fsp,
-				   cacheguard_writer_of(handle, fsp));
-}
-
-int cacheguard_fsync_recv(struct tevent_req *req,
-			  struct vfs_aio_state *vfs_aio_state)
-{
-	return cg_wfile_fsync_recv(req, vfs_aio_state);
 }

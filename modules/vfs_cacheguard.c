@@ -64,8 +64,6 @@
 #include "cacheguard_glue.h"
 #include "../source/cg_sys.h"
 
-int vfs_cacheguard_debug_level = DBGC_VFS;
-
 #undef DBGC_CLASS
 #define DBGC_CLASS vfs_cacheguard_debug_level
 
@@ -438,6 +436,19 @@ static struct cacheguard_file *cacheguard_add(
 }
 
 /*
+ * Whether smbd holds a kernel oplock on fsp: with kernel oplocks = yes, a
+ * client's batch or exclusive oplock is a Linux write lease on smbd's
+ * descriptor, which any other open of the file breaks (the lease break
+ * reaches smbd, which breaks the client's oplock). Direct reads need a
+ * second open, O_DIRECT, so such a file is read without them.
+ */
+static bool cacheguard_kernel_oplock(struct files_struct *fsp)
+{
+	return lp_kernel_oplocks(SNUM(fsp->conn)) &&
+	       EXCLUSIVE_OPLOCK_TYPE(fsp->oplock_type);
+}
+
+/*
  * The state of fsp, created on the first read of a file that is at least
  * min file size long. NULL for everything the module leaves alone.
  */
@@ -485,7 +496,7 @@ static struct cacheguard_file *cacheguard_track(
 	}
 	cgf->untracked = false;
 	if (cfg->mode == CG_MODE_AUTO && !(share->below & CG_BELOW_READS)) {
-		cg_fs_probe(fsp);
+		cg_fs_probe(fsp, !cacheguard_kernel_oplock(fsp));
 	}
 	cg_file_init(&cgf->file,
 		     cfg,
@@ -514,19 +525,6 @@ static void cacheguard_fs_learnt(struct files_struct *fsp,
 	if (lacks != 0) {
 		cg_fs_lacks(fsp->fsp_name->st.st_ex_dev, lacks, what, err);
 	}
-}
-
-/*
- * Whether smbd holds a kernel oplock on fsp: with kernel oplocks = yes, a
- * client's batch or exclusive oplock is a Linux write lease on smbd's
- * descriptor, which any other open of the file breaks (the lease break
- * reaches smbd, which breaks the client's oplock). Direct reads need a
- * second open, O_DIRECT, so such a file is read without them.
- */
-bool cacheguard_kernel_oplock(struct files_struct *fsp)
-{
-	return lp_kernel_oplocks(SNUM(fsp->conn)) &&
-	       EXCLUSIVE_OPLOCK_TYPE(fsp->oplock_type);
 }
 
 /* The path for one read, the engine's choice; sets up direct reads */
@@ -897,8 +895,12 @@ static ssize_t cacheguard_sendfile(struct vfs_handle_struct *handle,
 	return ret;
 }
 
-struct cg_wfile *cacheguard_writer(struct vfs_handle_struct *handle,
-				   struct files_struct *fsp)
+/*
+ * The writer of fsp (cacheguard_write.c), created at its first write;
+ * NULL for everything the module leaves alone
+ */
+static struct cg_wfile *cacheguard_writer(struct vfs_handle_struct *handle,
+					  struct files_struct *fsp)
 {
 	struct cacheguard_file *cgf = VFS_FETCH_FSP_EXTENSION(handle, fsp);
 	struct cacheguard_share *share = NULL;
@@ -920,7 +922,7 @@ struct cg_wfile *cacheguard_writer(struct vfs_handle_struct *handle,
 		return NULL;
 	}
 	if (cfg->mode == CG_MODE_AUTO && !(share->below & CG_BELOW_WRITES)) {
-		cg_fs_probe(fsp);
+		cg_fs_probe(fsp, !cacheguard_kernel_oplock(fsp));
 	}
 	/* On fsp, not cgf: an fsp extension's data area is no talloc ctx */
 	cgf->writer = cg_wfile_new(fsp,
@@ -932,12 +934,67 @@ struct cg_wfile *cacheguard_writer(struct vfs_handle_struct *handle,
 	return cgf->writer;
 }
 
-struct cg_wfile *cacheguard_writer_of(struct vfs_handle_struct *handle,
-				      struct files_struct *fsp)
+/* A flush gets the writeback error the writer's jobs consumed, once */
+static struct tevent_req *cacheguard_fsync_send(
+	struct vfs_handle_struct *handle,
+	TALLOC_CTX *mem_ctx,
+	struct tevent_context *ev,
+	struct files_struct *fsp)
 {
 	struct cacheguard_file *cgf = VFS_FETCH_FSP_EXTENSION(handle, fsp);
 
-	return cgf != NULL ? cgf->writer : NULL;
+	return cg_wfile_fsync_send(mem_ctx,
+				   ev,
+				   handle,
+				   fsp,
+				   cgf != NULL ? cgf->writer : NULL);
+}
+
+static ssize_t cacheguard_pwrite(struct vfs_handle_struct *handle,
+				 struct files_struct *fsp,
+				 const void *data,
+				 size_t n,
+				 off_t offset)
+{
+	return cg_write_pwrite(handle,
+			       fsp,
+			       cacheguard_writer(handle, fsp),
+			       data,
+			       n,
+			       offset);
+}
+
+static struct tevent_req *cacheguard_pwrite_send(
+	struct vfs_handle_struct *handle,
+	TALLOC_CTX *mem_ctx,
+	struct tevent_context *ev,
+	struct files_struct *fsp,
+	const void *data,
+	size_t n,
+	off_t offset)
+{
+	return cg_write_pwrite_send(handle,
+				    mem_ctx,
+				    ev,
+				    fsp,
+				    cacheguard_writer(handle, fsp),
+				    data,
+				    n,
+				    offset);
+}
+
+static ssize_t cacheguard_write_recvfile(struct vfs_handle_struct *handle,
+					 int fromfd,
+					 struct files_struct *tofsp,
+					 off_t offset,
+					 size_t n)
+{
+	return cg_write_recvfile(handle,
+				 fromfd,
+				 tofsp,
+				 cacheguard_writer(handle, tofsp),
+				 offset,
+				 n);
 }
 
 static void cacheguard_log_summary(struct files_struct *fsp,
@@ -1016,14 +1073,14 @@ static struct vfs_fn_pointers vfs_cacheguard_fns = {
 	.sendfile_fn = cacheguard_sendfile,
 	.pwrite_fn = cacheguard_pwrite,
 	.pwrite_send_fn = cacheguard_pwrite_send,
-	.pwrite_recv_fn = cacheguard_pwrite_recv,
+	.pwrite_recv_fn = cg_write_pwrite_recv,
 	.recvfile_fn = cacheguard_write_recvfile,
 	.fallocate_fn = cacheguard_fallocate,
 	.ftruncate_fn = cacheguard_ftruncate,
 	.offload_write_send_fn = cacheguard_offload_write_send,
 	.offload_write_recv_fn = cacheguard_offload_write_recv,
 	.fsync_send_fn = cacheguard_fsync_send,
-	.fsync_recv_fn = cacheguard_fsync_recv,
+	.fsync_recv_fn = cg_wfile_fsync_recv,
 };
 
 /*

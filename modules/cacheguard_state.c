@@ -1,0 +1,105 @@
+/*
+ * vfs_cacheguard: the module's debug class and its files in smbd's state
+ * directory
+ *
+ * Copyright (C) 2026 The vfs_cacheguard authors
+ *
+ * This program is free software; you can redistribute it and/or modify
+ * it under the terms of the GNU General Public License as published by
+ * the Free Software Foundation; either version 3 of the License, or
+ * (at your option) any later version.
+ *
+ * This program is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ * GNU General Public License for more details.
+ *
+ * You should have received a copy of the GNU General Public License
+ * along with this program.  If not, see <http://www.gnu.org/licenses/>.
+ */
+
+/*
+ * The bottom of the glue: every other file of modules/ may use what is
+ * here, and this file uses none of them. The files of the state
+ * directory: the status file of each process (cacheguard_status.c), the
+ * server's direct-memory budget (cacheguard_direct.c), and the engine's
+ * stream and readahead lock files (vfs_cacheguard.c's cg_sys table).
+ */
+
+#include "includes.h"
+#include "smbd/smbd.h"
+
+#include <sys/vfs.h>
+
+#include "cacheguard_glue.h"
+
+/* "cacheguard", from vfs_cacheguard_init on; DBGC_VFS until then */
+int vfs_cacheguard_debug_level = DBGC_VFS;
+
+#undef DBGC_CLASS
+#define DBGC_CLASS vfs_cacheguard_debug_level
+
+/*
+ * The module's directory of lock and status files: "cacheguard" in smbd's
+ * state directory, which is the node's own. A state directory on a
+ * filesystem that other machines mount too (network, FUSE or cluster:
+ * a mistake in a CTDB cluster, which would make every node share one
+ * direct memory budget and take the other nodes' streams for its own)
+ * gets "cacheguard.node<PNN>" instead, so that the module's files stay
+ * per node, and one line at level 0 per process. The answer is kept for
+ * the life of the process, NULL when no memory.
+ */
+const char *cg_state_dir(void)
+{
+	static char *dir;
+	const char *state = lp_state_directory();
+	struct statfs sfs;
+
+	if (dir != NULL) {
+		return dir;
+	}
+	if (lp_clustering() && statfs(state, &sfs) == 0 &&
+	    cg_fs_type_shared((uint64_t)sfs.f_type)) {
+		dir = talloc_asprintf(NULL,
+				      "%s/cacheguard.node%u",
+				      state,
+				      (unsigned)get_my_vnn());
+		DBG_ERR("state directory %s is on a filesystem other "
+			"nodes mount too (f_type %#jx): every node would "
+			"share cacheguard's lock and status files; it keeps "
+			"this node's in %s. Put the state directory on a "
+			"local disk.\n",
+			state,
+			(uintmax_t)sfs.f_type,
+			dir != NULL ? dir : "?");
+	} else {
+		dir = talloc_asprintf(NULL, "%s/cacheguard", state);
+	}
+	return dir;
+}
+
+int cg_state_file_open(const char *name)
+{
+	const char *dir = cg_state_dir();
+	char *path = NULL;
+	int fd = -1;
+	int err = ENOMEM;
+
+	if (dir != NULL) {
+		path = talloc_asprintf(talloc_tos(), "%s/%s", dir, name);
+	}
+	if (path != NULL) {
+		become_root();
+		if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+			err = errno;
+		} else {
+			fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW |
+					O_CLOEXEC, 0600);
+			err = errno;
+		}
+		unbecome_root();
+	}
+	TALLOC_FREE(path);
+	errno = err;
+	return fd;
+}
