@@ -575,23 +575,36 @@ static enum cg_path cacheguard_choose(struct vfs_handle_struct *handle,
 	return CG_PATH_NEXT;
 }
 
-/* A fast path failed with err: the engine says what it means */
-static void cacheguard_fell_back(struct files_struct *fsp,
-				 struct cacheguard_file *cgf,
-				 enum cg_path path,
-				 int err)
+/*
+ * A read carried out as cg_file_call said ended with ret (-1: err): what
+ * the engine makes of it (cg_file_read_after). True when the range is to
+ * be read again, through the next module (*path, io say how).
+ */
+static bool cacheguard_read_again(struct files_struct *fsp,
+				  struct cacheguard_file *cgf,
+				  struct cg_io *io,
+				  enum cg_path *path,
+				  ssize_t ret,
+				  int err)
 {
 	enum cg_mode was = cgf->file.mode;
-	unsigned lacks;
+	enum cg_path failed = *path;
+	unsigned learnt;
+	enum cg_after after;
 
-	lacks = cg_fs_lacks_of(fsp->fsp_name->st.st_ex_dev);
-	lacks = cg_file_read_failed(&cgf->file,
-				    fsp_get_io_fd(fsp),
-				    path,
-				    err,
-				    lacks);
-	cacheguard_fs_learnt(fsp, lacks, "RWF_DONTCACHE", err);
-	if (path == CG_PATH_DIRECT && was == CG_MODE_DIRECT &&
+	after = cg_file_read_after(&cgf->file,
+				   fsp_get_io_fd(fsp),
+				   io,
+				   path,
+				   ret,
+				   err,
+				   cg_fs_lacks_of(fsp->fsp_name->st.st_ex_dev),
+				   &learnt);
+	if (after != CG_AFTER_FELL_BACK) {
+		return after == CG_AFTER_AGAIN;
+	}
+	cacheguard_fs_learnt(fsp, learnt, "RWF_DONTCACHE", err);
+	if (failed == CG_PATH_DIRECT && was == CG_MODE_DIRECT &&
 	    cgf->file.mode != CG_MODE_DIRECT) {
 		DBG_WARNING("%s: direct read failed (%s); the file falls back "
 			    "to %s\n",
@@ -599,6 +612,7 @@ static void cacheguard_fell_back(struct files_struct *fsp,
 			    strerror(err),
 			    cg_mode_name(cgf->file.mode));
 	}
+	return true;
 }
 
 /*
@@ -641,27 +655,32 @@ static ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
 	cgf->n_pread++;
 	io = cg_read_begin(&cgf->file.stream, fd, offset, n);
 	path = cacheguard_choose(handle, fsp, cgf, &io, n);
-	if (path == CG_PATH_UNCACHED) {
-		ret = cg_uncached_pread(fd, data, n, offset,
-					CG_RWF_DONTCACHE);
-	} else if (path == CG_PATH_DIRECT) {
-		ret = cg_direct_pread(cgf->direct, data, n, offset,
-				      cg_stream_inflight(&cgf->file.stream));
-	} else if (io.drop_pieces) {
-		ret = cg_uncached_pread(fd, data, n, offset, CG_READ_DROP);
-	}
-	if (ret == -1 && path != CG_PATH_NEXT) {
-		cacheguard_fell_back(fsp, cgf, path, errno);
-		path = CG_PATH_NEXT;
-	}
-	if (path == CG_PATH_NEXT && ret == -1) {
-		/* a read in pieces that failed is read again, as it was */
-		ret = SMB_VFS_NEXT_PREAD(handle, fsp, data, n, offset);
-	}
-	/* smbd maps the read's errno to the client's NTSTATUS: keep it */
-	err = errno;
+	do {
+		switch (cg_file_call(&io, path)) {
+		case CG_CALL_DONTCACHE:
+			ret = cg_uncached_pread(fd, data, n, offset,
+						CG_RWF_DONTCACHE);
+			break;
+		case CG_CALL_PIECES:
+			ret = cg_uncached_pread(fd, data, n, offset,
+						CG_READ_DROP);
+			break;
+		case CG_CALL_DIRECT:
+			ret = cg_direct_pread(
+				cgf->direct,
+				data,
+				n,
+				offset,
+				cg_stream_inflight(&cgf->file.stream));
+			break;
+		case CG_CALL_NEXT:
+			ret = SMB_VFS_NEXT_PREAD(handle, fsp, data, n, offset);
+			break;
+		}
+		/* smbd maps the read's errno to the client's NTSTATUS */
+		err = errno;
+	} while (cacheguard_read_again(fsp, cgf, &io, &path, ret, err));
 	cacheguard_served(cgf, path, ret);
-	io.uncached = path != CG_PATH_NEXT;
 	cg_read_end(&cgf->file.stream, fd, &io, ret);
 	errno = err;
 	return ret;
@@ -686,8 +705,21 @@ static void cacheguard_pread_done(struct tevent_req *subreq);
 static struct tevent_req *cacheguard_pread_issue(
 	struct cacheguard_pread_state *state)
 {
-	/* a dontneed stream's read in pieces (drop_pieces) is one too */
-	if (state->path == CG_PATH_UNCACHED || state->io.drop_pieces) {
+	struct cg_stream *s = NULL;
+
+	if (state->cgf == NULL) {
+		return SMB_VFS_NEXT_PREAD_SEND(state,
+					       state->ev,
+					       state->handle,
+					       state->fsp,
+					       state->data,
+					       state->n,
+					       state->offset);
+	}
+	s = &state->cgf->file.stream;
+	switch (cg_file_call(&state->io, state->path)) {
+	case CG_CALL_DONTCACHE:
+	case CG_CALL_PIECES:
 		return cg_uncached_pread_send(state,
 					      state->ev,
 					      state->handle,
@@ -698,28 +730,25 @@ static struct tevent_req *cacheguard_pread_issue(
 					      state->io.drop_pieces
 						      ? CG_READ_DROP
 						      : CG_RWF_DONTCACHE,
-					      state->cgf->file.stream.cfg
-						      ->stream_ioprio);
+					      s->cfg->stream_ioprio);
+	case CG_CALL_DIRECT:
+		return cg_direct_pread_send(state,
+					    state->ev,
+					    state->cgf->direct,
+					    state->data,
+					    state->n,
+					    state->offset,
+					    cg_stream_inflight(s));
+	case CG_CALL_NEXT:
+		break;
 	}
-	switch (state->path) {
-	case CG_PATH_DIRECT:
-		return cg_direct_pread_send(
-			state,
-			state->ev,
-			state->cgf->direct,
-			state->data,
-			state->n,
-			state->offset,
-			cg_stream_inflight(&state->cgf->file.stream));
-	default:
-		return SMB_VFS_NEXT_PREAD_SEND(state,
-					       state->ev,
-					       state->handle,
-					       state->fsp,
-					       state->data,
-					       state->n,
-					       state->offset);
-	}
+	return SMB_VFS_NEXT_PREAD_SEND(state,
+				       state->ev,
+				       state->handle,
+				       state->fsp,
+				       state->data,
+				       state->n,
+				       state->offset);
 }
 
 static struct tevent_req *cacheguard_pread_send(
@@ -783,31 +812,36 @@ static void cacheguard_pread_done(struct tevent_req *subreq)
 	struct cacheguard_pread_state *state =
 		tevent_req_data(req, struct cacheguard_pread_state);
 	uint64_t start_ns = cacheguard_now_ns();
+	enum cg_call call = CG_CALL_NEXT;
 
-	if (state->path == CG_PATH_UNCACHED || state->io.drop_pieces) {
+	if (state->cgf != NULL) {
+		call = cg_file_call(&state->io, state->path);
+	}
+	switch (call) {
+	case CG_CALL_DONTCACHE:
+	case CG_CALL_PIECES:
 		state->ret = cg_uncached_pread_recv(subreq,
 						    &state->vfs_aio_state);
-	} else if (state->path == CG_PATH_DIRECT) {
+		break;
+	case CG_CALL_DIRECT:
 		state->ret = cg_direct_pread_recv(subreq,
 						  &state->vfs_aio_state);
-	} else {
+		break;
+	case CG_CALL_NEXT:
 		state->ret = SMB_VFS_PREAD_RECV(subreq, &state->vfs_aio_state);
+		break;
 	}
 	TALLOC_FREE(subreq);
-
-	if (state->ret == -1 &&
-	    (state->io.drop_pieces || state->path != CG_PATH_NEXT)) {
-		if (state->io.drop_pieces) {
-			/* a read in pieces is read again, as it was */
-			state->io.drop_pieces = false;
-		} else {
-			/* a fast path: read the range buffered instead */
-			cacheguard_fell_back(state->fsp,
-					     state->cgf,
-					     state->path,
-					     state->vfs_aio_state.error);
-			state->path = CG_PATH_NEXT;
-		}
+	if (state->cgf == NULL) {
+		tevent_req_done(req);
+		return;
+	}
+	if (cacheguard_read_again(state->fsp,
+				  state->cgf,
+				  &state->io,
+				  &state->path,
+				  state->ret,
+				  state->vfs_aio_state.error)) {
 		state->vfs_aio_state = (struct vfs_aio_state){0};
 		subreq = cacheguard_pread_issue(state);
 		if (tevent_req_nomem(subreq, req)) {
@@ -822,15 +856,12 @@ static void cacheguard_pread_done(struct tevent_req *subreq)
 		cacheguard_loop_took(state->cgf, "done", start_ns);
 		return;
 	}
-	if (state->cgf != NULL) {
-		cacheguard_served(state->cgf, state->path, state->ret);
-		state->io.uncached = state->path != CG_PATH_NEXT;
-		cg_read_end(&state->cgf->file.stream,
-			    fsp_get_io_fd(state->fsp),
-			    &state->io,
-			    state->ret);
-		cacheguard_loop_took(state->cgf, "done", start_ns);
-	}
+	cacheguard_served(state->cgf, state->path, state->ret);
+	cg_read_end(&state->cgf->file.stream,
+		    fsp_get_io_fd(state->fsp),
+		    &state->io,
+		    state->ret);
+	cacheguard_loop_took(state->cgf, "done", start_ns);
 	tevent_req_done(req);
 }
 

@@ -527,6 +527,41 @@ unsigned cg_file_read_failed(struct cg_file *f,
 			     int err,
 			     unsigned fs_lacks);
 
+/* The call that carries out one read, for the path and the read's io */
+enum cg_call {
+	CG_CALL_NEXT = 0,	/* the next module's read */
+	CG_CALL_DONTCACHE,	/* preadv2(RWF_DONTCACHE) in 1 MiB pieces */
+	CG_CALL_PIECES,		/* 1 MiB pieces, each dropped once read */
+	CG_CALL_DIRECT,		/* the file's direct stream */
+};
+
+enum cg_call cg_file_call(const struct cg_io *io, enum cg_path path);
+
+/* What a read's end means (cg_file_read_after) */
+enum cg_after {
+	CG_AFTER_DONE = 0,	/* the result is the read's answer */
+	CG_AFTER_AGAIN,		/* read it again, plainly */
+	CG_AFTER_FELL_BACK,	/* a fast path failed: again, plainly */
+};
+
+/*
+ * A read carried out as cg_file_call(io, *path) said ended with ret (-1:
+ * err). DONE: ret is the answer, io->uncached says how it was read.
+ * Otherwise the same range is read again through the next module (*path
+ * CG_PATH_NEXT, io without pieces), which always ends DONE: AGAIN after
+ * a read in pieces failed, FELL_BACK after a fast path failed, which
+ * cg_file_read_failed has taken in (*learnt: the CG_FS_* flag the
+ * filesystem now lacks, or 0; fs_lacks: what it was known to lack).
+ */
+enum cg_after cg_file_read_after(struct cg_file *f,
+				 int fd,
+				 struct cg_io *io,
+				 enum cg_path *path,
+				 ssize_t ret,
+				 int err,
+				 unsigned fs_lacks,
+				 unsigned *learnt);
+
 /*
  * Whether smbd may serve a read with sendfile(2), which reads through
  * the page cache: not while an active stream is served uncached or

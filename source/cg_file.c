@@ -236,6 +236,53 @@ unsigned cg_file_read_failed(struct cg_file *f,
 	return 0;
 }
 
+/*
+ * A read in pieces is a read through the cache (path NEXT) that drops
+ * as it goes: the pieces come first, as cg_read_begin asks for them only
+ * for a stream through the cache.
+ */
+enum cg_call cg_file_call(const struct cg_io *io, enum cg_path path)
+{
+	if (io->drop_pieces) {
+		return CG_CALL_PIECES;
+	}
+	switch (path) {
+	case CG_PATH_UNCACHED:
+		return CG_CALL_DONTCACHE;
+	case CG_PATH_DIRECT:
+		return CG_CALL_DIRECT;
+	default:
+		return CG_CALL_NEXT;
+	}
+}
+
+enum cg_after cg_file_read_after(struct cg_file *f,
+				 int fd,
+				 struct cg_io *io,
+				 enum cg_path *path,
+				 ssize_t ret,
+				 int err,
+				 unsigned fs_lacks,
+				 unsigned *learnt)
+{
+	enum cg_call call = cg_file_call(io, *path);
+
+	*learnt = 0;
+	if (ret != -1 || call == CG_CALL_NEXT) {
+		io->uncached = *path != CG_PATH_NEXT;
+		return CG_AFTER_DONE;
+	}
+	if (call == CG_CALL_PIECES) {
+		/* nothing to learn: the same read, whole, as it was */
+		io->drop_pieces = false;
+		*path = CG_PATH_NEXT;
+		return CG_AFTER_AGAIN;
+	}
+	*learnt = cg_file_read_failed(f, fd, *path, err, fs_lacks);
+	*path = CG_PATH_NEXT;
+	return CG_AFTER_FELL_BACK;
+}
+
 void cg_file_served(struct cg_file *f, enum cg_path path, ssize_t nread)
 {
 	if (nread > 0 && path < CG_PATH_COUNT) {

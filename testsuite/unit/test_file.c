@@ -387,6 +387,91 @@ static void test_failures(void **state)
 	}
 }
 
+/*
+ * One read as the glue carries it out: the call for its path, and what
+ * its end means. Every retry is one plain read through the next module,
+ * which is always the answer: a read ends after two calls at most.
+ */
+static void test_read_after(void **state)
+{
+	static const struct {
+		const char *what;
+		enum cg_mode mode;
+		bool pieces;
+		enum cg_path path;
+		enum cg_call call;
+		ssize_t ret;
+		int err;
+		enum cg_after after;
+		unsigned learnt;
+		uint64_t fallbacks;
+		bool uncached;	/* of the answer */
+	} cases[] = {
+		{"next, read", CG_MODE_DONTNEED, false, CG_PATH_NEXT,
+		 CG_CALL_NEXT, MiB, 0, CG_AFTER_DONE, NONE, 0, false},
+		{"next, failed: the answer", CG_MODE_DONTNEED, false,
+		 CG_PATH_NEXT, CG_CALL_NEXT, -1, EIO, CG_AFTER_DONE, NONE, 0,
+		 false},
+		{"pieces, read", CG_MODE_DONTNEED, true, CG_PATH_NEXT,
+		 CG_CALL_PIECES, MiB, 0, CG_AFTER_DONE, NONE, 0, false},
+		{"pieces, failed: again, whole, nothing learnt",
+		 CG_MODE_DONTNEED, true, CG_PATH_NEXT, CG_CALL_PIECES, -1,
+		 ENOMEM, CG_AFTER_AGAIN, NONE, 0, false},
+		{"dontcache, read", CG_MODE_DONTCACHE, false, CG_PATH_UNCACHED,
+		 CG_CALL_DONTCACHE, MiB, 0, CG_AFTER_DONE, NONE, 0, true},
+		{"dontcache, none in the kernel", CG_MODE_DONTCACHE, false,
+		 CG_PATH_UNCACHED, CG_CALL_DONTCACHE, -1, EOPNOTSUPP,
+		 CG_AFTER_FELL_BACK, NO_DC, 1, false},
+		{"dontcache, EIO", CG_MODE_DONTCACHE, false, CG_PATH_UNCACHED,
+		 CG_CALL_DONTCACHE, -1, EIO, CG_AFTER_FELL_BACK, NONE, 1,
+		 false},
+		{"direct, read", CG_MODE_DIRECT, false, CG_PATH_DIRECT,
+		 CG_CALL_DIRECT, MiB, 0, CG_AFTER_DONE, NONE, 0, true},
+		{"direct, EIO", CG_MODE_DIRECT, false, CG_PATH_DIRECT,
+		 CG_CALL_DIRECT, -1, EIO, CG_AFTER_FELL_BACK, NONE, 1, false},
+		{"direct, no budget for this one: no fallback",
+		 CG_MODE_DIRECT, false, CG_PATH_DIRECT, CG_CALL_DIRECT, -1,
+		 CG_DIRECT_NO_BUDGET, CG_AFTER_FELL_BACK, NONE, 0, false},
+	};
+	struct cg_config cfg;
+	struct cg_file f;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < N_ELEM(cases); i++) {
+		struct cg_io io = {.drop_pieces = cases[i].pieces};
+		enum cg_path path = cases[i].path;
+		enum cg_after after;
+		unsigned learnt = 99;
+
+		start(&f, &cfg, cases[i].mode, NONE);
+		if (cg_file_call(&io, path) != cases[i].call) {
+			fail_msg("%s: call %d", cases[i].what,
+				 cg_file_call(&io, path));
+		}
+		after = cg_file_read_after(&f, 3, &io, &path, cases[i].ret,
+					   cases[i].err, NONE, &learnt);
+		if (after != cases[i].after || learnt != cases[i].learnt ||
+		    f.fallbacks != cases[i].fallbacks) {
+			fail_msg("%s: after %d, learnt %u, fallbacks %ju",
+				 cases[i].what, after, learnt,
+				 (uintmax_t)f.fallbacks);
+		}
+		if (after == CG_AFTER_DONE) {
+			assert_int_equal(path, cases[i].path);
+			assert_int_equal(io.uncached, cases[i].uncached);
+			continue;
+		}
+		/* again: one plain read, whose end is the answer */
+		assert_int_equal(path, CG_PATH_NEXT);
+		assert_int_equal(cg_file_call(&io, path), CG_CALL_NEXT);
+		assert_int_equal(cg_file_read_after(&f, 3, &io, &path, -1, EIO,
+						    NONE, &learnt),
+				 CG_AFTER_DONE);
+		assert_false(io.uncached);
+	}
+}
+
 /* Direct reads that cannot be set up: the filesystem, the file, memory */
 static void test_direct_unavailable(void **state)
 {
@@ -517,6 +602,7 @@ int main(void)
 		cmocka_unit_test(test_below),
 		cmocka_unit_test(test_below_kind),
 		cmocka_unit_test(test_failures),
+		cmocka_unit_test(test_read_after),
 		cmocka_unit_test(test_direct_unavailable),
 		cmocka_unit_test(test_hints_follow_mode),
 		cmocka_unit_test(test_totals),
