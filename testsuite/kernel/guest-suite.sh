@@ -35,8 +35,13 @@
 # ext4's cifs checks alone; nfs: the NFS checks alone. full (make
 # test-kernels) runs all of it.
 #
-# In every set but cifs, a share on NFS (guest-nfs.sh): auto drops
-# behind there, and another NFS client's writes are seen.
+# speed: one cold copy of a 96 MiB file on ext4 through the plain share
+# and then each mode, five rounds of alternating pairs, each mode's rate
+# as a ratio to plain's (scenario S of make bench on Debian's kernels;
+# TCG: ratios only, and only the copies' bytes are checked).
+#
+# In every set but cifs and speed, a share on NFS (guest-nfs.sh): auto
+# drops behind there, and another NFS client's writes are seen.
 #
 # Prints PASS:/FAIL:/SKIPPED: lines like every integration script.
 set -u
@@ -303,6 +308,52 @@ event_loop_checks()
 }
 LOOP_BOUND_US=${CG_LOOP_BOUND_US:-250000}
 
+# speed_pairs DIR: the speed set (above). Each round copies the file cold
+# through the plain share and then each mode; a row per configuration:
+# the rounds' rates, the sum of its bytes over the sum of its times as a
+# ratio to plain's, and the median of the rounds' ratios to plain
+speed_pairs()
+{
+	local dir=$1 f=$1/s.bin back=$CG_ROOT/s.back rounds=5 r cfg sum t0
+	local -A secs=()
+
+	head -c $((96 * MiB)) /dev/urandom >"$f"
+	sum=$(md5sum <"$f" | cut -d' ' -f1)
+	for ((r = 1; r <= rounds; r++)); do
+		for cfg in plain $modes; do
+			rm -f "$back"
+			cold "$f"
+			t0=$EPOCHREALTIME
+			cg_smbclient "ext4_$cfg" "get s.bin $back" \
+				>"$CG_ROOT/log/client.out" 2>&1
+			secs[$cfg]+=" $(awk -v a="$t0" -v b="$EPOCHREALTIME" \
+				'BEGIN { printf "%.3f", b - a }')"
+			cg_expect "[ext4_$cfg] speed round $r: the copy is byte-identical" \
+				test "$(md5sum <"$back" | cut -d' ' -f1)" = "$sum"
+		done
+	done
+	rm -f "$back" "$f"
+	echo "speed: one cold copy of 96 MiB, $rounds rounds, $kver (TCG)"
+	printf 'speed: %-10s %-24s %8s %8s\n' config "MB/s (rounds)" \
+		"x plain" median
+	for cfg in plain $modes; do
+		awk -v cfg="$cfg" -v t="${secs[$cfg]}" -v p="${secs[plain]}" \
+			-v mib=96 'BEGIN {
+			n = split(t, a, " "); split(p, b, " ")
+			for (i = 1; i <= n; i++) {
+				rates = rates (i > 1 ? "," : "") \
+					sprintf("%.1f", mib * 1.048576 / a[i])
+				ta += a[i]; tb += b[i]; q[i] = b[i] / a[i]
+			}
+			for (i = 1; i <= n; i++)
+				for (j = i + 1; j <= n; j++)
+					if (q[j] < q[i]) { x = q[i]; q[i] = q[j]; q[j] = x }
+			printf "speed: %-10s %-24s %8.2f %8.2f\n", cfg, rates,
+				tb / ta, q[int((n + 1) / 2)]
+		}'
+	done
+}
+
 cg_smbd_init
 # SMB writes of 16 KiB and more go through recvfile (unsigned ones)
 cg_global "min receivefile size = 16384"
@@ -322,7 +373,7 @@ for fs in $fs_list; do
 	fi
 done
 nfs=
-if [ "$set" != cifs ]; then
+if [ "$set" != cifs ] && [ "$set" != speed ]; then
 	if nfs_start; then
 		nfs=yes
 	else
@@ -342,6 +393,11 @@ for fs in $filesystems; do
 	then
 		echo "[$fs] the kernel's cifs client, $(date +%T)"
 		cifs_checks "$dir"
+	fi
+	if [ "$set" = speed ]; then
+		echo "[$fs] speed, $(date +%T)"
+		speed_pairs "$dir"
+		continue
 	fi
 	case $set in cifs | nfs) continue ;; esac
 	echo "[$fs] every mode, $(date +%T)"
