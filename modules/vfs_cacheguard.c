@@ -288,14 +288,14 @@ static int cacheguard_connect(struct vfs_handle_struct *handle,
 	cg_config_describe(cfg, desc, sizeof(desc));
 	DBG_PREFIX(2, ("share [%s]: %s\n", service, desc));
 
-	if (cfg->mode != CG_MODE_OFF) {
+	if (cg_config_watches(cfg)) {
 		share->below = cg_stack_below(handle, service);
 	}
 	SMB_VFS_HANDLE_SET_DATA(handle, share, NULL, struct cacheguard_share, {
 		SMB_VFS_NEXT_DISCONNECT(handle);
 		return -1;
 	});
-	if (cfg->mode != CG_MODE_OFF) {
+	if (cg_config_watches(cfg)) {
 		/* off: no state and no system calls, as documented */
 		cg_status_write(true);
 	}
@@ -401,7 +401,7 @@ static void cacheguard_file_destroy(void *p)
 static bool cacheguard_watched(const struct cg_config *cfg,
 			       struct files_struct *fsp)
 {
-	return cfg->mode != CG_MODE_OFF && !fsp->fsp_flags.is_pathref &&
+	return cg_config_watches(cfg) && !fsp->fsp_flags.is_pathref &&
 	       !fsp->fsp_flags.is_directory && !fsp_is_alternate_stream(fsp);
 }
 
@@ -478,8 +478,9 @@ static struct cacheguard_file *cacheguard_track(
 	 * Other small files cost nothing.
 	 */
 	if (cgf == NULL &&
-	    (uint64_t)fsp->fsp_name->st.st_ex_size < cfg->min_file_size &&
-	    !fsp->fsp_flags.modified) {
+	    !cg_file_may_track(cfg,
+			       (uint64_t)fsp->fsp_name->st.st_ex_size,
+			       fsp->fsp_flags.modified)) {
 		return NULL;
 	}
 	if (cgf == NULL) {
@@ -490,12 +491,12 @@ static struct cacheguard_file *cacheguard_track(
 	}
 	cgf->reads_pending = false;
 	if (fstat(fsp_get_io_fd(fsp), &st) != 0 ||
-	    (uint64_t)st.st_size < cfg->min_file_size) {
+	    !cg_file_tracks(cfg, (uint64_t)st.st_size)) {
 		/* decided once: later reads of this open cost no fstat */
 		return NULL;
 	}
 	cgf->untracked = false;
-	if (cfg->mode == CG_MODE_AUTO && !(share->below & CG_BELOW_READS)) {
+	if (cg_config_probes(cfg, share->below, CG_BELOW_READS)) {
 		cg_fs_probe(fsp, !cacheguard_kernel_oplock(fsp));
 	}
 	cg_file_init(&cgf->file,
@@ -952,7 +953,7 @@ static struct cg_wfile *cacheguard_writer(struct vfs_handle_struct *handle,
 	if (cgf == NULL || cgf->foreign) {
 		return NULL;
 	}
-	if (cfg->mode == CG_MODE_AUTO && !(share->below & CG_BELOW_WRITES)) {
+	if (cg_config_probes(cfg, share->below, CG_BELOW_WRITES)) {
 		cg_fs_probe(fsp, !cacheguard_kernel_oplock(fsp));
 	}
 	/* On fsp, not cgf: an fsp extension's data area is no talloc ctx */

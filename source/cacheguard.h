@@ -483,6 +483,33 @@ struct cg_file {
 /* The mode a file gets: the wanted one, or what its filesystem allows */
 enum cg_mode cg_mode_resolve(enum cg_mode want, unsigned fs_lacks);
 
+/* Whether a share's module does anything: not in mode off */
+bool cg_config_watches(const struct cg_config *cfg);
+
+/*
+ * Whether a file's streams in one direction (CG_BELOW_READS or
+ * CG_BELOW_WRITES) need to know what its filesystem takes: in mode auto,
+ * unless a module below must see that direction's I/O, which makes every
+ * such stream dontneed anyway (below: the share's CG_BELOW_* flags)
+ */
+bool cg_config_probes(const struct cg_config *cfg,
+		      unsigned below,
+		      unsigned direction);
+
+/*
+ * Which open files get a read stream's state. Asked twice: before the
+ * module keeps anything for the file, with smbd's size from the open,
+ * which may be stale where this handle has written the file since
+ * (modified: then only the kernel knows, and the answer is maybe); and at
+ * the file's first read, with the kernel's size then, which decides for
+ * the rest of the open. Files smaller than cacheguard:min file size are
+ * left alone, and nothing is watched in mode off.
+ */
+bool cg_file_may_track(const struct cg_config *cfg,
+		       uint64_t open_size,
+		       bool modified);
+bool cg_file_tracks(const struct cg_config *cfg, uint64_t size);
+
 /*
  * Track a file of size bytes whose filesystem lacks fs_lacks, with the
  * CG_BELOW_* flags of its stack

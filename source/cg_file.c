@@ -129,6 +129,31 @@ static void cg_file_set_mode(struct cg_file *f, int fd, enum cg_mode mode)
 	cg_stream_set_via(&f->stream, fd, via);
 }
 
+bool cg_config_watches(const struct cg_config *cfg)
+{
+	return cfg->mode != CG_MODE_OFF;
+}
+
+bool cg_config_probes(const struct cg_config *cfg,
+		      unsigned below,
+		      unsigned direction)
+{
+	return cfg->mode == CG_MODE_AUTO && (below & direction) == 0;
+}
+
+bool cg_file_may_track(const struct cg_config *cfg,
+		       uint64_t open_size,
+		       bool modified)
+{
+	return cfg->mode != CG_MODE_OFF &&
+	       (modified || open_size >= cfg->min_file_size);
+}
+
+bool cg_file_tracks(const struct cg_config *cfg, uint64_t size)
+{
+	return cfg->mode != CG_MODE_OFF && size >= cfg->min_file_size;
+}
+
 void cg_file_init(struct cg_file *f,
 		  const struct cg_config *cfg,
 		  const struct cg_sys *sys,

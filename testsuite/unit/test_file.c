@@ -388,6 +388,45 @@ static void test_failures(void **state)
 }
 
 /*
+ * Which opens get a stream's state: none below min file size by smbd's
+ * size at the open, unless this handle wrote the file since; the first
+ * read decides with the size then. Mode off watches nothing, and auto
+ * probes the filesystem only for a direction no module below must see.
+ */
+static void test_track(void **state)
+{
+	struct cg_config cfg;
+	uint64_t min;
+
+	(void)state;
+	cg_config_init(&cfg);
+	min = cfg.min_file_size;
+	assert_true(min > 0);
+	assert_true(cg_config_watches(&cfg));
+	assert_false(cg_file_may_track(&cfg, min - 1, false));
+	assert_true(cg_file_may_track(&cfg, min - 1, true));
+	assert_true(cg_file_may_track(&cfg, min, false));
+	assert_false(cg_file_tracks(&cfg, min - 1));
+	assert_true(cg_file_tracks(&cfg, min));
+	/* a file that stayed small after all is not tracked */
+	assert_true(cg_file_may_track(&cfg, 0, true));
+	assert_false(cg_file_tracks(&cfg, 4096));
+
+	cfg.mode = CG_MODE_AUTO;
+	assert_true(cg_config_probes(&cfg, 0, CG_BELOW_READS));
+	assert_false(cg_config_probes(&cfg, CG_BELOW_READS, CG_BELOW_READS));
+	assert_true(cg_config_probes(&cfg, CG_BELOW_READS, CG_BELOW_WRITES));
+	cfg.mode = CG_MODE_DONTCACHE;
+	assert_false(cg_config_probes(&cfg, 0, CG_BELOW_READS));
+
+	cfg.mode = CG_MODE_OFF;
+	assert_false(cg_config_watches(&cfg));
+	assert_false(cg_file_may_track(&cfg, min, true));
+	assert_false(cg_file_tracks(&cfg, min));
+	assert_false(cg_config_probes(&cfg, 0, CG_BELOW_READS));
+}
+
+/*
  * One read as the glue carries it out: the call for its path, and what
  * its end means. Every retry is one plain read through the next module,
  * which is always the answer: a read ends after two calls at most.
@@ -603,6 +642,7 @@ int main(void)
 		cmocka_unit_test(test_below_kind),
 		cmocka_unit_test(test_failures),
 		cmocka_unit_test(test_read_after),
+		cmocka_unit_test(test_track),
 		cmocka_unit_test(test_direct_unavailable),
 		cmocka_unit_test(test_hints_follow_mode),
 		cmocka_unit_test(test_totals),
