@@ -149,9 +149,8 @@ int cg_fs_reopen_direct(int fd)
 /*
  * auto: what the filesystem of fsp is (fstatfs: network or FUSE, see
  * CG_FS_REMOTE) and supports, found once per process with a one-byte
- * uncached read and, where that fails, an O_DIRECT reopen. A
- * read that fails otherwise is no answer (EBADF: an upload's descriptor
- * opened for writing only): the next file asks again.
+ * uncached read and, where the engine asks for it (cg_probe_uncached),
+ * an O_DIRECT reopen (cg_probe_direct)
  */
 void cg_fs_probe(struct files_struct *fsp, bool may_reopen)
 {
@@ -161,6 +160,8 @@ void cg_fs_probe(struct files_struct *fsp, bool may_reopen)
 	char byte = 0;
 	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
 	struct statfs sfs;
+	enum cg_probe probe;
+	unsigned lacks;
 	int dfd, err = 0;
 
 	if (fs == NULL || (fs->flags & CG_FS_PROBED)) {
@@ -172,22 +173,19 @@ void cg_fs_probe(struct files_struct *fsp, bool may_reopen)
 	if (preadv2(fd, &iov, 1, 0, CG_RWF_DONTCACHE) == -1) {
 		err = errno;
 	}
-	if (err != 0 && err != EOPNOTSUPP && err != EINVAL) {
+	probe = cg_probe_uncached(err, may_reopen, (uint64_t)sfs.f_type,
+				  &lacks);
+	if (probe == CG_PROBE_NO_ANSWER) {
 		return;
 	}
-	if (err != 0 && !may_reopen) {
-		return;		/* a reopen would break a lease: the next file */
-	}
-	fs->flags |= CG_FS_PROBED | cg_fs_type_lacks((uint64_t)sfs.f_type);
-	if (err != 0) {
-		fs->flags |= CG_FS_NO_DONTCACHE;
+	if (probe == CG_PROBE_REOPEN) {
 		dfd = cg_fs_reopen_direct(fd);
+		lacks |= cg_probe_direct(dfd == -1 ? errno : 0);
 		if (dfd != -1) {
 			close(dfd);
-		} else if (cg_direct_open_failure(errno) == CG_DIRECT_FAIL_FS) {
-			fs->flags |= CG_FS_NO_DIRECT;
 		}
 	}
+	fs->flags |= CG_FS_PROBED | lacks;
 	DBG_PREFIX(2,
 		   ("device %u:%u: mode auto serves streams with %s\n",
 		    (unsigned)major(dev),

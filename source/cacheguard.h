@@ -425,6 +425,30 @@ enum cg_direct_fail {
 unsigned cg_fs_type_lacks(uint64_t f_type);
 
 /*
+ * Mode auto's probe of a filesystem, once per device and process: one
+ * uncached read of a byte, then, where it is refused, an O_DIRECT reopen.
+ * cg_probe_uncached takes the read's errno (0: it worked) and says what
+ * comes next; *lacks gets the CG_FS_* flags learnt so far (with
+ * cg_fs_type_lacks(f_type)). NO_ANSWER: the read failed for another
+ * reason (EBADF: a descriptor opened for writing only), or a reopen is
+ * needed but not allowed now (may_reopen false: smbd holds a lease on the
+ * file, which a second open would break); the next file asks again.
+ * cg_probe_direct takes the reopen's errno (0: it opened) and returns
+ * the flag it teaches.
+ */
+enum cg_probe {
+	CG_PROBE_NO_ANSWER = 0,
+	CG_PROBE_DONE,		/* *lacks is the answer */
+	CG_PROBE_REOPEN,	/* try an O_DIRECT reopen (cg_probe_direct) */
+};
+
+enum cg_probe cg_probe_uncached(int err,
+				bool may_reopen,
+				uint64_t f_type,
+				unsigned *lacks);
+unsigned cg_probe_direct(int err);
+
+/*
  * Whether a filesystem of f_type may be mounted by other machines too: a
  * network or FUSE one, or a cluster filesystem (GPFS, GFS2, OCFS2). The
  * module's lock and status files must not be on one (every node of a

@@ -77,6 +77,34 @@ unsigned cg_fs_type_lacks(uint64_t f_type)
 		       : 0;
 }
 
+enum cg_probe cg_probe_uncached(int err,
+				bool may_reopen,
+				uint64_t f_type,
+				unsigned *lacks)
+{
+	*lacks = 0;
+	if (err != 0 && err != EOPNOTSUPP && err != EINVAL) {
+		return CG_PROBE_NO_ANSWER;
+	}
+	if (err != 0 && !may_reopen) {
+		return CG_PROBE_NO_ANSWER;
+	}
+	*lacks = cg_fs_type_lacks(f_type);
+	if (err == 0) {
+		return CG_PROBE_DONE;
+	}
+	*lacks |= CG_FS_NO_DONTCACHE;
+	return CG_PROBE_REOPEN;
+}
+
+unsigned cg_probe_direct(int err)
+{
+	if (err != 0 && cg_direct_open_failure(err) == CG_DIRECT_FAIL_FS) {
+		return CG_FS_NO_DIRECT;
+	}
+	return 0;
+}
+
 /* ... and the cluster filesystems on shared block devices */
 static const uint32_t cg_cluster_fs_types[] = {
 	0x47504653,	/* GPFS */

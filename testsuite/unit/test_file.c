@@ -426,6 +426,52 @@ static void test_track(void **state)
 	assert_false(cg_config_probes(&cfg, 0, CG_BELOW_READS));
 }
 
+/* Mode auto's probe: which errno teaches what, and when to reopen */
+static void test_probe(void **state)
+{
+	static const struct {
+		const char *what;
+		int err;
+		bool may_reopen;
+		uint64_t f_type;
+		enum cg_probe probe;
+		unsigned lacks;
+	} cases[] = {
+		{"uncached read works", 0, true, 0xEF53, CG_PROBE_DONE, NONE},
+		{"works, a lease held", 0, false, 0xEF53, CG_PROBE_DONE, NONE},
+		{"works on NFS", 0, true, 0x6969, CG_PROBE_DONE, CG_FS_REMOTE},
+		{"no RWF_DONTCACHE", EOPNOTSUPP, true, 0xEF53, CG_PROBE_REOPEN,
+		 NO_DC},
+		{"RWF_DONTCACHE refused", EINVAL, true, 0xEF53,
+		 CG_PROBE_REOPEN, NO_DC},
+		{"no RWF_DONTCACHE, a lease held", EOPNOTSUPP, false, 0xEF53,
+		 CG_PROBE_NO_ANSWER, NONE},
+		{"write-only descriptor", EBADF, true, 0xEF53,
+		 CG_PROBE_NO_ANSWER, NONE},
+		{"EIO", EIO, true, 0xEF53, CG_PROBE_NO_ANSWER, NONE},
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < N_ELEM(cases); i++) {
+		unsigned lacks = 99;
+		enum cg_probe p = cg_probe_uncached(cases[i].err,
+						    cases[i].may_reopen,
+						    cases[i].f_type,
+						    &lacks);
+
+		if (p != cases[i].probe || lacks != cases[i].lacks) {
+			fail_msg("%s: probe %d, lacks %#x", cases[i].what, p,
+				 lacks);
+		}
+	}
+	/* open(2) says EINVAL where the filesystem has no O_DIRECT */
+	assert_int_equal(cg_probe_direct(0), 0);
+	assert_int_equal(cg_probe_direct(EINVAL), NO_DIO);
+	assert_int_equal(cg_probe_direct(EACCES), 0);
+	assert_int_equal(cg_probe_direct(EMFILE), 0);
+}
+
 /*
  * One read as the glue carries it out: the call for its path, and what
  * its end means. Every retry is one plain read through the next module,
@@ -643,6 +689,7 @@ int main(void)
 		cmocka_unit_test(test_failures),
 		cmocka_unit_test(test_read_after),
 		cmocka_unit_test(test_track),
+		cmocka_unit_test(test_probe),
 		cmocka_unit_test(test_direct_unavailable),
 		cmocka_unit_test(test_hints_follow_mode),
 		cmocka_unit_test(test_totals),
