@@ -367,11 +367,12 @@ static int cg_direct_budget_open(void)
  * or -1; *spent when there is no room for them. No room includes a
  * failure for a moment (descriptors or memory short, lock races lost):
  * the next stream asks again. Only where no budget file can be had at
- * all is this process's own total held to the limit.
+ * all is this process's own total held to the limit
+ * (cg_budget_local_room; counted: a prefetch buffer, not a bounce one).
  */
 static int cg_direct_budget_take(size_t mem,
 				 uint64_t limit,
-				 bool per_process,
+				 bool counted,
 				 bool *spent)
 {
 	static int logged;	/* the errno last logged, once each */
@@ -401,8 +402,8 @@ static int cg_direct_budget_take(size_t mem,
 			lp_state_directory(),
 			strerror(err));
 	}
-	*spent = per_process && (cg_direct_mem_in_use > limit ||
-				 mem > limit - cg_direct_mem_in_use);
+	*spent = !cg_budget_local_room(cg_direct_mem_in_use, mem, limit,
+				       counted);
 	return -1;
 }
 

@@ -182,3 +182,11 @@ bool cg_budget_absent(int err)
 		return false;
 	}
 }
+
+bool cg_budget_local_room(uint64_t in_use,
+			  uint64_t mem,
+			  uint64_t limit,
+			  bool counted)
+{
+	return !counted || (in_use <= limit && mem <= limit - in_use);
+}

@@ -243,6 +243,27 @@ static void test_lock_failures(void **state)
 	close(held);
 }
 
+/*
+ * Without a budget file each process holds itself to the limit; a
+ * bounce buffer is not held to it
+ */
+static void test_local_room(void **state)
+{
+	(void)state;
+	assert_true(cg_budget_local_room(0, 32 * MiB, 32 * MiB, true));
+	assert_true(cg_budget_local_room(16 * MiB, 16 * MiB, 32 * MiB, true));
+	assert_false(cg_budget_local_room(16 * MiB, 17 * MiB, 32 * MiB,
+					  true));
+	assert_false(cg_budget_local_room(0, 33 * MiB, 32 * MiB, true));
+	/* over the limit already (a share with a smaller one): no room */
+	assert_false(cg_budget_local_room(40 * MiB, 0, 32 * MiB, true));
+	assert_false(cg_budget_local_room(40 * MiB, MiB, 32 * MiB, true));
+	/* no overflow near the top of the range */
+	assert_false(cg_budget_local_room(MiB, UINT64_MAX, 32 * MiB, true));
+	/* bounce buffers */
+	assert_true(cg_budget_local_room(40 * MiB, 8 * MiB, 32 * MiB, false));
+}
+
 /* A share with a smaller limit sees the same pool, up to its limit */
 static void test_limits_share_a_pool(void **state)
 {
@@ -341,6 +362,7 @@ int main(void)
 		cmocka_unit_test(test_crash_gives_back),
 		cmocka_unit_test(test_failure_is_no_room),
 		cmocka_unit_test(test_lock_failures),
+		cmocka_unit_test(test_local_room),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
