@@ -44,6 +44,7 @@
 #include "smbd/smbd.h"
 
 #include "cacheguard_glue.h"
+#include "../source/cg_status.h"
 
 #undef DBGC_CLASS
 #define DBGC_CLASS vfs_cacheguard_debug_level
@@ -82,7 +83,7 @@ void cg_status_file_close(struct cg_file *f)
 	cg_totals_add(&cg_status_closed, f);
 }
 
-static time_t cg_status_written;
+static int64_t cg_status_written;
 static bool cg_status_swept;
 static int cg_status_last_err;	/* logged once until it changes */
 
@@ -110,32 +111,23 @@ static unsigned long long cg_status_start_time(pid_t pid)
 {
 	char path[64];
 	char buf[1024];
-	const char *p = NULL;
-	int field;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	if (!cg_status_read(AT_FDCWD, path, buf, sizeof(buf))) {
 		return 0;
 	}
-	/* The command name may hold spaces: count from its closing paren */
-	p = strrchr(buf, ')');
-	for (field = 2; p != NULL && field < 22; field++) {
-		p = strchr(p + 1, ' ');
-	}
-	return p != NULL ? strtoull(p + 1, NULL, 10) : 0;
+	return cg_status_stat_start(buf);
 }
 
-/* The "start" line of a status file, 0 when it has none */
+/* The start a status file records, 0 when it has none */
 static unsigned long long cg_status_file_start(int dirfd, const char *name)
 {
 	char buf[1024];
-	const char *p = NULL;
 
 	if (!cg_status_read(dirfd, name, buf, sizeof(buf))) {
 		return 0;
 	}
-	p = strstr(buf, "\nstart ");
-	return p != NULL ? strtoull(p + 7, NULL, 10) : 0;
+	return cg_status_text_start(buf);
 }
 
 /* Remove the files of processes that exited; runs as root */
@@ -154,23 +146,20 @@ static void cg_status_sweep(int dirfd)
 		return;
 	}
 	while ((e = readdir(d)) != NULL) {
-		char *end = NULL;
-		long pid = strtol(e->d_name, &end, 10);
-		unsigned long long running;
+		unsigned long long running, recorded = 0;
+		long pid;
+		bool tmp;
 
-		if (end == e->d_name || pid <= 0 || pid == (long)getpid() ||
-		    (*end != '\0' && strcmp(end, ".tmp") != 0)) {
+		if (!cg_status_name(e->d_name, (long)getpid(), &pid, &tmp)) {
 			continue;
 		}
 		running = cg_status_start_time((pid_t)pid);
-		if (running != 0 && *end == '\0' &&
-		    running == cg_status_file_start(dirfd, e->d_name)) {
-			continue;	/* a live process's file */
+		if (running != 0 && !tmp) {
+			recorded = cg_status_file_start(dirfd, e->d_name);
 		}
-		if (running != 0 && *end != '\0') {
-			continue;	/* a live process may be writing it */
+		if (cg_status_stale(tmp, running, recorded)) {
+			unlinkat(dirfd, e->d_name, 0);
 		}
-		unlinkat(dirfd, e->d_name, 0);
 	}
 	closedir(d);
 }
@@ -179,43 +168,22 @@ static int cg_status_print(int fd, time_t now)
 {
 	struct cg_totals sum = cg_status_closed;
 	const struct cg_status_file *e = NULL;
-	const struct cg_stats *t = &sum.stats;
+	struct cg_status st = {
+		.pid = (int)getpid(),
+		.start = cg_status_start_time(getpid()),
+		.updated = (int64_t)now,
+		.totals = &sum,
+		.direct_memory = cg_direct_memory_in_use(),
+		.huge = cg_direct_huge_stats(),
+	};
 	char buf[1024];
 	int n;
 
 	for (e = cg_status_open; e != NULL; e = e->next) {
 		cg_totals_add(&sum, e->f);
 	}
-
-	n = snprintf(buf, sizeof(buf),
-		     "pid %d\nstart %llu\nupdated %jd\nfiles %" PRIu64
-		     "\nstreams %" PRIu64 "\nhot %" PRIu64
-		     "\nbytes_read %" PRIu64 "\nbytes_stream %" PRIu64
-		     "\nbytes_buffered %" PRIu64 "\nbytes_dontcache %" PRIu64
-		     "\nbytes_direct %" PRIu64 "\nbytes_dropped %" PRIu64
-		     "\ndrop_calls %" PRIu64 "\nfallbacks %" PRIu64
-		     "\ndirect_memory %zu\ndirect_huge %" PRIu64
-		     "\ndirect_buffers %" PRIu64
-		     "\ndirect_buffers_ordinary %" PRIu64 "\n",
-		     (int)getpid(),
-		     cg_status_start_time(getpid()),
-		     (intmax_t)now,
-		     sum.files,
-		     t->streams,
-		     t->hot,
-		     t->bytes_read,
-		     t->bytes_stream,
-		     sum.bytes[CG_PATH_NEXT],
-		     sum.bytes[CG_PATH_UNCACHED],
-		     sum.bytes[CG_PATH_DIRECT],
-		     t->bytes_dropped,
-		     t->drops,
-		     sum.fallbacks,
-		     cg_direct_memory_in_use(),
-		     cg_direct_huge_stats()->in_use,
-		     cg_direct_huge_stats()->buffers,
-		     cg_direct_huge_stats()->ordinary);
-	if (n < 0 || (size_t)n >= sizeof(buf)) {
+	n = cg_status_format(buf, sizeof(buf), &st);
+	if (n < 0) {
 		return EOVERFLOW;
 	}
 	if (write(fd, buf, (size_t)n) != n) {
@@ -283,10 +251,9 @@ void cg_status_write(bool force)
 	const char *dir = NULL;
 	int err;
 
-	if (!force && now == cg_status_written) {
+	if (!cg_status_due((int64_t)now, &cg_status_written, force)) {
 		return;
 	}
-	cg_status_written = now;
 	dir = cg_state_dir();
 	if (dir == NULL) {
 		return;
