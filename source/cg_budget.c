@@ -41,7 +41,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cacheguard.h"
+#include "cg_budget.h"
 #include "cg_sys.h"
 
 #ifndef F_OFD_GETLK

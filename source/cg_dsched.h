@@ -20,7 +20,7 @@
 #ifndef CG_DSCHED_H
 #define CG_DSCHED_H
 
-#include "cacheguard.h"
+#include "cg_direct.h"
 
 /*
  * One request of a direct stream, embedded in the glue's request state:

@@ -40,7 +40,8 @@
 
 #include <errno.h>
 
-#include "cacheguard.h"
+#include "cg_file.h"
+#include "cg_direct.h"
 
 /* statfs f_types, from the kernel's <linux/magic.h> and the filesystems */
 static const uint32_t cg_remote_fs_types[] = {

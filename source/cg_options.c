@@ -24,7 +24,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "cacheguard.h"
+#include "cg_options.h"
 
 #define CG_FIELD(f) offsetof(struct cg_config, f)
 /* The most of a bad value an error message quotes */

@@ -91,7 +91,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "cacheguard.h"
+#include "cg_share.h"
 #include "cg_sys.h"
 
 #ifndef F_OFD_GETLK

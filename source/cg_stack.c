@@ -36,7 +36,7 @@
 
 #include <string.h>
 
-#include "cacheguard.h"
+#include "cg_stack.h"
 
 static const char *const cg_below_names[] = {
 	"catia",

@@ -21,7 +21,7 @@
 #ifndef CG_STATUS_H
 #define CG_STATUS_H
 
-#include "cacheguard.h"
+#include "cg_file.h"
 #include "cg_huge.h"
 
 /*

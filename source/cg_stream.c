@@ -128,7 +128,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cacheguard.h"
+#include "cg_stream.h"
+#include "cg_share.h"
+#include "cg_budget.h"
 #include "cg_sys.h"
 
 #define CG_PAGE 4096ULL

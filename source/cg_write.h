@@ -20,7 +20,7 @@
 #ifndef CG_WRITE_H
 #define CG_WRITE_H
 
-#include "cacheguard.h"
+#include "cg_file.h"
 
 struct cg_sys;
 

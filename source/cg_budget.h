@@ -1,0 +1,80 @@
+/*
+ * vfs_cacheguard engine: the server-wide budgets of direct and readahead memory
+ *
+ * Copyright (C) 2026 The vfs_cacheguard authors
+ *
+ * This program is free software; you can redistribute it and/or modify
+ * it under the terms of the GNU General Public License as published by
+ * the Free Software Foundation; either version 3 of the License, or
+ * (at your option) any later version.
+ *
+ * This program is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ * GNU General Public License for more details.
+ *
+ * You should have received a copy of the GNU General Public License
+ * along with this program.  If not, see <http://www.gnu.org/licenses/>.
+ */
+
+#ifndef CG_BUDGET_H
+#define CG_BUDGET_H
+
+#include "cg_options.h"
+
+struct cg_sys;
+
+/*
+ * The direct-memory budget of the whole server (cg_budget.c): a lock
+ * file whose byte i is the i-th unit; a buffer holds its units as an OFD
+ * write lock on its own descriptor of the file, and closing it (or the
+ * process dying) gives them back.
+ */
+#define CG_BUDGET_UNIT (64 * 1024)
+
+/*
+ * Lock units for bytes on fd, all below limit bytes, through sys's lock
+ * operation. 0, or -1 with errno (ENOSPC: they are not free; EAGAIN:
+ * races with other takers lost, as if there were no room this time).
+ */
+int cg_budget_take(const struct cg_sys *sys,
+		   int fd,
+		   uint64_t bytes,
+		   uint64_t limit);
+
+/* Bytes all holders have taken below limit: for status and tests */
+uint64_t cg_budget_used(const struct cg_sys *sys, int fd, uint64_t limit);
+
+/*
+ * Units for bytes from a descriptor of the budget file of its own, which
+ * open_file() opens (-1 and errno on failure): that descriptor, or -1
+ * and in *err why. cg_budget_absent(*err) tells the two kinds apart.
+ */
+int cg_budget_acquire(const struct cg_sys *sys,
+		      int (*open_file)(void),
+		      uint64_t bytes,
+		      uint64_t limit,
+		      int *err);
+
+/*
+ * Whether a failure of cg_budget_acquire() means that no budget file can
+ * be had here (no state directory, no permission, a read-only one, no
+ * OFD locks): then each process bounds itself. Every other failure, the
+ * budget spent, lock races lost, descriptors or memory short for a
+ * moment, is no room now: never no limit.
+ */
+bool cg_budget_absent(int err);
+
+/*
+ * Where no budget file can be had (cg_budget_absent), each process holds
+ * its own direct memory, in_use bytes, to the limit: whether mem more
+ * bytes fit. A bounce buffer (counted false: one request's, freed as it
+ * completes) is not held to it, as the budget file does not count it
+ * either when it has no room (CG_DIRECT_NO_BUDGET is for a full file).
+ */
+bool cg_budget_local_room(uint64_t in_use,
+			  uint64_t mem,
+			  uint64_t limit,
+			  bool counted);
+
+#endif /* CG_BUDGET_H */

@@ -1,0 +1,352 @@
+/*
+ * vfs_cacheguard engine: direct-read planning and the prefetch table
+ *
+ * Copyright (C) 2026 The vfs_cacheguard authors
+ *
+ * This program is free software; you can redistribute it and/or modify
+ * it under the terms of the GNU General Public License as published by
+ * the Free Software Foundation; either version 3 of the License, or
+ * (at your option) any later version.
+ *
+ * This program is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ * GNU General Public License for more details.
+ *
+ * You should have received a copy of the GNU General Public License
+ * along with this program.  If not, see <http://www.gnu.org/licenses/>.
+ */
+
+#ifndef CG_DIRECT_H
+#define CG_DIRECT_H
+
+#include "cg_file.h"
+
+/*
+ * Direct reads (cg_direct.c)
+ * ==========================
+ *
+ * The bookkeeping behind cacheguard:mode = direct; the scheduler
+ * (cg_dsched.c) drives it, the glue (modules/cacheguard_direct.c) does
+ * the I/O. Two parts:
+ *
+ * Planning. O_DIRECT wants the file offset and the length aligned to the
+ * device (512 or 4096 bytes; the buffer too, which the glue sees to). A
+ * request is widened to the alignment, read, and trimmed back to exactly
+ * the bytes asked for, short at end of file as pread() would be.
+ *
+ * Prefetch. A direct read has no kernel readahead, so each stream keeps
+ * a table of segments (1 MiB, aligned) filled in the background up to
+ * "ahead" bytes past the highest request. Requests are then served from
+ * the table (HIT), wait for a segment still loading (PENDING) rather
+ * than read it twice, or are read directly (MISS). Segments are released
+ * once copied out, or reused when they fall behind the stream. Every
+ * segment remembers the file's version (ctime and size) from just before
+ * its read; the caller validates the table against the current version
+ * before each lookup, and reports writes it knows of, so the table never
+ * hands out bytes older than the file.
+ */
+
+/* Widened read for a request: [off, off + len) covers it, both aligned */
+struct cg_dio_plan {
+	uint64_t off;
+	size_t len;
+	size_t skip;	/* where the request starts in the widened read */
+};
+
+/*
+ * The alignment to use: the statx STATX_DIOALIGN answer when the kernel
+ * gave one (0 there means no O_DIRECT for the file: returns 0), else the
+ * device's logical block size, else 4096. Values that are not powers of
+ * two are ignored.
+ */
+size_t cg_dio_alignment(bool have_dioalign,
+			uint32_t dio_mem_align,
+			uint32_t dio_offset_align,
+			uint32_t logical_block_size);
+
+/* open(O_DIRECT) of a file failed with err: the file, or its filesystem? */
+enum cg_direct_fail cg_direct_open_failure(int err);
+
+/* false when align is not a power of two or the range overflows */
+bool cg_dio_plan(uint64_t off, size_t n, size_t align, struct cg_dio_plan *p);
+
+/* Bytes of the request in a widened read that returned got bytes */
+size_t cg_dio_trim(const struct cg_dio_plan *p, size_t n, size_t got);
+
+/*
+ * A request read with O_DIRECT into the caller's own buffer, so that it
+ * costs no bounce buffer: the body, [off, off + body), goes to buf +
+ * shift, the first aligned address in buf, and is moved down by shift
+ * once read; the rest of the request, the tail, is read through a bounce
+ * of tail.len bytes (less than three alignment units).
+ */
+struct cg_dio_inplace {
+	size_t n;
+	size_t shift;
+	size_t body;
+	struct cg_dio_plan tail;	/* [off + body, off + n), widened */
+};
+
+/*
+ * The in-place plan for n bytes at off into the buffer at address buf;
+ * false when off is not aligned or n leaves no aligned block after the
+ * shift: read the request through a bounce buffer (cg_dio_plan).
+ */
+bool cg_dio_inplace(uint64_t off,
+		    size_t n,
+		    uintptr_t buf,
+		    size_t align,
+		    struct cg_dio_inplace *p);
+
+/* An aligned read of len bytes at off into buf: bytes, or -1 and errno */
+typedef ssize_t (*cg_dio_read_fn)(void *ctx,
+				  uint8_t *buf,
+				  size_t len,
+				  uint64_t off);
+
+/*
+ * Carry out plan p for the request at off into buf, bounce holding
+ * p->tail.len bytes: the request's bytes (fewer at end of file), or -1
+ * and errno as read left it
+ */
+ssize_t cg_dio_read_inplace(const struct cg_dio_inplace *p,
+			    uint8_t *buf,
+			    uint64_t off,
+			    uint8_t *bounce,
+			    cg_dio_read_fn read,
+			    void *ctx);
+
+#define CG_PREFETCH_SEG (1024 * 1024)
+#define CG_PREFETCH_MIN_SEG (64 * 1024)
+/* The largest segment cg_prefetch_align chooses for a device */
+#define CG_PREFETCH_DEV_SEG (8 * 1024 * 1024)
+#define CG_PREFETCH_MAX_SEGS 64
+
+/*
+ * What the file looked like to a fill or a lookup: ctime and size from
+ * fstat(), and CLOCK_REALTIME_COARSE read just before that fstat. A change
+ * means cached bytes may be stale.
+ *
+ * The kernel stamps a change with the coarse clock; before Linux 6.13 two
+ * changes within one tick (one second on filesystems with whole-second
+ * timestamps) get the same ctime. So a version is trusted ("settled") only
+ * when the clock had already moved past the ctime's tick before the
+ * fstat: every later change then has a later ctime and is seen.
+ */
+struct cg_pf_version {
+	uint64_t ctime_ns;
+	uint64_t size;
+	uint64_t clock_ns;
+};
+
+/* The coarse clock ticks at least this often (HZ >= 100) */
+#define CG_PF_TICK_NS 10000000ULL
+/* Whole-second timestamps (ext4 with 128-byte inodes; FAT's are 2 s) */
+#define CG_PF_COARSE_TS_NS 2000000000ULL
+
+/* The clock from which any later change gets a ctime other than v's */
+uint64_t cg_pf_version_settles(const struct cg_pf_version *v);
+
+/* Segments read under v can be served until the version changes */
+bool cg_pf_version_settled(const struct cg_pf_version *v);
+
+enum cg_pf_state {
+	CG_PF_FREE = 0,
+	CG_PF_LOADING,	/* a read into the slot is in flight */
+	CG_PF_READY,
+};
+
+struct cg_pf_seg {
+	enum cg_pf_state state;
+	/*
+	 * LOADING: invalidated, discard when the read ends; READY and
+	 * pinned: invalidated, serves no one, freed when unpinned
+	 */
+	bool stale;
+	uint64_t off;	/* file offset, a multiple of seg_size */
+	size_t len;	/* READY: bytes read; short means end of file */
+	size_t used;	/* READY: bytes copied out so far */
+	struct cg_pf_version ver;
+	unsigned pins;	/* READY: copies out of it in flight */
+};
+
+enum cg_pf_lookup {
+	CG_PF_MISS = 0,	/* some byte is in no segment: read directly */
+	CG_PF_PENDING,	/* all covered, some segment still loading */
+	CG_PF_HIT,	/* all covered by loaded segments (or end of file) */
+};
+
+struct cg_prefetch {
+	size_t seg_size;
+	unsigned nseg;		/* 0: no prefetch */
+	uint64_t ahead;		/* keep this much loaded past the front */
+	uint64_t front;		/* end of the highest request seen */
+	size_t max_read;	/* the largest request seen */
+	uint64_t discarded;	/* segments thrown away as possibly stale */
+	uint64_t unsettled;	/* fills thrown away: the file just changed */
+	uint64_t fills;		/* segment reads started */
+	uint64_t clock_ns;	/* the latest clock of a version seen */
+	uint64_t hold_ns;	/* no fills before this clock: file changing */
+	struct cg_pf_seg seg[CG_PREFETCH_MAX_SEGS];
+};
+
+/* Geometry for "ahead" bytes of prefetch at this alignment */
+void cg_prefetch_init(struct cg_prefetch *pf, uint64_t ahead, size_t align);
+
+/*
+ * The alignment to give cg_prefetch_init on a device whose requests go
+ * up to max_request bytes (its queue's max_sectors_kb; 0: not known):
+ * segments grow from align (a power of two: the buffer's page at least)
+ * by doubling while smaller than max_request, up to CG_PREFETCH_DEV_SEG,
+ * as long as "ahead" still holds two of them. A fill is then one device
+ * request: on storage that counts requests, a 2 MiB segment on a device
+ * that takes 4 MiB costs twice the requests.
+ */
+size_t cg_prefetch_align(uint64_t ahead, size_t align, uint64_t max_request);
+
+/* Bytes of buffer the table needs: slot i is at i * seg_size */
+size_t cg_prefetch_memory(const struct cg_prefetch *pf);
+
+/*
+ * Segments the table wants for the largest request seen with inflight
+ * requests outstanding: their window and two requests more, at most most
+ * bytes (rounded up to a segment) and CG_PREFETCH_MAX_SEGS, never fewer
+ * than it has (0: prefetch is off)
+ */
+unsigned cg_prefetch_wanted(const struct cg_prefetch *pf,
+			    unsigned inflight,
+			    uint64_t most);
+
+/*
+ * The most one stream's table grows to: this share of direct memory. A
+ * half: smbclient reads 8 MiB at a time, two in flight, and a table of a
+ * quarter (8 MiB of a 32M budget) left most of its reads a MISS read
+ * into smbd's own 4 KiB pages, small requests: 0.74-1.13x the plain
+ * share at 500 read IOPS, 1.22-1.47x at a half (docs/benchmarks.md).
+ * At 64M, where a half is the 32 MiB that two reads past smbclient's
+ * window want, four copies in scenario C pushed 107 MiB of the hot set
+ * out of its cgroup against 9.5 MiB at 32M: the default stays 32M.
+ */
+#define CG_PREFETCH_STREAM_SHARE 2
+
+/*
+ * The buffer now holds nseg segments (slot i still at i * seg_size):
+ * the table uses them, and keeps that much loaded past the front. Only
+ * ever grows; ignored when prefetch is off.
+ */
+void cg_prefetch_grow(struct cg_prefetch *pf, unsigned nseg);
+
+/* A request for [off, off + n) arrived: moves the front */
+void cg_prefetch_note_read(struct cg_prefetch *pf, uint64_t off, size_t n);
+
+/*
+ * Discard loaded segments read under another version of the file; a
+ * version not yet settled holds fills back until it is
+ */
+void cg_prefetch_validate(struct cg_prefetch *pf,
+			  const struct cg_pf_version *now);
+
+/* How [off, off + n) can be served; HIT sets *avail (short at EOF) */
+enum cg_pf_lookup cg_prefetch_lookup(const struct cg_prefetch *pf,
+				     uint64_t off,
+				     size_t n,
+				     size_t *avail);
+
+/*
+ * Copy a HIT out of mem (the table's buffer) into dst, through sys
+ * (cg_sys_copy); returns the bytes copied. Segments whose bytes have
+ * all been copied are released.
+ */
+struct cg_sys;
+
+size_t cg_prefetch_copy(struct cg_prefetch *pf,
+			const struct cg_sys *sys,
+			const uint8_t *mem,
+			uint64_t off,
+			size_t n,
+			uint8_t *dst);
+
+/*
+ * A HIT copied out by another thread, in pieces of one segment each:
+ * where in the table's buffer, how many bytes, and the version the
+ * segment was read under, which the copying thread compares with the
+ * file's now (cg_prefetch_pieces_current) before it copies
+ */
+struct cg_pf_piece {
+	unsigned slot;
+	size_t from;	/* offset in the table's buffer */
+	size_t len;
+	struct cg_pf_version ver;
+};
+
+/*
+ * Pin the segments of a HIT for [off, off + n) (cg_prefetch_lookup said
+ * so) into at most max pieces; returns how many, whose lengths add up
+ * to the HIT's avail. A HIT short at end of file ends with the piece of
+ * the segment holding the end (of no bytes if need be): its version
+ * says whether the file still ends there. Pinned segments are never
+ * handed out for a fill;
+ * a write or version change meanwhile marks them stale. Every pin is
+ * ended with cg_prefetch_unpin.
+ */
+unsigned cg_prefetch_pin(struct cg_prefetch *pf,
+			 uint64_t off,
+			 size_t n,
+			 struct cg_pf_piece *pieces,
+			 unsigned max);
+
+/* Every piece was read under the file's version now */
+bool cg_prefetch_pieces_current(const struct cg_pf_piece *pieces,
+				unsigned np,
+				const struct cg_pf_version *now);
+
+/*
+ * Copy the pieces out of mem into dst, in order, through sys
+ * (cg_sys_copy): no table access
+ */
+size_t cg_prefetch_copy_pieces(const struct cg_sys *sys,
+			       const uint8_t *mem,
+			       const struct cg_pf_piece *pieces,
+			       unsigned np,
+			       uint8_t *dst);
+
+/*
+ * The copy of pinned pieces ended; copied: their bytes went out (they
+ * count as used, as cg_prefetch_copy counts them)
+ */
+void cg_prefetch_unpin(struct cg_prefetch *pf,
+		       const struct cg_pf_piece *pieces,
+		       unsigned np,
+		       bool copied);
+
+/*
+ * The next segment to read, if any: marks *slot LOADING for
+ * [*off, *off + *len). Call until it returns false. Loaded segments
+ * from keep on are not reused: requests waiting for fills start there
+ * (UINT64_MAX: none wait).
+ */
+bool cg_prefetch_next_fill(struct cg_prefetch *pf,
+			   uint64_t file_size,
+			   uint64_t keep,
+			   unsigned *slot,
+			   uint64_t *off,
+			   size_t *len);
+
+/*
+ * The read into slot ended: got bytes, or -1 on error. ver is the file's
+ * version taken before the read; bytes read under a version that has not
+ * settled are discarded, and fills held back until it has.
+ */
+void cg_prefetch_filled(struct cg_prefetch *pf,
+			unsigned slot,
+			ssize_t got,
+			const struct cg_pf_version *ver);
+
+/* [off, off + n) is being written: nothing overlapping may be served */
+void cg_prefetch_invalidate(struct cg_prefetch *pf, uint64_t off, uint64_t n);
+
+/* Everything is suspect (the file changed, prefetch failed) */
+void cg_prefetch_reset(struct cg_prefetch *pf);
+
+#endif /* CG_DIRECT_H */

@@ -1,0 +1,249 @@
+/*
+ * vfs_cacheguard engine: a tracked file: its mode, read paths and fallbacks
+ *
+ * Copyright (C) 2026 The vfs_cacheguard authors
+ *
+ * This program is free software; you can redistribute it and/or modify
+ * it under the terms of the GNU General Public License as published by
+ * the Free Software Foundation; either version 3 of the License, or
+ * (at your option) any later version.
+ *
+ * This program is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ * GNU General Public License for more details.
+ *
+ * You should have received a copy of the GNU General Public License
+ * along with this program.  If not, see <http://www.gnu.org/licenses/>.
+ */
+
+#ifndef CG_FILE_H
+#define CG_FILE_H
+
+#include "cg_stream.h"
+#include "cg_stack.h"
+
+struct cg_sys;
+
+/*
+ * Files (cg_file.c)
+ * =================
+ *
+ * One struct cg_file per tracked open file: its stream, the mode its
+ * streams are served in, and every decision about a read's path and
+ * what a failure means, so that the glue only does what it is told.
+ * The filesystem's capabilities are the glue's to remember (per smbd
+ * process and device); the file is told them and answers with what the
+ * filesystem turned out to lack.
+ */
+
+/* How one read is served */
+enum cg_path {
+	CG_PATH_NEXT = 0,	/* the next module: through the page cache */
+	CG_PATH_UNCACHED,	/* preadv2(RWF_DONTCACHE) */
+	CG_PATH_DIRECT,		/* O_DIRECT, with the private prefetch */
+	CG_PATH_COUNT,
+};
+
+/* What a failure to set up direct reads for one file means */
+enum cg_direct_fail {
+	CG_DIRECT_FAIL_FILE = 0,	/* this file only: others keep direct */
+	CG_DIRECT_FAIL_FS,		/* the filesystem refuses O_DIRECT */
+	CG_DIRECT_FAIL_MEMORY,		/* over cacheguard:direct memory */
+	/*
+	 * smbd holds a kernel oplock (kernel oplocks = yes: a lease, for a
+	 * client's batch or exclusive oplock) on the file: any second open,
+	 * the O_DIRECT one too, would break it. This open only.
+	 */
+	CG_DIRECT_FAIL_LEASE,
+};
+
+/* What a filesystem lacks, learnt from a probe or a failure */
+#define CG_FS_NO_DONTCACHE 0x2
+#define CG_FS_NO_DIRECT 0x4
+/*
+ * ... or from its type: a network or FUSE filesystem, whose files change
+ * beyond the kernel's sight and whose ctime may come from a cache (NFS
+ * answers fstat from its attribute cache, up to acregmax, 60 s by
+ * default), so that direct mode's prefetch could serve bytes another
+ * client has overwritten. auto serves its streams with dontneed there.
+ */
+#define CG_FS_REMOTE 0x10
+
+/* CG_FS_REMOTE for a statfs f_type that is one, else 0 */
+unsigned cg_fs_type_lacks(uint64_t f_type);
+
+/*
+ * Mode auto's probe of a filesystem, once per device and process: one
+ * uncached read of a byte, then, where it is refused, an O_DIRECT reopen.
+ * cg_probe_uncached takes the read's errno (0: it worked) and says what
+ * comes next; *lacks gets the CG_FS_* flags learnt so far (with
+ * cg_fs_type_lacks(f_type)). NO_ANSWER: the read failed for another
+ * reason (EBADF: a descriptor opened for writing only), or a reopen is
+ * needed but not allowed now (may_reopen false: smbd holds a lease on the
+ * file, which a second open would break); the next file asks again.
+ * cg_probe_direct takes the reopen's errno (0: it opened) and returns
+ * the flag it teaches.
+ */
+enum cg_probe {
+	CG_PROBE_NO_ANSWER = 0,
+	CG_PROBE_DONE,		/* *lacks is the answer */
+	CG_PROBE_REOPEN,	/* try an O_DIRECT reopen (cg_probe_direct) */
+};
+
+enum cg_probe cg_probe_uncached(int err,
+				bool may_reopen,
+				uint64_t f_type,
+				unsigned *lacks);
+unsigned cg_probe_direct(int err);
+
+/*
+ * Whether a filesystem of f_type may be mounted by other machines too: a
+ * network or FUSE one, or a cluster filesystem (GPFS, GFS2, OCFS2). The
+ * module's lock and status files must not be on one (every node of a
+ * cluster would share them).
+ */
+bool cg_fs_type_shared(uint64_t f_type);
+
+struct cg_file {
+	struct cg_stream stream;
+	enum cg_mode mode;		/* resolved: not auto, not off */
+	unsigned below;			/* CG_BELOW_* of its stack */
+	uint64_t bytes[CG_PATH_COUNT];	/* bytes served per path */
+	uint64_t fallbacks;		/* fast-path reads retried buffered */
+	const char *fallback_why;	/* the last reason, for the summary */
+};
+
+/* The mode a file gets: the wanted one, or what its filesystem allows */
+enum cg_mode cg_mode_resolve(enum cg_mode want, unsigned fs_lacks);
+
+/* Whether a share's module does anything: not in mode off */
+bool cg_config_watches(const struct cg_config *cfg);
+
+/*
+ * Whether a file's streams in one direction (CG_BELOW_READS or
+ * CG_BELOW_WRITES) need to know what its filesystem takes: in mode auto,
+ * unless a module below must see that direction's I/O, which makes every
+ * such stream dontneed anyway (below: the share's CG_BELOW_* flags)
+ */
+bool cg_config_probes(const struct cg_config *cfg,
+		      unsigned below,
+		      unsigned direction);
+
+/*
+ * Which open files get a read stream's state. Asked twice: before the
+ * module keeps anything for the file, with smbd's size from the open,
+ * which may be stale where this handle has written the file since
+ * (modified: then only the kernel knows, and the answer is maybe); and at
+ * the file's first read, with the kernel's size then, which decides for
+ * the rest of the open. Files smaller than cacheguard:min file size are
+ * left alone, and nothing is watched in mode off.
+ */
+bool cg_file_may_track(const struct cg_config *cfg,
+		       uint64_t open_size,
+		       bool modified);
+bool cg_file_tracks(const struct cg_config *cfg, uint64_t size);
+
+/*
+ * Track a file of size bytes whose filesystem lacks fs_lacks, with the
+ * CG_BELOW_* flags of its stack
+ */
+void cg_file_init(struct cg_file *f,
+		  const struct cg_config *cfg,
+		  const struct cg_sys *sys,
+		  uint64_t size,
+		  unsigned fs_lacks,
+		  int fd);
+
+/* The path for a read that cg_read_begin() returned io for */
+enum cg_path cg_file_choose(const struct cg_file *f,
+			    const struct cg_io *io,
+			    size_t n);
+
+/*
+ * Direct reads could not be set up for the file (fail says why): the
+ * file continues in another mode. Returns the CG_FS_* flag its
+ * filesystem now lacks, or 0.
+ */
+unsigned cg_file_direct_unavailable(struct cg_file *f,
+				    int fd,
+				    enum cg_direct_fail fail,
+				    unsigned fs_lacks);
+
+/*
+ * A direct request the prefetch could not serve found no room in the
+ * server's budget for its bounce buffer (the errno it fails with): it is
+ * read through the next module, this once, and nothing else changes
+ */
+#define CG_DIRECT_NO_BUDGET ENOBUFS
+
+/*
+ * A read on path failed with err; the caller reads the range again
+ * through the next module. Returns the CG_FS_* flag the filesystem now
+ * lacks, or 0.
+ */
+unsigned cg_file_read_failed(struct cg_file *f,
+			     int fd,
+			     enum cg_path path,
+			     int err,
+			     unsigned fs_lacks);
+
+/* The call that carries out one read, for the path and the read's io */
+enum cg_call {
+	CG_CALL_NEXT = 0,	/* the next module's read */
+	CG_CALL_DONTCACHE,	/* preadv2(RWF_DONTCACHE) in 1 MiB pieces */
+	CG_CALL_PIECES,		/* 1 MiB pieces, each dropped once read */
+	CG_CALL_DIRECT,		/* the file's direct stream */
+};
+
+enum cg_call cg_file_call(const struct cg_io *io, enum cg_path path);
+
+/* What a read's end means (cg_file_read_after) */
+enum cg_after {
+	CG_AFTER_DONE = 0,	/* the result is the read's answer */
+	CG_AFTER_AGAIN,		/* read it again, plainly */
+	CG_AFTER_FELL_BACK,	/* a fast path failed: again, plainly */
+};
+
+/*
+ * A read carried out as cg_file_call(io, *path) said ended with ret (-1:
+ * err). DONE: ret is the answer, io->uncached says how it was read.
+ * Otherwise the same range is read again through the next module (*path
+ * CG_PATH_NEXT, io without pieces), which always ends DONE: AGAIN after
+ * a read in pieces failed, FELL_BACK after a fast path failed, which
+ * cg_file_read_failed has taken in (*learnt: the CG_FS_* flag the
+ * filesystem now lacks, or 0; fs_lacks: what it was known to lack).
+ */
+enum cg_after cg_file_read_after(struct cg_file *f,
+				 int fd,
+				 struct cg_io *io,
+				 enum cg_path *path,
+				 ssize_t ret,
+				 int err,
+				 unsigned fs_lacks,
+				 unsigned *learnt);
+
+/*
+ * Whether smbd may serve a read with sendfile(2), which reads through
+ * the page cache: not while an active stream is served uncached or
+ * direct (a dontcache stream that others share reads through the cache)
+ */
+bool cg_file_zerocopy_ok(const struct cg_file *f);
+
+/* Count what a read on path returned */
+void cg_file_served(struct cg_file *f, enum cg_path path, ssize_t nread);
+
+/*
+ * Counters are kept once, per file; a process's status sums them:
+ * the files closed so far, plus the files open now.
+ */
+struct cg_totals {
+	uint64_t files;
+	struct cg_stats stats;
+	uint64_t bytes[CG_PATH_COUNT];
+	uint64_t fallbacks;
+};
+
+void cg_totals_add(struct cg_totals *t, const struct cg_file *f);
+
+#endif /* CG_FILE_H */

@@ -1,0 +1,151 @@
+/*
+ * vfs_cacheguard engine: the share's options
+ *
+ * Copyright (C) 2026 The vfs_cacheguard authors
+ *
+ * This program is free software; you can redistribute it and/or modify
+ * it under the terms of the GNU General Public License as published by
+ * the Free Software Foundation; either version 3 of the License, or
+ * (at your option) any later version.
+ *
+ * This program is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ * GNU General Public License for more details.
+ *
+ * You should have received a copy of the GNU General Public License
+ * along with this program.  If not, see <http://www.gnu.org/licenses/>.
+ */
+
+#ifndef CG_OPTIONS_H
+#define CG_OPTIONS_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/*
+ * Options (cg_options.c)
+ *
+ * One struct per share, filled at tree connect from smb.conf
+ * "cacheguard:<name> = <value>" lines and read-only afterwards.
+ */
+
+enum cg_mode {
+	CG_MODE_OFF = 0,
+	CG_MODE_AUTO,
+	CG_MODE_DONTNEED,
+	CG_MODE_DONTCACHE,
+	CG_MODE_DIRECT,
+};
+
+struct cg_config {
+	enum cg_mode mode;
+	/* Files smaller than this are never tracked: no state, no syscalls */
+	uint64_t min_file_size;
+	/* Sequential bytes before a stream counts as a large copy */
+	uint64_t stream_trigger;
+	/*
+	 * Drop-behind granularity: one fadvise per window. Also how far
+	 * behind the stream front a read may land and still belong to the
+	 * stream (clients keep several reads in flight).
+	 */
+	uint64_t window;
+	/* Percent of a file resident at stream start that marks it hot */
+	unsigned hot_threshold;
+	/*
+	 * An active stream's own readahead, for the streams beyond
+	 * readahead_memory: the kernel's is turned off on its descriptor
+	 * (FADV_RANDOM) and, through the page cache, WILLNEED keeps this
+	 * far ahead of the front. 0 leaves readahead to the kernel for
+	 * every stream (the device's read_ahead_kb, no hint).
+	 */
+	uint64_t readahead;
+	/*
+	 * The page cache that the kernel's own readahead of streams, of all
+	 * smbd processes together, may hold ahead of their clients: a
+	 * stream whose two windows of twice read_ahead_kb fit in what is
+	 * left keeps the kernel's readahead (FADV_SEQUENTIAL, its large
+	 * requests); the others read ahead on their own (readahead).
+	 * 0: none keeps it.
+	 */
+	uint64_t readahead_memory;
+	/*
+	 * Streams of one file (cg_share.c): how far behind another stream
+	 * a reader may be and still find its pages cached. 0: each stream
+	 * drops as if alone.
+	 */
+	uint64_t reader_gap;
+	uint64_t direct_prefetch;
+	uint64_t direct_memory;
+	uint64_t direct_min_io;
+	/*
+	 * The I/O priority of the I/O a stream's own jobs issue (direct
+	 * fills and reads, uncached reads), in ioprio_set(2)'s encoding:
+	 * 0 leaves the thread's as it is (cg_sys.h, cg_ioprio_enter).
+	 */
+	unsigned stream_ioprio;
+};
+
+enum cg_opt_type {
+	CG_OPT_MODE,
+	CG_OPT_SIZE,
+	CG_OPT_PERCENT,
+	CG_OPT_IOPRIO,
+};
+
+/* ioprio_set(2)'s encoding: class in the top bits, level below */
+#define CG_IOPRIO_CLASS_SHIFT 13
+#define CG_IOPRIO_CLASS_BE 2
+#define CG_IOPRIO_CLASS_IDLE 3
+#define CG_IOPRIO_VALUE(class, level) \
+	((unsigned)(class) << CG_IOPRIO_CLASS_SHIFT | (unsigned)(level))
+
+struct cg_option {
+	const char *name;	/* as written after "cacheguard:" */
+	enum cg_opt_type type;
+	const char *def;	/* default, in smb.conf syntax */
+	size_t offset;		/* of the field in struct cg_config */
+};
+
+/* Every option the module reads, NULL-terminated; the docs test walks it */
+extern const struct cg_option cg_options[];
+
+const char *cg_mode_name(enum cg_mode mode);
+/* cacheguard:stream ioprio's word for an encoded priority */
+const char *cg_ioprio_name(unsigned ioprio);
+
+/* The built-in defaults */
+void cg_config_init(struct cg_config *cfg);
+
+/*
+ * Set one option from its smb.conf text. On error returns EINVAL and
+ * writes a sentence naming the option, the value and what is valid.
+ */
+int cg_config_set(struct cg_config *cfg,
+		  const char *name,
+		  const char *value,
+		  char *err,
+		  size_t errlen);
+
+/*
+ * Whether name (what follows "cacheguard:") is an option, compared as
+ * Samba compares parameter names: case and white space do not count.
+ */
+bool cg_option_known(const char *name);
+
+/* "mode, min file size, ..." for the log line about an unknown option */
+void cg_option_names(char *buf, size_t len);
+
+/* Cross-option checks after all values are set; same error contract */
+int cg_config_check(const struct cg_config *cfg, char *err, size_t errlen);
+
+/* "mode=dontneed min file size=16M ..." for the connect log line */
+void cg_config_describe(const struct cg_config *cfg, char *buf, size_t len);
+
+/* Sizes with an optional K/M/G/T suffix (powers of 1024) */
+int cg_parse_size(const char *s, uint64_t *out);
+
+#endif /* CG_OPTIONS_H */

@@ -1,0 +1,64 @@
+/*
+ * vfs_cacheguard engine: the modules below cacheguard in a share's stack
+ *
+ * Copyright (C) 2026 The vfs_cacheguard authors
+ *
+ * This program is free software; you can redistribute it and/or modify
+ * it under the terms of the GNU General Public License as published by
+ * the Free Software Foundation; either version 3 of the License, or
+ * (at your option) any later version.
+ *
+ * This program is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ * GNU General Public License for more details.
+ *
+ * You should have received a copy of the GNU General Public License
+ * along with this program.  If not, see <http://www.gnu.org/licenses/>.
+ */
+
+#ifndef CG_STACK_H
+#define CG_STACK_H
+
+#include "cg_options.h"
+
+/*
+ * The stack (cg_stack.c)
+ * ======================
+ *
+ * The modules listed below cacheguard in "vfs objects". The fast paths
+ * (uncached and direct reads, a dontneed stream's reads in pieces,
+ * uncached writes) act on the file's descriptor, past the modules below.
+ * A module below that must see the file's reads or writes (it audits,
+ * commits or changes them, or is not known) gets them: the file's streams
+ * go through it in that direction, buffered and dropped behind in
+ * windows, as dontneed. These flags go with a file's CG_FS_* flags into
+ * cg_file_init() and cg_writer_init(), never into what is remembered of
+ * its filesystem.
+ */
+#define CG_BELOW_READS 0x100	/* it reads: pread, pread_send, sendfile */
+#define CG_BELOW_WRITES 0x200	/* it writes: pwrite, pwrite_send, recvfile */
+
+enum cg_below_kind {
+	CG_BELOW_PLAIN = 0,	/* no read or write of its own */
+	/*
+	 * Its reads and writes serve alternate data streams or map names
+	 * (streams_xattr, streams_depot, fruit, catia): the file's own
+	 * bytes pass through it unchanged
+	 */
+	CG_BELOW_NAMES,
+	/*
+	 * An I/O engine (io_uring): the same reads and writes, submitted
+	 * another way; a stream's own I/O replaces it for that stream
+	 */
+	CG_BELOW_ENGINE,
+	CG_BELOW_SEES,		/* it must see them: audits, commits, unknown */
+};
+
+/*
+ * The kind of the module called name (NULL: no name known) that
+ * implements ops (CG_BELOW_READS, CG_BELOW_WRITES)
+ */
+enum cg_below_kind cg_below_kind(const char *name, unsigned ops);
+
+#endif /* CG_STACK_H */
