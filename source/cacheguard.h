@@ -26,7 +26,7 @@
 #include "cg_share.h"
 #include "cg_stack.h"
 #include "cg_file.h"
-#include "cg_direct.h"
+#include "cg_prefetch.h"
 #include "cg_budget.h"
 
 #endif /* CACHEGUARD_H */

@@ -23,7 +23,7 @@
  * through the events below, and this file acts only through its ops.
  *
  * Prefetch. O_DIRECT has no readahead: alone, a stream would wait on the
- * device at every request. So the table (cg_direct.c) keeps the next
+ * device at every request. So the table (cg_prefetch.c) keeps the next
  * cacheguard:direct prefetch bytes loading, in segments of one buffer
  * counted against cacheguard:direct memory. A client with more in
  * flight than that (smbclient: 8 MiB reads, several at once) would find

@@ -20,7 +20,7 @@
 #ifndef CG_DSCHED_H
 #define CG_DSCHED_H
 
-#include "cg_direct.h"
+#include "cg_prefetch.h"
 
 /*
  * One request of a direct stream, embedded in the glue's request state:

@@ -41,7 +41,7 @@
 #include <errno.h>
 
 #include "cg_file.h"
-#include "cg_direct.h"
+#include "cg_prefetch.h"
 
 /* statfs f_types, from the kernel's <linux/magic.h> and the filesystems */
 static const uint32_t cg_remote_fs_types[] = {

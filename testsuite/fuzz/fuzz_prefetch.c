@@ -1,6 +1,6 @@
 /*
  * vfs_cacheguard fuzz harness: the prefetch table of direct streams
- * (cg_direct.c) against a file that changes under it
+ * (cg_prefetch.c) against a file that changes under it
  *
  * Copyright (C) 2026 The vfs_cacheguard authors
  *

@@ -1,6 +1,6 @@
 /*
  * vfs_cacheguard unit tests: direct-read planning and the prefetch
- * segment table (cg_direct.c)
+ * segment table (cg_prefetch.c)
  *
  * Copyright (C) 2026 The vfs_cacheguard authors
  *

@@ -48,7 +48,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include "cg_direct.h"
+#include "cg_prefetch.h"
 #include "cg_sys.h"
 
 #define CG_MIN(a, b) ((a) < (b) ? (a) : (b))

@@ -17,14 +17,14 @@
  * along with this program.  If not, see <http://www.gnu.org/licenses/>.
  */
 
-#ifndef CG_DIRECT_H
-#define CG_DIRECT_H
+#ifndef CG_PREFETCH_H
+#define CG_PREFETCH_H
 
 #include "cg_file.h"
 
 /*
- * Direct reads (cg_direct.c)
- * ==========================
+ * Direct reads: planning and the prefetch table (cg_prefetch.c)
+ * ==============================================================
  *
  * The bookkeeping behind cacheguard:mode = direct; the scheduler
  * (cg_dsched.c) drives it, the glue (modules/cacheguard_direct.c) does
@@ -349,4 +349,4 @@ void cg_prefetch_invalidate(struct cg_prefetch *pf, uint64_t off, uint64_t n);
 /* Everything is suspect (the file changed, prefetch failed) */
 void cg_prefetch_reset(struct cg_prefetch *pf);
 
-#endif /* CG_DIRECT_H */
+#endif /* CG_PREFETCH_H */
