@@ -75,6 +75,24 @@ head -c "$LONGSIZE" /dev/urandom >"$fs/long.bin"
 long_sum=$(cg_checksum <"$fs/long.bin")
 sync
 
+# The bounds, their parts and their slack:
+#  - one stream's footprint (t20's bound): window (8M, read and waiting
+#    for the next drop) + readahead (the kernel's, two of the device's
+#    read_ahead_kb with FADV_SEQUENTIAL, for a stream that holds the
+#    readahead budget) + 32M. Of the 32M, 16M are smbclient's two 8 MiB
+#    reads in flight; the other 16M are slack for what a drop has not
+#    reached when the sampler (every 0.2 s) looks, chosen, not derived.
+#  - a. 32 streams: 32 such bounds; the direct buffers: direct memory,
+#    exactly (the budget file counts them); a process's RssAnon: the
+#    largest of the plain run's + direct memory + 16M, the 16M slack
+#    for malloc's arenas of the pool threads a stream adds, chosen.
+#  - b. 4 readers of one file: at peak the reader gap (128M, what the
+#    streams keep for each other by design) + 4 bounds; after, one
+#    bound; the device reads the file at most 1.5 times: once, and
+#    half again as slack for readers the scheduler lets drift beyond
+#    the reader gap (started 16 MiB apart, they stayed within 56 MiB
+#    under load in cc84ff3's runs), chosen.
+#  - c. one session: its start + direct memory + 16M, the same 16M.
 readahead=$((2 * $(cg_device_readahead "$fs/f01.bin")))
 bound=$((window + readahead + 32 * MiB))
 echo "per-stream bound: window $window + readahead $readahead + 32 MiB" \
