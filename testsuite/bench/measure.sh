@@ -20,41 +20,42 @@
 #   bench_server_pid CLIENT-PID		the smbd serving that client
 #   bench_fio NAME OUT-JSON ARGS...	one fio read job on the big file
 
-# bench_sampler OUT CGROUP MAX-SECONDS: runs until killed or MAX-SECONDS.
-# $EPOCHREALTIME and read builtins keep it to a few short-lived processes
-# per sample (a cgcache per file, one sleep).
+# bench_sample_line CGROUP: one sample of bench_sampler's; $EPOCHREALTIME
+# and read builtins keep it to a few short-lived processes (a cgcache
+# per file)
+bench_sample_line()
+{
+	local cg=$1 key val file=0 usage f sum=0 each= b
+
+	while read -r key val; do
+		case $key in
+		cache | total_cache) [ "$BENCH_CG_VERSION" = 1 ] || continue ;;
+		file) [ "$BENCH_CG_VERSION" = 2 ] || continue ;;
+		*) continue ;;
+		esac
+		# v1: the last of cache and total_cache wins
+		file=$val
+	done <"$cg/memory.stat"
+	read -r usage <"$cg/$BENCH_CG_USAGE_FILE"
+	for f in $BENCH_COPY_FILES; do
+		b=$("$BENCH_BIN/cgcache" stat "$f")
+		sum=$((sum + ${b:-0}))
+		each+=" ${b:-0}"
+	done
+	[ "$BENCH_COPY_FILES" = "$BENCH_BIG" ] && each=
+	printf '%s %s %s %s %s%s\n' "$EPOCHREALTIME" "$sum" \
+		"$("$BENCH_BIN/cgcache" stat "$BENCH_HOT")" "$file" "$usage" \
+		"$each"
+}
+
+# bench_sampler OUT CGROUP MAX-SECONDS: bench_sample_line every
+# BENCH_SAMPLE_S into OUT, in the background (testsuite/lib/sample.sh),
+# until bench_end_pid "$CG_SAMPLER" or MAX-SECONDS
 bench_sampler()
 {
-	local out=$1 cg=$2 max=$3 n i key val file usage f sum each b
-
-	n=$(awk -v m="$max" -v s="$BENCH_SAMPLE_S" 'BEGIN {
-		printf "%d", m / s + 1 }')
-	for ((i = 0; i < n; i++)); do
-		file=0
-		while read -r key val; do
-			case $key in
-			cache | total_cache) [ "$BENCH_CG_VERSION" = 1 ] ||
-				continue ;;
-			file) [ "$BENCH_CG_VERSION" = 2 ] || continue ;;
-			*) continue ;;
-			esac
-			# v1: the last of cache and total_cache wins
-			file=$val
-		done <"$cg/memory.stat"
-		read -r usage <"$cg/$BENCH_CG_USAGE_FILE"
-		sum=0
-		each=
-		for f in $BENCH_COPY_FILES; do
-			b=$("$BENCH_BIN/cgcache" stat "$f")
-			sum=$((sum + ${b:-0}))
-			each+=" ${b:-0}"
-		done
-		[ "$BENCH_COPY_FILES" = "$BENCH_BIG" ] && each=
-		printf '%s %s %s %s %s%s\n' "$EPOCHREALTIME" "$sum" \
-			"$("$BENCH_BIN/cgcache" stat "$BENCH_HOT")" \
-			"$file" "$usage" "$each"
-		sleep "$BENCH_SAMPLE_S"
-	done >"$out"
+	: >"$1"
+	cg_sampler_start "$1" "$BENCH_SAMPLE_S" "$3" \
+		"bench_sample_line $(printf '%q' "$2")"
 }
 
 # The kernel's own accounting at a phase change, kept raw for diagnosis:

@@ -269,9 +269,9 @@ bench_measure()
 {
 	local scen=$1 marks=$BENCH_RUN/marks kids f
 
-	bench_sampler "$BENCH_RUN/samples" "$STAT_CG" "$BENCH_MAX_S" &
-	BENCH_SAMPLER_PID=$!
-	BENCH_RUN_PIDS="$BENCH_RUN_PIDS $!"
+	bench_sampler "$BENCH_RUN/samples" "$STAT_CG" "$BENCH_MAX_S"
+	BENCH_SAMPLER_PID=$CG_SAMPLER
+	BENCH_RUN_PIDS="$BENCH_RUN_PIDS $CG_SAMPLER"
 	bench_start_reader "$scen" ||
 		{ bench_failed "the hot-set reader did not start"; return 1; }
 	echo "idle $EPOCHREALTIME" >"$marks"

@@ -80,29 +80,20 @@ echo $$ >"$CG_BLKIO_ROOT/cgroup.procs"
 # copy SHARE: "seconds requests bytes queue-ms peak-resident"
 copy()
 {
-	local start end r0 b0 r1 b1 q0 q1 sampler peak
+	local start end r0 b0 r1 b1 q0 q1
 
 	cg_drop_cache "$file"
 	read -r r0 b0 <<<"$(cg_blkio_counts)"
 	q0=$(cg_blkio_queue_ms)
-	: >"$CG_ROOT/pairs.samples"
-	(
-		while :; do
-			cg_resident "$file" >>"$CG_ROOT/pairs.samples"
-			sleep 0.1
-		done
-	) &
-	sampler=$!
+	cg_sample_start "$file"
 	start=$(date +%s.%N)
 	cg_smbclient "$1" "get pairs.bin /dev/null" >/dev/null 2>&1
 	end=$(date +%s.%N)
-	kill "$sampler" 2>/dev/null
-	wait "$sampler" 2>/dev/null
+	cg_sample_stop
 	q1=$(cg_blkio_queue_ms)
 	read -r r1 b1 <<<"$(cg_blkio_counts)"
-	peak=$(sort -n "$CG_ROOT/pairs.samples" | tail -n 1)
 	awk -v s="$start" -v e="$end" 'BEGIN { printf "%.3f", e - s }'
-	echo " $((r1 - r0)) $((b1 - b0)) $((q1 - q0)) ${peak:-0}"
+	echo " $((r1 - r0)) $((b1 - b0)) $((q1 - q0)) $CG_PEAK"
 }
 
 declare -A secs reqs bytes qms peak rates

@@ -98,28 +98,35 @@ bound=$((window + readahead + 32 * MiB))
 echo "per-stream bound: window $window + readahead $readahead + 32 MiB" \
 	"= $bound; $NFILES streams: $((NFILES * bound))"
 
-# sample OUT FILE...: until killed, every 0.2 s one line "RESIDENT
-# SUM-RSSANON MAX-RSSANON BUDGET": the files' summed residency, the smbd
-# processes' summed RssAnon and the largest one's, and the direct buffers
-# all of them hold (the server-wide budget file)
+# load_columns FILE...: one sample's "RESIDENT SUM-RSSANON MAX-RSSANON
+# BUDGET": the files' summed residency, the smbd processes' summed
+# RssAnon and the largest one's, and the direct buffers all of them hold
+# (the server-wide budget file); a few processes per sample, not one per
+# file and smbd (sample.sh)
+load_columns()
+{
+	local res sum max held
+
+	held=$("$CG_BUILD/cgcache" budget \
+		"$CG_ROOT/state/cacheguard/budget" $direct_memory 2>/dev/null)
+	res=$("$CG_BUILD/cgcache" sum "$@")
+	read -r sum max < <(cg_smbd_pids | sed 's|.*|/proc/&/status|' |
+		xargs -r grep -s '^RssAnon:' |
+		awk '{ s += $2; if ($2 > m) m = $2 }
+		     END { print s * 1024, m * 1024 }')
+	echo "${res:-0} ${sum:-0} ${max:-0} ${held:-0}"
+}
+
+# sample OUT FILE...: load_columns every 0.2 s into OUT, in the
+# background (CG_SAMPLER), until cg_sampler_stop
 sample()
 {
-	local out=$1 res sum max held
+	local out=$1 files
+
 	shift
-	# a few processes per sample, not one per file and smbd: with 32
-	# copies busy on 2 cores, a sampler of 100 forks saw none of them
-	while :; do
-		held=$("$CG_BUILD/cgcache" budget \
-			"$CG_ROOT/state/cacheguard/budget" $direct_memory \
-			2>/dev/null)
-		res=$("$CG_BUILD/cgcache" sum "$@")
-		read -r sum max < <(cg_smbd_pids | sed 's|.*|/proc/&/status|' |
-			xargs -r grep -s '^RssAnon:' |
-			awk '{ s += $2; if ($2 > m) m = $2 }
-			     END { print s * 1024, m * 1024 }')
-		echo "${res:-0} ${sum:-0} ${max:-0} ${held:-0}" >>"$out"
-		sleep 0.2
-	done
+	: >"$out"
+	printf -v files '%q ' "$@"
+	cg_sampler_start "$out" 0.2 900 "load_columns $files"
 }
 
 # spread OUT: until killed, every 0.1 s the distance in MiB between the
@@ -147,12 +154,6 @@ spread()
 	done >"$1"
 }
 
-# peak COLUMN SAMPLES: the largest value of a column
-peak()
-{
-	awk -v c="$1" 'BEGIN { m = 0 } $c > m { m = $c } END { print m }' "$2"
-}
-
 mib()
 {
 	awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'
@@ -164,9 +165,7 @@ for share in plain $modes; do
 	for f in $files; do
 		cg_drop_cache "$f"
 	done
-	: >"$CG_ROOT/samples"
-	sample "$CG_ROOT/samples" $files &
-	sampler=$!
+	sample "$CG_ROOT/samples" $files
 	start=$(date +%s.%N)
 	clients=
 	for i in $(seq -w 1 "$NFILES"); do
@@ -179,16 +178,15 @@ for share in plain $modes; do
 	wait $clients
 	secs=$(awk -v a="$start" -v b="$(date +%s.%N)" \
 		'BEGIN { printf "%.1f", b - a }')
-	kill "$sampler" 2>/dev/null
-	wait "$sampler" 2>/dev/null
+	cg_sampler_stop
 	bad=
 	for i in $(seq -w 1 "$NFILES"); do
 		cmp -s "$CG_ROOT/want.$i" "$CG_ROOT/got.$i" || bad="$bad f$i"
 	done
-	res=$(peak 1 "$CG_ROOT/samples")
-	anon=$(peak 2 "$CG_ROOT/samples")
-	proc=$(peak 3 "$CG_ROOT/samples")
-	held=$(peak 4 "$CG_ROOT/samples")
+	res=$(cg_sample_peak 1 "$CG_ROOT/samples")
+	anon=$(cg_sample_peak 2 "$CG_ROOT/samples")
+	proc=$(cg_sample_peak 3 "$CG_ROOT/samples")
+	held=$(cg_sample_peak 4 "$CG_ROOT/samples")
 	line=$(printf '%-9s %6ss  resident peak %7s MiB  smbd RssAnon peak' \
 		"$share" "$secs" "$(mib "$res")")
 	line="$line sum $(mib "$anon") MiB, largest process $(mib "$proc") MiB"
@@ -226,9 +224,7 @@ done
 # --- b. 4 readers of one file ---------------------------------------------
 for share in plain $modes; do
 	cg_drop_cache "$fs/shared.bin"
-	: >"$CG_ROOT/samples"
-	sample "$CG_ROOT/samples" "$fs/shared.bin" &
-	sampler=$!
+	sample "$CG_ROOT/samples" "$fs/shared.bin"
 	before=$(cg_dev_read "$dev")
 	# The readers connect and open the file first: connects take
 	# 50-150 ms, which would decide how far apart they read. Then
@@ -265,15 +261,16 @@ for share in plain $modes; do
 	wait $clients
 	read_bytes=$(($(cg_dev_read "$dev") - before))
 	after=$(cg_resident "$fs/shared.bin")
-	kill "$sampler" "$spreader" 2>/dev/null
-	wait "$sampler" "$spreader" 2>/dev/null
+	cg_sampler_stop
+	kill "$spreader" 2>/dev/null
+	wait "$spreader" 2>/dev/null
 	apart=$(sort -n "$CG_ROOT/spread" | tail -n 1)
 	bad=0
 	for i in $(seq 1 $READERS); do
 		grep -q "^ok $SHARED bytes" "$CG_ROOT/shared.$i" ||
 			bad=$((bad + 1))
 	done
-	res=$(peak 1 "$CG_ROOT/samples")
+	res=$(cg_sample_peak 1 "$CG_ROOT/samples")
 	times=$(awk -v r="$read_bytes" -v s="$SHARED" \
 		'BEGIN { printf "%.2f", r / s }')
 	line=$(printf '%-9s %d readers of %d MiB: peak resident %7s MiB,' \
@@ -343,9 +340,7 @@ long_session()
 	pid=$CG_SESSION_PID fd=$CG_SESSION_FD
 	idle=0 long_bad=0
 	start=$(cg_rss_anon "$pid")
-	: >"$CG_ROOT/samples"
-	sample "$CG_ROOT/samples" &
-	sampler=$!
+	sample "$CG_ROOT/samples"
 	for i in $(seq 1 "$2"); do
 		cg_drop_cache "$fs/long.bin"
 		cg_session_get "$fd" long.bin "$got" "$LONGSIZE" 60
@@ -357,9 +352,8 @@ long_session()
 			"RssAnon $(mib "$p") MiB"
 		[ "$p" -gt "$idle" ] && idle=$p
 	done
-	kill "$sampler" 2>/dev/null
-	wait "$sampler" 2>/dev/null
-	peak=$(peak 3 "$CG_ROOT/samples")
+	cg_sampler_stop
+	peak=$(cg_sample_peak 3 "$CG_ROOT/samples")
 	held=$(awk '$1 == "direct_memory" { print $2 }' \
 		"$CG_ROOT/state/cacheguard/$pid" 2>/dev/null)
 	echo quit >&"$fd"

@@ -24,6 +24,7 @@
 
 CG_TOP=${CG_TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 CG_BUILD=${CG_BUILD:-$CG_TOP/build}
+. "$CG_TOP/testsuite/lib/sample.sh"
 CG_PORT=${CG_PORT:-}
 CG_USER=${CG_USER:-cgtest}
 CG_PASS=cacheguard
@@ -312,37 +313,26 @@ cg_resident()
 # that sets CG_PEAK, the largest sample in bytes (0 without one). With
 # CG_SAMPLE_BEHIND=SPAN (one file) it also sets CG_PEAK_BEHIND, the most
 # of the file resident more than SPAN below its highest resident byte:
-# what a stream left behind its front and its readahead
+# what a stream left behind its front and its readahead (sample.sh)
 cg_sample_start()
 {
+	local files first cols
+
+	printf -v files '%q ' "$@"
+	printf -v first '%q' "$1"
+	cols=("\"\$CG_BUILD/cgcache\" sum $files")
+	if [ -n "${CG_SAMPLE_BEHIND:-}" ]; then
+		cols+=("\"\$CG_BUILD/cgcache\" behind $first $CG_SAMPLE_BEHIND")
+	fi
 	: >"$CG_ROOT/samples"
-	(
-		for _ in $(seq 1 3000); do
-			local sum=0 f r behind=0
-			for f in "$@"; do
-				r=$(cg_resident "$f")
-				sum=$((sum + ${r:-0}))
-			done
-			if [ -n "${CG_SAMPLE_BEHIND:-}" ]; then
-				behind=$("$CG_BUILD/cgcache" behind "$1" \
-					"$CG_SAMPLE_BEHIND")
-			fi
-			echo "$sum ${behind:-0}" >>"$CG_ROOT/samples"
-			sleep 0.1
-		done
-	) &
-	CG_SAMPLER=$!
+	cg_sampler_start "$CG_ROOT/samples" 0.1 300 "${cols[@]}"
 }
 
 cg_sample_stop()
 {
-	kill "$CG_SAMPLER" 2>/dev/null
-	wait "$CG_SAMPLER" 2>/dev/null
-	CG_PEAK=$(cut -d' ' -f1 "$CG_ROOT/samples" | sort -n | tail -n 1)
-	CG_PEAK=${CG_PEAK:-0}
-	CG_PEAK_BEHIND=$(cut -d' ' -f2 "$CG_ROOT/samples" | sort -n |
-		tail -n 1)
-	CG_PEAK_BEHIND=${CG_PEAK_BEHIND:-0}
+	cg_sampler_stop
+	CG_PEAK=$(cg_sample_peak 1 "$CG_ROOT/samples")
+	CG_PEAK_BEHIND=$(cg_sample_peak 2 "$CG_ROOT/samples")
 }
 
 # cg_wait_file FILE: wait up to 30 s for FILE to exist (a paused
