@@ -110,10 +110,7 @@ load_columns()
 	held=$("$CG_BUILD/cgcache" budget \
 		"$CG_ROOT/state/cacheguard/budget" $direct_memory 2>/dev/null)
 	res=$("$CG_BUILD/cgcache" sum "$@")
-	read -r sum max < <(cg_smbd_pids | sed 's|.*|/proc/&/status|' |
-		xargs -r grep -s '^RssAnon:' |
-		awk '{ s += $2; if ($2 > m) m = $2 }
-		     END { print s * 1024, m * 1024 }')
+	read -r sum max < <(cg_smbd_rss_anon)
 	echo "${res:-0} ${sum:-0} ${max:-0} ${held:-0}"
 }
 

@@ -426,6 +426,17 @@ cg_rss_anon()
 	echo $((${kb:-0} * 1024))
 }
 
+# cg_smbd_rss_anon: "SUM MAX", the RssAnon of all the server's smbd
+# processes summed and the largest one's, in bytes; one grep for all of
+# them, so that a sampler stays a few processes per line
+cg_smbd_rss_anon()
+{
+	cg_smbd_pids | sed 's|.*|/proc/&/status|' |
+		xargs -r grep -s '^RssAnon:' |
+		awk '{ s += $2; if ($2 > m) m = $2 }
+		     END { print s * 1024, m * 1024 }'
+}
+
 # cg_session_open SHARE NAME: a long smbclient session on SHARE that
 # reads its commands from a fifo ($CG_ROOT/NAME.fifo, its output in
 # $CG_ROOT/NAME.log). Sets CG_SESSION_FD, the descriptor to write its
