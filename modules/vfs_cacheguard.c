@@ -707,18 +707,13 @@ static struct tevent_req *cacheguard_pread_issue(
 	struct cacheguard_pread_state *state)
 {
 	struct cg_stream *s = NULL;
+	enum cg_call call = CG_CALL_NEXT;
 
-	if (state->cgf == NULL) {
-		return SMB_VFS_NEXT_PREAD_SEND(state,
-					       state->ev,
-					       state->handle,
-					       state->fsp,
-					       state->data,
-					       state->n,
-					       state->offset);
+	if (state->cgf != NULL) {
+		s = &state->cgf->file.stream;
+		call = cg_file_call(&state->io, state->path);
 	}
-	s = &state->cgf->file.stream;
-	switch (cg_file_call(&state->io, state->path)) {
+	switch (call) {
 	case CG_CALL_DONTCACHE:
 	case CG_CALL_PIECES:
 		return cg_uncached_pread_send(state,
