@@ -308,8 +308,7 @@ static void cg_stream_restart(struct cg_stream *s, int fd, uint64_t off)
 	s->seq_bytes = 0;
 	s->max_read = 0;
 	s->strays = 0;
-	s->contig = off;
-	s->ndone = 0;
+	cg_done_reset(&s->done, off);
 	s->dropped_to = cg_page_down(off);
 	s->willneed_to = off;
 	s->cached_lo = CG_FREE;
@@ -629,73 +628,13 @@ struct cg_io cg_read_begin(struct cg_stream *s, int fd, uint64_t off, size_t n)
 	return io;
 }
 
-static void cg_merge_done(struct cg_stream *s)
-{
-	unsigned k = 0;
-
-	while (k < s->ndone && s->done[k].off <= s->contig) {
-		s->contig = CG_MAX(s->contig, s->done[k].end);
-		k++;
-	}
-	if (k > 0) {
-		s->ndone -= k;
-		memmove(s->done, s->done + k, s->ndone * sizeof(s->done[0]));
-	}
-}
-
-/* Insert [off, end) above contig into the sorted, disjoint done[] */
-static void cg_add_done(struct cg_stream *s, uint64_t off, uint64_t end)
-{
-	unsigned i = 0, j;
-
-	while (i < s->ndone && s->done[i].end < off) {
-		i++;
-	}
-	if (i < s->ndone && s->done[i].off <= end) {
-		/* overlaps or touches done[i]: widen it, absorb successors */
-		s->done[i].off = CG_MIN(s->done[i].off, off);
-		s->done[i].end = CG_MAX(s->done[i].end, end);
-		for (j = i + 1;
-		     j < s->ndone && s->done[j].off <= s->done[i].end;
-		     j++) {
-			s->done[i].end = CG_MAX(s->done[i].end, s->done[j].end);
-		}
-		memmove(s->done + i + 1,
-			s->done + j,
-			(s->ndone - j) * sizeof(s->done[0]));
-		s->ndone -= j - i - 1;
-		return;
-	}
-	if (s->ndone == CG_MAX_DONE) {
-		/* Forget the highest; the gap rule below moves past it */
-		if (i == CG_MAX_DONE) {
-			return;
-		}
-		s->ndone--;
-	}
-	memmove(s->done + i + 1,
-		s->done + i,
-		(s->ndone - i) * sizeof(s->done[0]));
-	s->done[i] = (struct cg_range){.off = off, .end = end};
-	s->ndone++;
-}
-
+/* A gap more than a window behind the front was skipped */
 static void cg_note_done(struct cg_stream *s, uint64_t off, uint64_t end)
 {
-	if (end <= s->contig) {
-		return;
-	}
-	if (off <= s->contig) {
-		s->contig = end;
-	} else {
-		cg_add_done(s, off, end);
-	}
-	/* A gap more than a window behind the front was skipped */
-	if (s->front > s->cfg->window &&
-	    s->contig < s->front - s->cfg->window) {
-		s->contig = s->front - s->cfg->window;
-	}
-	cg_merge_done(s);
+	uint64_t floor = s->front > s->cfg->window ? s->front - s->cfg->window
+						   : 0;
+
+	cg_done_add(&s->done, off, end, floor);
 }
 
 static uint64_t cg_lowest_inflight(const struct cg_stream *s)
@@ -806,7 +745,7 @@ void cg_read_end(struct cg_stream *s, int fd, struct cg_io *io, ssize_t nread)
 		CG_COUNT(s, bytes_stream, (uint64_t)nread);
 	}
 	/* Any completion, a stray's too, may release held-back windows */
-	need = CG_MIN(s->contig, cg_lowest_inflight(s));
+	need = CG_MIN(s->done.contig, cg_lowest_inflight(s));
 	cg_drop_behind(s, fd, need);
 	cg_share_follow(s, fd, need);
 	/*

@@ -21,6 +21,7 @@
 #define CG_STREAM_H
 
 #include "cg_options.h"
+#include "cg_done.h"
 
 /*
  * Streams (cg_stream.c)
@@ -37,11 +38,6 @@ enum cg_stream_state {
 	CG_DETECTING = 0,	/* counting sequential bytes */
 	CG_ACTIVE,		/* a large sequential stream: drop behind it */
 	CG_HOT,			/* the file was cached already: hands off */
-};
-
-struct cg_range {
-	uint64_t off;
-	uint64_t end;
 };
 
 /*
@@ -62,8 +58,6 @@ enum cg_via {
 #define CG_MAX_TAILS 4
 /* Reads tracked one by one; more go into two batches (cg_stream.c) */
 #define CG_MAX_INFLIGHT 64
-/* Completed ranges above the contiguous front kept to merge later */
-#define CG_MAX_DONE 16
 
 struct cg_stats {
 	uint64_t bytes_read;	/* all bytes returned to the client */
@@ -115,10 +109,8 @@ struct cg_stream {
 	uint64_t max_read;	/* the largest stream read: readahead floor */
 	unsigned strays;	/* far reads in a row while active */
 
-	/* Bookkeeping: all of [start, contig) has been read */
-	uint64_t contig;
-	struct cg_range done[CG_MAX_DONE];
-	unsigned ndone;
+	/* Bookkeeping: what has been read (done.contig and above it) */
+	struct cg_done done;
 	uint64_t dropped_to;	/* windows below this are dropped */
 	uint64_t willneed_to;	/* WILLNEED issued up to here */
 	/*

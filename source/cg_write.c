@@ -131,8 +131,7 @@ static void cg_write_restart(struct cg_writer *w, uint64_t off)
 	w->front = off;
 	w->seq_bytes = 0;
 	w->strays = 0;
-	w->contig = off;
-	w->ndone = 0;
+	cg_done_reset(&w->done, off);
 	w->started_to = off & ~(CG_PAGE - 1);
 	w->waited_to = w->started_to;
 	w->dropped_to = w->started_to;
@@ -191,67 +190,13 @@ unsigned cg_write_failed(struct cg_writer *w, struct cg_wio *wio, int err)
 	return lacks;
 }
 
-/* Insert [off, end) above contig into the sorted, disjoint done[] */
-static void cg_wadd_done(struct cg_writer *w, uint64_t off, uint64_t end)
-{
-	unsigned i = 0, j;
-
-	while (i < w->ndone && w->done[i].end < off) {
-		i++;
-	}
-	if (i < w->ndone && w->done[i].off <= end) {
-		w->done[i].off = CG_MIN(w->done[i].off, off);
-		w->done[i].end = CG_MAX(w->done[i].end, end);
-		for (j = i + 1;
-		     j < w->ndone && w->done[j].off <= w->done[i].end;
-		     j++) {
-			w->done[i].end = CG_MAX(w->done[i].end, w->done[j].end);
-		}
-		memmove(w->done + i + 1,
-			w->done + j,
-			(w->ndone - j) * sizeof(w->done[0]));
-		w->ndone -= j - i - 1;
-		return;
-	}
-	if (w->ndone == CG_MAX_DONE) {
-		/* Forget the highest; the gap rule moves past it */
-		if (i == CG_MAX_DONE) {
-			return;
-		}
-		w->ndone--;
-	}
-	memmove(w->done + i + 1,
-		w->done + i,
-		(w->ndone - i) * sizeof(w->done[0]));
-	w->done[i] = (struct cg_range){.off = off, .end = end};
-	w->ndone++;
-}
-
+/* A gap more than a window behind the front was skipped */
 static void cg_wnote_done(struct cg_writer *w, uint64_t off, uint64_t end)
 {
-	unsigned k = 0;
+	uint64_t floor = w->front > w->cfg->window ? w->front - w->cfg->window
+						   : 0;
 
-	if (end <= w->contig) {
-		return;
-	}
-	if (off <= w->contig) {
-		w->contig = end;
-	} else {
-		cg_wadd_done(w, off, end);
-	}
-	/* A gap more than a window behind the front was skipped */
-	if (w->front > w->cfg->window &&
-	    w->contig < w->front - w->cfg->window) {
-		w->contig = w->front - w->cfg->window;
-	}
-	while (k < w->ndone && w->done[k].off <= w->contig) {
-		w->contig = CG_MAX(w->contig, w->done[k].end);
-		k++;
-	}
-	if (k > 0) {
-		w->ndone -= k;
-		memmove(w->done, w->done + k, w->ndone * sizeof(w->done[0]));
-	}
+	cg_done_add(&w->done, off, end, floor);
 }
 
 bool cg_write_end(struct cg_writer *w,
@@ -284,10 +229,10 @@ bool cg_write_replan(struct cg_writer *w, struct cg_wb_plan *plan)
 
 	*plan = (struct cg_wb_plan){.start = {0, 0}, .wait = {0, 0}};
 	if (w->state != CG_W_ACTIVE ||
-	    w->busy || w->contig < w->started_to + window) {
+	    w->busy || w->done.contig < w->started_to + window) {
 		return false;
 	}
-	n = (w->contig - w->started_to) / window * window;
+	n = (w->done.contig - w->started_to) / window * window;
 	plan->start = (struct cg_range){
 		.off = w->started_to,
 		.end = w->started_to + n,
@@ -391,8 +336,8 @@ bool cg_write_catch_up(struct cg_writer *w, struct cg_wb_plan *plan)
 		return false;
 	}
 	/* everything written in whole windows, as a job would start it */
-	if (w->contig > w->started_to) {
-		end += (w->contig - w->started_to) / window * window;
+	if (w->done.contig > w->started_to) {
+		end += (w->done.contig - w->started_to) / window * window;
 	}
 	if (end <= w->dropped_to) {
 		return false;

@@ -79,10 +79,8 @@ struct cg_writer {
 	uint64_t seq_bytes;
 	unsigned strays;
 
-	/* All of [start, contig) has been written */
-	uint64_t contig;
-	struct cg_range done[CG_MAX_DONE];
-	unsigned ndone;
+	/* What has been written (done.contig and above it) */
+	struct cg_done done;
 
 	/*
 	 * Writeback started below started_to, waited for below waited_to

@@ -411,7 +411,7 @@ static void end_read(struct fz_stream *f, unsigned i, ssize_t got,
 {
 	struct fz_read *r = &f->reads[i];
 	bool hot = f->file.stream.state == CG_HOT;
-	uint64_t contig = f->file.stream.contig;
+	uint64_t contig = f->file.stream.done.contig;
 	bool opportunity;
 	unsigned calls = f->calls;
 

@@ -2249,7 +2249,7 @@ static void sim_end(struct sim *sm, struct sim_totals *t, unsigned i)
 	struct harness *h = sm->h;
 	struct read *r = &h->reads[i];
 	/* The engine's own field: did this completion run the gap rule? */
-	uint64_t contig = h->s.contig;
+	uint64_t contig = h->s.done.contig;
 	uint64_t off = r->off;
 	bool in_stream = r->io.in_stream;
 	ssize_t got = file_read_len(h, r->off, r->n);
