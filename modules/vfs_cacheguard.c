@@ -590,16 +590,21 @@ static bool cacheguard_read_again(struct files_struct *fsp,
 {
 	enum cg_mode was = cgf->file.mode;
 	enum cg_path failed = *path;
+	unsigned lacks = 0;
 	unsigned learnt;
 	enum cg_after after;
 
+	if (ret == -1) {
+		/* only a failure may need what the device is known to lack */
+		lacks = cg_fs_lacks_of(fsp->fsp_name->st.st_ex_dev);
+	}
 	after = cg_file_read_after(&cgf->file,
 				   fsp_get_io_fd(fsp),
 				   io,
 				   path,
 				   ret,
 				   err,
-				   cg_fs_lacks_of(fsp->fsp_name->st.st_ex_dev),
+				   lacks,
 				   &learnt);
 	if (after != CG_AFTER_FELL_BACK) {
 		return after == CG_AFTER_AGAIN;
