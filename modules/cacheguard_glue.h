@@ -30,6 +30,30 @@
 extern int vfs_cacheguard_debug_level;
 
 /*
+ * Run fn(job) in pool (cacheguard_pool.c), with vfs_default's discipline:
+ * job, a talloc object fn alone touches, is moved under the request and
+ * outlives it while a thread may use it; without a thread (EAGAIN) fn
+ * runs inline unless CG_POOL_MAY_SKIP; with CG_POOL_PREAD or
+ * CG_POOL_PWRITE, smbd's profile counts bytes as vfs_default's. NULL
+ * when nothing could be started: job is still the caller's.
+ */
+#define CG_POOL_PREAD 0x1
+#define CG_POOL_PWRITE 0x2
+#define CG_POOL_MAY_SKIP 0x4
+struct pthreadpool_tevent;
+struct tevent_req *cg_pool_send(TALLOC_CTX *mem_ctx,
+				struct tevent_context *ev,
+				struct pthreadpool_tevent *pool,
+				void (*fn)(void *job),
+				void *job,
+				size_t bytes,
+				unsigned flags);
+/* 0 once fn ran; else why it did not (the pool's error) */
+int cg_pool_recv(struct tevent_req *req);
+/* The job given to cg_pool_send: the request's until it is freed */
+void *cg_pool_job(struct tevent_req *req);
+
+/*
  * Reads that leave nothing cached, in 1 MiB pieces in smbd's thread pool
  * (cacheguard_uncached.c): flags CG_RWF_DONTCACHE, preadv2 with it, or
  * CG_READ_DROP, each piece dropped once read (cg_pread_full). Failure

@@ -28,17 +28,15 @@
  * pieces, each dropped with POSIX_FADV_DONTNEED once read (CG_READ_DROP),
  * so its reads in flight hold a piece each, not the whole client read.
  *
- * The job follows vfs_default's pread: the thread function touches only
- * the flat state, a destructor keeps that state alive while a thread
- * writes into it, and a pool that cannot start a thread (EAGAIN) gets
- * the read done inline so the client still gets its data.
+ * The job runs in smbd's pool as vfs_default's pread does
+ * (cacheguard_pool.c): a pool that cannot start a thread gets the read
+ * done inline so the client still gets its data.
  */
 
 #include "includes.h"
 #include "smbd/smbd.h"
 #include "smbd/globals.h"
 #include "lib/util/tevent_unix.h"
-#include "lib/pthreadpool/pthreadpool_tevent.h"
 
 #include <sys/uio.h>
 
@@ -68,7 +66,8 @@ ssize_t cg_uncached_pread(int fd,
 	return ret;
 }
 
-struct cg_uncached_state {
+/* Flat: the pool thread touches nothing else */
+struct cg_uncached_job {
 	int fd;
 	int flags;
 	void *buf;
@@ -77,13 +76,29 @@ struct cg_uncached_state {
 	unsigned ioprio;	/* cacheguard:stream ioprio */
 	ssize_t ret;
 	int err;
-	struct vfs_aio_state vfs_aio_state;
-	SMBPROFILE_BYTES_ASYNC_STATE(profile_bytes);
+	uint64_t duration;
 };
 
-static void cg_uncached_do(void *private_data);
-static void cg_uncached_done(struct tevent_req *subreq);
-static int cg_uncached_state_destructor(struct cg_uncached_state *state);
+static void cg_uncached_do(void *private_data)
+{
+	struct cg_uncached_job *job = talloc_get_type_abort(
+		private_data, struct cg_uncached_job);
+	struct timespec start, end;
+	int saved;
+
+	clock_gettime_mono(&start);
+	saved = cg_ioprio_enter(job->ioprio);
+	job->ret = cg_pread_full(&cg_sys_linux,
+				 job->fd,
+				 job->buf,
+				 job->count,
+				 (uint64_t)job->offset,
+				 job->flags);
+	job->err = job->ret == -1 ? errno : 0;
+	cg_ioprio_leave(saved);
+	clock_gettime_mono(&end);
+	job->duration = nsec_time_diff(&end, &start);
+}
 
 struct tevent_req *cg_uncached_pread_send(TALLOC_CTX *mem_ctx,
 					  struct tevent_context *ev,
@@ -96,14 +111,13 @@ struct tevent_req *cg_uncached_pread_send(TALLOC_CTX *mem_ctx,
 					  unsigned ioprio)
 {
 	struct tevent_req *req = NULL;
-	struct tevent_req *subreq = NULL;
-	struct cg_uncached_state *state = NULL;
+	struct cg_uncached_job *job = NULL;
 
-	req = tevent_req_create(mem_ctx, &state, struct cg_uncached_state);
-	if (req == NULL) {
+	job = talloc(mem_ctx, struct cg_uncached_job);
+	if (job == NULL) {
 		return NULL;
 	}
-	*state = (struct cg_uncached_state){
+	*job = (struct cg_uncached_job){
 		.fd = fd,
 		.flags = flags,
 		.buf = data,
@@ -112,88 +126,26 @@ struct tevent_req *cg_uncached_pread_send(TALLOC_CTX *mem_ctx,
 		.ioprio = ioprio,
 		.ret = -1,
 	};
-
-	/* in smbd's profile as vfs_default's (syscall_asys_pread) */
-	SMBPROFILE_BYTES_ASYNC_START(syscall_asys_pread,
-				     profile_p,
-				     state->profile_bytes,
-				     n);
-	SMBPROFILE_BYTES_ASYNC_SET_IDLE(state->profile_bytes);
-	subreq = pthreadpool_tevent_job_send(state,
-					     ev,
-					     handle->conn->sconn->pool,
-					     cg_uncached_do,
-					     state);
-	if (tevent_req_nomem(subreq, req)) {
-		return tevent_req_post(req, ev);
+	req = cg_pool_send(mem_ctx, ev, handle->conn->sconn->pool,
+			   cg_uncached_do, job, n, CG_POOL_PREAD);
+	if (req == NULL) {
+		TALLOC_FREE(job);
 	}
-	tevent_req_set_callback(subreq, cg_uncached_done, req);
-	talloc_set_destructor(state, cg_uncached_state_destructor);
 	return req;
-}
-
-static void cg_uncached_do(void *private_data)
-{
-	struct cg_uncached_state *state = talloc_get_type_abort(
-		private_data, struct cg_uncached_state);
-	struct timespec start, end;
-	int saved;
-
-	SMBPROFILE_BYTES_ASYNC_SET_BUSY(state->profile_bytes);
-	clock_gettime_mono(&start);
-	saved = cg_ioprio_enter(state->ioprio);
-	state->ret = cg_pread_full(&cg_sys_linux,
-				   state->fd,
-				   state->buf,
-				   state->count,
-				   (uint64_t)state->offset,
-				   state->flags);
-	state->err = state->ret == -1 ? errno : 0;
-	cg_ioprio_leave(saved);
-	clock_gettime_mono(&end);
-	state->vfs_aio_state.duration = nsec_time_diff(&end, &start);
-	SMBPROFILE_BYTES_ASYNC_SET_IDLE(state->profile_bytes);
-}
-
-static int cg_uncached_state_destructor(struct cg_uncached_state *state)
-{
-	return -1;	/* a thread may still write into state */
-}
-
-static void cg_uncached_done(struct tevent_req *subreq)
-{
-	struct tevent_req *req = tevent_req_callback_data(subreq,
-							  struct tevent_req);
-	struct cg_uncached_state *state =
-		tevent_req_data(req, struct cg_uncached_state);
-	int ret;
-
-	ret = pthreadpool_tevent_job_recv(subreq);
-	TALLOC_FREE(subreq);
-	talloc_set_destructor(state, NULL);
-	if (ret != 0) {
-		if (ret != EAGAIN) {
-			SMBPROFILE_BYTES_ASYNC_END(state->profile_bytes);
-			tevent_req_error(req, ret);
-			return;
-		}
-		/* No thread to be had: read inline rather than fail */
-		cg_uncached_do(state);
-	}
-	SMBPROFILE_BYTES_ASYNC_END(state->profile_bytes);
-	state->vfs_aio_state.error = state->err;
-	tevent_req_done(req);
 }
 
 ssize_t cg_uncached_pread_recv(struct tevent_req *req,
 			       struct vfs_aio_state *vfs_aio_state)
 {
-	struct cg_uncached_state *state =
-		tevent_req_data(req, struct cg_uncached_state);
+	struct cg_uncached_job *job = NULL;
+	int err = cg_pool_recv(req);
 
-	if (tevent_req_is_unix_error(req, &vfs_aio_state->error)) {
+	*vfs_aio_state = (struct vfs_aio_state){.error = err};
+	if (err != 0) {
 		return -1;
 	}
-	*vfs_aio_state = state->vfs_aio_state;
-	return state->ret;
+	job = talloc_get_type_abort(cg_pool_job(req), struct cg_uncached_job);
+	vfs_aio_state->error = job->err;
+	vfs_aio_state->duration = job->duration;
+	return job->ret;
 }

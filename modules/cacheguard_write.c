@@ -41,7 +41,6 @@
 #include "smbd/globals.h"
 #include "lib/util/tevent_unix.h"
 #include "lib/util/dlinklist.h"
-#include "lib/pthreadpool/pthreadpool_tevent.h"
 
 #include "cacheguard_glue.h"
 #include "../source/cg_sys.h"
@@ -114,22 +113,16 @@ static void cg_wb_do(void *private_data)
 	job->err = cg_write_writeback(&cg_sys_linux, job->fd, &job->plan);
 }
 
-static int cg_wb_job_destructor(struct cg_wb_job *job)
-{
-	return -1;	/* a thread may still use job */
-}
-
+/* A writeback's end; its request is nobody's child, so it comes */
 static void cg_wb_done(struct tevent_req *subreq)
 {
-	struct cg_wb_job *job = tevent_req_callback_data(subreq,
-							 struct cg_wb_job);
+	struct cg_wb_job *job = talloc_get_type_abort(cg_pool_job(subreq),
+						      struct cg_wb_job);
 	struct cg_wfile *wf = job->wf;
 	struct cg_wb_plan plan;
 	int ret, err;
 
-	ret = pthreadpool_tevent_job_recv(subreq);
-	TALLOC_FREE(subreq);
-	talloc_set_destructor(job, NULL);
+	ret = cg_pool_recv(subreq);
 	close(job->fd);
 	if (ret != 0) {
 		/* Not run: nothing waited for, no error consumed */
@@ -146,7 +139,7 @@ static void cg_wb_done(struct tevent_req *subreq)
 	}
 	plan = job->plan;
 	err = job->err;
-	TALLOC_FREE(job);
+	TALLOC_FREE(subreq);	/* and the job */
 	if (wf == NULL) {
 		return;
 	}
@@ -169,7 +162,7 @@ static void cg_wb_start(struct cg_wfile *wf, const struct cg_wb_plan *plan)
 	struct tevent_req *subreq = NULL;
 	struct cg_wb_job *job = NULL;
 
-	job = talloc_zero(wf, struct cg_wb_job);
+	job = talloc_zero(NULL, struct cg_wb_job);
 	if (job == NULL) {
 		goto not_run;
 	}
@@ -178,14 +171,14 @@ static void cg_wb_start(struct cg_wfile *wf, const struct cg_wb_plan *plan)
 	if (job->fd == -1) {
 		goto not_run;
 	}
-	subreq = pthreadpool_tevent_job_send(job, sconn->ev_ctx, sconn->pool,
-					     cg_wb_do, job);
+	/* a writeback the pool has no thread for is the next flush's */
+	subreq = cg_pool_send(NULL, sconn->ev_ctx, sconn->pool, cg_wb_do,
+			      job, 0, CG_POOL_MAY_SKIP);
 	if (subreq == NULL) {
 		close(job->fd);
 		goto not_run;
 	}
-	tevent_req_set_callback(subreq, cg_wb_done, job);
-	talloc_set_destructor(job, cg_wb_job_destructor);
+	tevent_req_set_callback(subreq, cg_wb_done, NULL);
 	wf->job = job;
 	return;
 
@@ -296,55 +289,23 @@ ssize_t cg_wfile_recvfile(struct cg_wfile *wf, int fromfd, off_t offset,
 }
 
 /* pwritev2(RWF_DONTCACHE) in smbd's pool, as vfs_default's pwrite */
-struct cg_upwrite_state {
+struct cg_upwrite_job {
 	int fd;
 	const void *buf;
 	size_t count;
 	off_t offset;
 	ssize_t ret;
 	int err;
-	SMBPROFILE_BYTES_ASYNC_STATE(profile_bytes);
 };
 
 static void cg_upwrite_do(void *private_data)
 {
-	struct cg_upwrite_state *state = talloc_get_type_abort(
-		private_data, struct cg_upwrite_state);
+	struct cg_upwrite_job *job = talloc_get_type_abort(
+		private_data, struct cg_upwrite_job);
 
-	SMBPROFILE_BYTES_ASYNC_SET_BUSY(state->profile_bytes);
-	state->ret = cg_pwrite_full(&cg_sys_linux, state->fd, state->buf,
-				    state->count, state->offset,
-				    CG_RWF_DONTCACHE);
-	state->err = state->ret == -1 ? errno : 0;
-	SMBPROFILE_BYTES_ASYNC_SET_IDLE(state->profile_bytes);
-}
-
-static int cg_upwrite_destructor(struct cg_upwrite_state *state)
-{
-	return -1;	/* a thread may still use state */
-}
-
-static void cg_upwrite_done(struct tevent_req *subreq)
-{
-	struct tevent_req *req = tevent_req_callback_data(subreq,
-							  struct tevent_req);
-	struct cg_upwrite_state *state =
-		tevent_req_data(req, struct cg_upwrite_state);
-	int ret;
-
-	ret = pthreadpool_tevent_job_recv(subreq);
-	TALLOC_FREE(subreq);
-	talloc_set_destructor(state, NULL);
-	if (ret == EAGAIN) {
-		/* No thread to be had: write inline rather than fail */
-		cg_upwrite_do(state);
-	}
-	SMBPROFILE_BYTES_ASYNC_END(state->profile_bytes);
-	if (ret != 0 && ret != EAGAIN) {
-		tevent_req_error(req, ret);
-		return;
-	}
-	tevent_req_done(req);
+	job->ret = cg_pwrite_full(&cg_sys_linux, job->fd, job->buf,
+				  job->count, job->offset, CG_RWF_DONTCACHE);
+	job->err = job->ret == -1 ? errno : 0;
 }
 
 static struct tevent_req *cg_upwrite_send(TALLOC_CTX *mem_ctx,
@@ -355,47 +316,38 @@ static struct tevent_req *cg_upwrite_send(TALLOC_CTX *mem_ctx,
 					  off_t offset)
 {
 	struct tevent_req *req = NULL;
-	struct tevent_req *subreq = NULL;
-	struct cg_upwrite_state *state = NULL;
+	struct cg_upwrite_job *job = NULL;
 
-	req = tevent_req_create(mem_ctx, &state, struct cg_upwrite_state);
-	if (req == NULL) {
+	job = talloc(mem_ctx, struct cg_upwrite_job);
+	if (job == NULL) {
 		return NULL;
 	}
-	*state = (struct cg_upwrite_state){
+	*job = (struct cg_upwrite_job){
 		.fd = fsp_get_io_fd(wf->fsp),
 		.buf = data,
 		.count = n,
 		.offset = offset,
 		.ret = -1,
 	};
-	/* in smbd's profile as vfs_default's (syscall_asys_pwrite) */
-	SMBPROFILE_BYTES_ASYNC_START(syscall_asys_pwrite,
-				     profile_p,
-				     state->profile_bytes,
-				     n);
-	SMBPROFILE_BYTES_ASYNC_SET_IDLE(state->profile_bytes);
-	subreq = pthreadpool_tevent_job_send(state, ev,
-					     wf->handle->conn->sconn->pool,
-					     cg_upwrite_do, state);
-	if (tevent_req_nomem(subreq, req)) {
-		return tevent_req_post(req, ev);
+	req = cg_pool_send(mem_ctx, ev, wf->handle->conn->sconn->pool,
+			   cg_upwrite_do, job, n, CG_POOL_PWRITE);
+	if (req == NULL) {
+		TALLOC_FREE(job);
 	}
-	tevent_req_set_callback(subreq, cg_upwrite_done, req);
-	talloc_set_destructor(state, cg_upwrite_destructor);
 	return req;
 }
 
 static ssize_t cg_upwrite_recv(struct tevent_req *req, int *err)
 {
-	struct cg_upwrite_state *state =
-		tevent_req_data(req, struct cg_upwrite_state);
+	struct cg_upwrite_job *job = NULL;
 
-	if (tevent_req_is_unix_error(req, err)) {
+	*err = cg_pool_recv(req);
+	if (*err != 0) {
 		return -1;
 	}
-	*err = state->err;
-	return state->ret;
+	job = talloc_get_type_abort(cg_pool_job(req), struct cg_upwrite_job);
+	*err = job->err;
+	return job->ret;
 }
 
 struct cg_wpwrite_state {

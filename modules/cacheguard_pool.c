@@ -1,0 +1,157 @@
+/*
+ * vfs_cacheguard: one job in smbd's thread pool, the way vfs_default
+ * runs its preads and pwrites
+ *
+ * Copyright (C) 2026 The vfs_cacheguard authors
+ *
+ * This program is free software; you can redistribute it and/or modify
+ * it under the terms of the GNU General Public License as published by
+ * the Free Software Foundation; either version 3 of the License, or
+ * (at your option) any later version.
+ *
+ * This program is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ * GNU General Public License for more details.
+ *
+ * You should have received a copy of the GNU General Public License
+ * along with this program.  If not, see <http://www.gnu.org/licenses/>.
+ */
+
+/*
+ * Every job of the module (an uncached read or write, a write-behind's
+ * writeback, a direct read, fill or copy) runs through here, so they
+ * share one discipline, vfs_default's:
+ *
+ * - the thread touches the job and this request's flat state only; the
+ *   job is moved under the state, and a destructor keeps the state (and
+ *   so the job) alive while a thread may still use it, even when the
+ *   caller frees the request;
+ * - a pool that cannot start a thread (EAGAIN) has the job run inline,
+ *   so the client still gets its bytes; only work that may be skipped
+ *   (CG_POOL_MAY_SKIP: a writeback, which the next flush does anyway)
+ *   is not run then;
+ * - smbd's profile (smbd profiling level) counts the job's bytes as
+ *   vfs_default's own asynchronous preads or pwrites, busy while the
+ *   thread runs.
+ */
+
+#include "includes.h"
+#include "smbd/smbd.h"
+#include "smbd/globals.h"
+#include "lib/util/tevent_unix.h"
+#include "lib/pthreadpool/pthreadpool_tevent.h"
+
+#include "cacheguard_glue.h"
+
+struct cg_pool_state {
+	void (*fn)(void *job);
+	void *job;
+	unsigned flags;
+	SMBPROFILE_BYTES_ASYNC_STATE(profile_bytes);
+};
+
+static void cg_pool_do(void *private_data)
+{
+	struct cg_pool_state *state = talloc_get_type_abort(
+		private_data, struct cg_pool_state);
+
+	SMBPROFILE_BYTES_ASYNC_SET_BUSY(state->profile_bytes);
+	state->fn(state->job);
+	SMBPROFILE_BYTES_ASYNC_SET_IDLE(state->profile_bytes);
+}
+
+static int cg_pool_state_destructor(struct cg_pool_state *state)
+{
+	return -1;	/* a thread may still use state and its job */
+}
+
+static void cg_pool_done(struct tevent_req *subreq);
+
+struct tevent_req *cg_pool_send(TALLOC_CTX *mem_ctx,
+				struct tevent_context *ev,
+				struct pthreadpool_tevent *pool,
+				void (*fn)(void *job),
+				void *job,
+				size_t bytes,
+				unsigned flags)
+{
+	TALLOC_CTX *owner = talloc_parent(job);
+	struct tevent_req *req = NULL;
+	struct tevent_req *subreq = NULL;
+	struct cg_pool_state *state = NULL;
+
+	req = tevent_req_create(mem_ctx, &state, struct cg_pool_state);
+	if (req == NULL) {
+		return NULL;
+	}
+	state->fn = fn;
+	state->job = talloc_steal(state, job);
+	state->flags = flags;
+
+	if (flags & CG_POOL_PREAD) {
+		SMBPROFILE_BYTES_ASYNC_START(syscall_asys_pread,
+					     profile_p,
+					     state->profile_bytes,
+					     bytes);
+	} else if (flags & CG_POOL_PWRITE) {
+		SMBPROFILE_BYTES_ASYNC_START(syscall_asys_pwrite,
+					     profile_p,
+					     state->profile_bytes,
+					     bytes);
+	}
+	SMBPROFILE_BYTES_ASYNC_SET_IDLE(state->profile_bytes);
+	subreq = pthreadpool_tevent_job_send(state, ev, pool, cg_pool_do,
+					     state);
+	if (subreq == NULL) {
+		SMBPROFILE_BYTES_ASYNC_END(state->profile_bytes);
+		talloc_steal(owner, job);	/* the caller's again */
+		TALLOC_FREE(req);
+		return NULL;
+	}
+	tevent_req_set_callback(subreq, cg_pool_done, req);
+	talloc_set_destructor(state, cg_pool_state_destructor);
+	return req;
+}
+
+static void cg_pool_done(struct tevent_req *subreq)
+{
+	struct tevent_req *req = tevent_req_callback_data(subreq,
+							  struct tevent_req);
+	struct cg_pool_state *state =
+		tevent_req_data(req, struct cg_pool_state);
+	int ret;
+
+	ret = pthreadpool_tevent_job_recv(subreq);
+	TALLOC_FREE(subreq);
+	talloc_set_destructor(state, NULL);
+	if (ret == EAGAIN && !(state->flags & CG_POOL_MAY_SKIP)) {
+		/* No thread to be had: run inline rather than fail */
+		cg_pool_do(state);
+		ret = 0;
+	}
+	SMBPROFILE_BYTES_ASYNC_END(state->profile_bytes);
+	if (ret != 0) {
+		tevent_req_error(req, ret);
+		return;
+	}
+	tevent_req_done(req);
+}
+
+int cg_pool_recv(struct tevent_req *req)
+{
+	int err;
+
+	if (tevent_req_is_unix_error(req, &err)) {
+		return err;
+	}
+	return 0;
+}
+
+void *cg_pool_job(struct tevent_req *req)
+{
+	struct cg_pool_state *state =
+		tevent_req_data(req, struct cg_pool_state);
+
+	return state->job;
+}
