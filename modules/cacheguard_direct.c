@@ -69,10 +69,11 @@
  *
  * Lifetimes. A thread may outlive the stream: the file is closed while
  * fills run, or a request is dropped while its read runs. So the work of
- * a thread is a job, a flat struct on its own (talloc NULL parent) that
- * frees itself when its read is reported; it holds a reference on the
- * descriptor and buffer (struct cg_direct_io), and the stream or request
- * it reports to clears its pointer back when it goes away first. A copy
+ * a thread is a job, a flat struct under its own pool request, which is
+ * nobody's child (cacheguard_pool.c) and is freed once the job's end is
+ * reported; it holds a reference on the descriptor and buffer (struct
+ * cg_direct_io), and the stream or request it reports to clears its
+ * pointer back when it goes away first. A copy
  * writes into the caller's buffer, as vfs_default's pread does: its
  * request's state stays (its destructor refuses) until the copy is done.
  */
@@ -83,7 +84,6 @@
 #include "lib/util/tevent_unix.h"
 #include "lib/util/sys_rw.h"
 #include "lib/util/dlinklist.h"
-#include "lib/pthreadpool/pthreadpool_tevent.h"
 
 #include <sys/stat.h>
 
@@ -192,9 +192,6 @@ struct cg_direct_io {
 	unsigned probed_nseg;
 	uint64_t huge;
 	bool huge_known;	/* a probe had an answer */
-	/* a job's thread is done (job->finished): for the sync path */
-	pthread_mutex_t lock;
-	pthread_cond_t finished;
 };
 
 struct cg_direct_job;
@@ -340,8 +337,6 @@ static int cg_direct_io_destructor(struct cg_direct_io *io)
 	cg_direct_mem_in_use -= io->mem_used;
 	cg_huge_release(&cg_direct_huge, io->huge, io->mem_used,
 			io->huge_known);
-	pthread_cond_destroy(&io->finished);
-	pthread_mutex_destroy(&io->lock);
 	return 0;
 }
 
@@ -420,17 +415,6 @@ static void cg_direct_budget_give(int budget_fd)
  * units budget_fd holds (the io owns it now), in reserve bytes of address
  * space; errno on NULL
  */
-/* The sync path's condition: its timed waits run on CLOCK_MONOTONIC */
-static void cg_direct_cond_init(pthread_cond_t *cond)
-{
-	pthread_condattr_t attr;
-
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(cond, &attr);
-	pthread_condattr_destroy(&attr);
-}
-
 static struct cg_direct_io *cg_direct_io_open(int fd,
 					      size_t mem,
 					      size_t reserve,
@@ -451,8 +435,6 @@ static struct cg_direct_io *cg_direct_io_open(int fd,
 	io->fd = -1;
 	io->budget_fd = budget_fd;
 	io->refs = 1;
-	pthread_mutex_init(&io->lock, NULL);
-	cg_direct_cond_init(&io->finished);
 	talloc_set_destructor(io, cg_direct_io_destructor);
 
 	io->fd = cg_fs_reopen_direct(fd);
@@ -535,7 +517,9 @@ struct cg_direct_job {
 	ssize_t ret;
 	int err;
 	uint64_t duration;
-	bool finished;			/* under io->lock */
+	pthread_mutex_t lock;		/* held while the job runs */
+	bool ran;			/* under lock */
+	uint64_t started_ns;		/* atomic; monotonic, 0: not yet */
 	bool reported;			/* by the sync path already */
 	unsigned ioprio;		/* the thread's, while it reads */
 	bool probe;			/* FILL: look for huge pages after */
@@ -552,7 +536,6 @@ struct cg_direct_job {
 	struct cg_direct *d;		/* NULL once the stream is gone */
 	struct cg_direct_read_state *rs;	/* NULL once it is gone */
 	struct cg_direct_job *prev, *next;	/* d->fills or d->jobs */
-	SMBPROFILE_BYTES_ASYNC_STATE(profile_bytes);	/* FILL, READ */
 };
 
 /* The descriptor and alignment cg_dio_read_inplace() reads with */
@@ -571,14 +554,22 @@ static ssize_t cg_direct_read_aligned(void *ctx,
 	return cg_dio_read_full(&cg_sys_linux, r->fd, buf, len, off, r->align);
 }
 
-static void cg_direct_do(void *private_data)
+/* CLOCK_MONOTONIC in ns: when jobs start, and the sync path's deadlines */
+static uint64_t cg_direct_now_ns(void)
 {
-	struct cg_direct_job *job = talloc_get_type_abort(
-		private_data, struct cg_direct_job);
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
+
+static void cg_direct_run(struct cg_direct_job *job)
+{
 	struct timespec start, end;
 	int saved;
 
-	SMBPROFILE_BYTES_ASYNC_SET_BUSY(job->profile_bytes);
+	__atomic_store_n(&job->started_ns, cg_direct_now_ns(),
+			 __ATOMIC_RELEASE);
 	clock_gettime_mono(&start);
 	saved = cg_ioprio_enter(job->ioprio);
 	job->ret = -1;
@@ -623,16 +614,68 @@ static void cg_direct_do(void *private_data)
 	cg_ioprio_leave(saved);
 	clock_gettime_mono(&end);
 	job->duration = nsec_time_diff(&end, &start);
-	SMBPROFILE_BYTES_ASYNC_SET_IDLE(job->profile_bytes);
+}
 
-	pthread_mutex_lock(&job->io->lock);
-	job->finished = true;
-	pthread_cond_broadcast(&job->io->finished);
-	pthread_mutex_unlock(&job->io->lock);
+/*
+ * Run job unless it ran or runs: whoever comes first runs it, a pool
+ * thread, or the main thread when the pool has no thread (EAGAIN) or the
+ * sync path needs the job's bytes now (never waiting for a thread that
+ * is not scheduled yet). False while another thread runs it.
+ */
+static bool cg_direct_try(struct cg_direct_job *job)
+{
+	if (pthread_mutex_trylock(&job->lock) != 0) {
+		return false;
+	}
+	if (!job->ran) {
+		cg_direct_run(job);
+		job->ran = true;
+	}
+	pthread_mutex_unlock(&job->lock);
+	return true;
+}
+
+/*
+ * A thread runs job: wait for it until the scheduler's deadline for a
+ * fill started when it did (cg_dsched_sync_deadline), on the monotonic
+ * clock, so that setting the wall clock neither stretches nor cuts it.
+ * False when the job is overdue: the caller reads on its own.
+ */
+static bool cg_direct_wait(struct cg_direct *d, struct cg_direct_job *job)
+{
+	uint64_t now = cg_direct_now_ns();
+	uint64_t started, deadline;
+	struct timespec until;
+
+	started = __atomic_load_n(&job->started_ns, __ATOMIC_ACQUIRE);
+	if (started == 0) {
+		started = now;	/* it is starting */
+	}
+	deadline = cg_dsched_sync_deadline(&d->sched, started);
+	if (deadline <= now) {
+		return false;
+	}
+	until = (struct timespec){
+		.tv_sec = (time_t)(deadline / 1000000000),
+		.tv_nsec = (long)(deadline % 1000000000),
+	};
+	if (pthread_mutex_clocklock(&job->lock, CLOCK_MONOTONIC, &until) !=
+	    0) {
+		return false;
+	}
+	pthread_mutex_unlock(&job->lock);	/* it ran */
+	return true;
+}
+
+static void cg_direct_do(void *private_data)
+{
+	(void)cg_direct_try(talloc_get_type_abort(private_data,
+						  struct cg_direct_job));
 }
 
 static int cg_direct_job_destructor(struct cg_direct_job *job)
 {
+	pthread_mutex_destroy(&job->lock);
 	if (job->bounce != NULL) {
 		cg_direct_buf_free(job->bounce, job->bounce_len);
 	}
@@ -679,32 +722,30 @@ static struct cg_direct_job *cg_direct_job_new(struct cg_direct *d,
 		.ioprio = d->ioprio,
 	};
 	d->io->refs++;
+	pthread_mutex_init(&job->lock, NULL);
 	talloc_set_destructor(job, cg_direct_job_destructor);
 	return job;
 }
 
-/* Hand job to the pool: everything the thread reads is set by now */
+/*
+ * Hand job to the pool (cacheguard_pool.c): everything the thread reads
+ * is set by now. Its request is nobody's child: the job outlives the
+ * stream and its request, and ends in cg_direct_job_done.
+ */
 static bool cg_direct_job_start(struct cg_direct *d,
 				struct tevent_context *ev,
 				struct cg_direct_job *job)
 {
 	struct tevent_req *subreq = NULL;
 
-	if (job->kind != CG_DIRECT_COPY) {
-		/* reads, in smbd's profile as vfs_default's */
-		SMBPROFILE_BYTES_ASYNC_START(syscall_asys_pread,
-					     profile_p,
-					     job->profile_bytes,
-					     job->count);
-		SMBPROFILE_BYTES_ASYNC_SET_IDLE(job->profile_bytes);
-	}
-	subreq = pthreadpool_tevent_job_send(job, ev, d->pool, cg_direct_do,
-					     job);
+	/* reads, in smbd's profile as vfs_default's; a copy is no read */
+	subreq = cg_pool_send(NULL, ev, d->pool, cg_direct_do, job,
+			      job->count,
+			      job->kind != CG_DIRECT_COPY ? CG_POOL_PREAD : 0);
 	if (subreq == NULL) {
-		SMBPROFILE_BYTES_ASYNC_END(job->profile_bytes);
 		return false;
 	}
-	tevent_req_set_callback(subreq, cg_direct_job_done, job);
+	tevent_req_set_callback(subreq, cg_direct_job_done, NULL);
 	return true;
 }
 
@@ -741,28 +782,19 @@ static void cg_direct_job_report(struct cg_direct_job *job)
 
 static void cg_direct_job_done(struct tevent_req *subreq)
 {
-	struct cg_direct_job *job =
-		tevent_req_callback_data(subreq, struct cg_direct_job);
-	int ret;
+	struct cg_direct_job *job = talloc_get_type_abort(
+		cg_pool_job(subreq), struct cg_direct_job);
+	int ret = cg_pool_recv(subreq);
 
-	ret = pthreadpool_tevent_job_recv(subreq);
-	TALLOC_FREE(subreq);
-	if (job->reported) {
-		SMBPROFILE_BYTES_ASYNC_END(job->profile_bytes);
-		TALLOC_FREE(job);	/* the sync path took its result */
-		return;
+	/* reported: the sync path took its result */
+	if (!job->reported) {
+		if (ret != 0) {
+			job->ret = -1;
+			job->err = ret;
+		}
+		cg_direct_job_report(job);
 	}
-	if (ret == EAGAIN) {
-		/* No thread to be had: read inline rather than fail */
-		cg_direct_do(job);
-	}
-	SMBPROFILE_BYTES_ASYNC_END(job->profile_bytes);
-	if (ret != 0 && ret != EAGAIN) {
-		job->ret = -1;
-		job->err = ret;
-	}
-	cg_direct_job_report(job);
-	TALLOC_FREE(job);
+	TALLOC_FREE(subreq);	/* and the job */
 }
 
 /* ---- the stream: what the scheduler asks for ------------------------ */
@@ -843,7 +875,7 @@ static bool cg_direct_start_copy(void *priv,
 				 size_t avail);
 static void cg_direct_start_read(void *priv, struct cg_dsched_req *r);
 static void cg_direct_defer(void *priv, struct cg_dsched_req *r);
-static bool cg_direct_wait_fills(void *priv, uint64_t off, size_t n);
+static bool cg_direct_finish_fills(void *priv, uint64_t off, size_t n);
 
 static const struct cg_dsched_ops cg_direct_sched_ops = {
 	.submit_fill = cg_direct_submit_fill,
@@ -852,7 +884,7 @@ static const struct cg_dsched_ops cg_direct_sched_ops = {
 	.start_copy = cg_direct_start_copy,
 	.start_read = cg_direct_start_read,
 	.defer = cg_direct_defer,
-	.wait_fills = cg_direct_wait_fills,
+	.finish_fills = cg_direct_finish_fills,
 };
 
 static int cg_direct_destructor(struct cg_direct *d)
@@ -1038,15 +1070,20 @@ static int cg_direct_read_state_destructor(struct cg_direct_read_state *state)
 }
 
 /*
- * A MISS: the request's own aligned read. Into the request's buffer when
- * the request starts aligned (cg_dio_inplace), which costs a bounce of a
- * few blocks for its tail only: the prefetch buffers of four smbclient
- * copies hold all of the default direct memory, and their
- * reads must stay direct. Otherwise into a bounce buffer, counted in the
- * budget while it lives; without room, CG_DIRECT_NO_BUDGET.
+ * A MISS: the request's own aligned read of [offset, offset + n) into
+ * data, as a READ job not yet started; *plan says how its bytes map to
+ * the request's. Into the request's buffer when the request starts
+ * aligned (cg_dio_inplace), which costs a bounce of a few blocks for its
+ * tail only: the prefetch buffers of four smbclient copies hold all of
+ * the default direct memory, and their reads must stay direct.
+ * Otherwise into a bounce buffer, counted in the budget while it lives;
+ * without room, NULL and errno CG_DIRECT_NO_BUDGET.
  */
-static void cg_direct_read_start(struct cg_direct *d,
-				 struct cg_direct_read_state *state)
+static struct cg_direct_job *cg_direct_read_job(struct cg_direct *d,
+						uint8_t *data,
+						size_t n,
+						off_t offset,
+						struct cg_dio_plan *plan)
 {
 	struct cg_direct_job *job = NULL;
 	struct cg_dio_inplace in;
@@ -1056,49 +1093,76 @@ static void cg_direct_read_start(struct cg_direct *d,
 	int budget_fd = -1;
 	bool spent;
 
-	if (!cg_dio_plan(state->offset, state->n, d->align, &state->plan)) {
-		tevent_req_error(state->req, EINVAL);
-		return;
+	if (!cg_dio_plan((uint64_t)offset, n, d->align, plan)) {
+		errno = EINVAL;
+		return NULL;
 	}
-	inplace = cg_dio_inplace(state->offset, state->n,
-				 (uintptr_t)state->data, d->align, &in);
-	len = inplace ? in.tail.len : state->plan.len;
+	inplace = cg_dio_inplace((uint64_t)offset, n, (uintptr_t)data,
+				 d->align, &in);
+	len = inplace ? in.tail.len : plan->len;
 	if (!inplace) {
 		budget_fd = cg_direct_budget_take(len, d->limit, false,
 						  &spent);
 		if (spent) {
-			tevent_req_error(state->req, CG_DIRECT_NO_BUDGET);
-			return;
+			errno = CG_DIRECT_NO_BUDGET;
+			return NULL;
 		}
 	}
 	if (len != 0) {
 		bounce = cg_direct_buf_alloc(len);
 	}
-	if (len != 0 && bounce == NULL) {
-		cg_direct_budget_give(budget_fd);
-		tevent_req_error(state->req, ENOMEM);
-		return;
-	}
-	if (inplace) {
-		job = cg_direct_job_new(d, CG_DIRECT_READ, -1, state->data,
-					state->offset, state->n);
-	} else {
-		job = cg_direct_job_new(d, CG_DIRECT_READ, -1, bounce,
-					state->plan.off, state->plan.len);
+	if (len == 0 || bounce != NULL) {
+		job = inplace ? cg_direct_job_new(d, CG_DIRECT_READ, -1, data,
+						  (uint64_t)offset, n)
+			      : cg_direct_job_new(d, CG_DIRECT_READ, -1,
+						  bounce, plan->off,
+						  plan->len);
 	}
 	if (job == NULL) {
-		if (bounce != NULL) {
-			cg_direct_buf_free(bounce, len);
-		}
+		cg_direct_buf_free(bounce, len);
 		cg_direct_budget_give(budget_fd);
-		tevent_req_error(state->req, ENOMEM);
-		return;
+		errno = ENOMEM;
+		return NULL;
 	}
 	job->bounce = bounce;
 	job->bounce_len = len;
 	job->budget_fd = budget_fd;
 	job->inplace = inplace;
 	job->plan = in;
+	return job;
+}
+
+/* What a READ job read, in the request's data: bytes, or -1 and errno */
+static ssize_t cg_direct_read_result(const struct cg_direct_job *job,
+				     const struct cg_dio_plan *plan,
+				     uint8_t *data,
+				     size_t n)
+{
+	size_t got;
+
+	if (job->ret == -1) {
+		errno = job->err != 0 ? job->err : EIO;
+		return -1;
+	}
+	if (job->inplace) {
+		return job->ret;
+	}
+	got = cg_dio_trim(plan, n, (size_t)job->ret);
+	cg_sys_copy(&cg_sys_linux, data, job->buf + plan->skip, got);
+	return (ssize_t)got;
+}
+
+static void cg_direct_read_start(struct cg_direct *d,
+				 struct cg_direct_read_state *state)
+{
+	struct cg_direct_job *job = NULL;
+
+	job = cg_direct_read_job(d, state->data, state->n, state->offset,
+				 &state->plan);
+	if (job == NULL) {
+		tevent_req_error(state->req, errno);
+		return;
+	}
 	job->rs = state;
 	if (!cg_direct_job_start(d, state->ev, job)) {
 		TALLOC_FREE(job);
@@ -1112,7 +1176,7 @@ static void cg_direct_read_start(struct cg_direct *d,
 static void cg_direct_read_done(struct cg_direct_job *job)
 {
 	struct cg_direct_read_state *state = job->rs;
-	size_t got;
+	ssize_t got;
 
 	if (job->d != NULL) {
 		DLIST_REMOVE(job->d->jobs, job);
@@ -1127,19 +1191,12 @@ static void cg_direct_read_done(struct cg_direct_job *job)
 		return;
 	}
 	state->vfs_aio_state.duration = job->duration;
-	if (job->ret == -1) {
-		tevent_req_error(state->req, job->err);
+	got = cg_direct_read_result(job, &state->plan, state->data, state->n);
+	if (got == -1) {
+		tevent_req_error(state->req, errno);
 		return;
 	}
-	if (job->inplace) {
-		state->ret = job->ret;
-		tevent_req_done(state->req);
-		return;
-	}
-	got = cg_dio_trim(&state->plan, state->n, (size_t)job->ret);
-	cg_sys_copy(&cg_sys_linux, state->data, job->buf + state->plan.skip,
-		    got);
-	state->ret = (ssize_t)got;
+	state->ret = got;
 	tevent_req_done(state->req);
 }
 
@@ -1253,6 +1310,7 @@ static void cg_direct_fill_done(struct cg_direct_job *job)
 		return;		/* the stream was closed meanwhile */
 	}
 	DLIST_REMOVE(d->fills, job);
+	cg_dsched_fill_took(&d->sched, job->duration);
 	if (cg_dsched_fill_done(&d->sched, (unsigned)job->slot, job->ret,
 				&job->ver)) {
 		DBG_INFO("prefetch read at %jd failed (%s); no more prefetch "
@@ -1316,127 +1374,67 @@ ssize_t cg_direct_pread_recv(struct tevent_req *req,
 }
 
 /*
- * How long the sync path waits for a fill before reading on its own, each
- * time: it waits at most four times (cg_dsched_pread), 1 s in all, on the
- * monotonic clock, so that setting the wall clock neither stretches nor
- * cuts the wait
+ * The sync path found [off, off + n) loading: the fills of that range
+ * report now rather than when the event loop gets to them; one no thread
+ * has started runs here, one a thread reads is waited for while it is
+ * not overdue (cg_direct_wait). False when one is overdue, or none was
+ * found: the caller reads on its own.
  */
-#define CG_DIRECT_SYNC_WAIT_MS 250
-
-/*
- * The sync path found [off, off + n) loading: wait for the fills of that
- * range to finish in their threads, and report them now rather than when
- * the event loop gets to them. False when one did not finish in time (no
- * thread ran it, the pool is swamped): the caller reads on its own.
- */
-static bool cg_direct_wait_fills(void *priv, uint64_t off, size_t n)
+static bool cg_direct_finish_fills(void *priv, uint64_t off, size_t n)
 {
 	struct cg_direct *d = talloc_get_type_abort(priv, struct cg_direct);
 	struct cg_direct_job *job = NULL;
 	struct cg_direct_job *next = NULL;
-	struct timespec until;
-	bool done = true;
 	bool found = false;
 
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_nsec += CG_DIRECT_SYNC_WAIT_MS * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
-	for (job = d->fills; job != NULL && done; job = next) {
+	for (job = d->fills; job != NULL; job = next) {
 		next = job->next;
 		if ((uint64_t)job->offset >= off + n ||
 		    (uint64_t)job->offset + job->count <= off) {
 			continue;
 		}
+		if (!cg_direct_try(job) && !cg_direct_wait(d, job)) {
+			return false;
+		}
 		found = true;
-		pthread_mutex_lock(&d->io->lock);
-		while (!job->finished &&
-		       pthread_cond_timedwait(&d->io->finished,
-					      &d->io->lock,
-					      &until) == 0) {
-		}
-		done = job->finished;
-		pthread_mutex_unlock(&d->io->lock);
-		if (done) {
-			cg_direct_job_report(job);
-			job->reported = true;
-			job->d = NULL;
-		}
+		cg_direct_job_report(job);
+		job->reported = true;
+		job->d = NULL;
 	}
-	return done && found;
+	return found;
 }
 
 /*
- * A MISS of the sync path, read here: in place when it can be (see
- * cg_direct_read_start), else through a bounce buffer from the budget
+ * A MISS of the sync path: the async path's READ job (cg_direct_read_job),
+ * run here
  */
 static ssize_t cg_direct_read_now(struct cg_direct *d,
 				  uint8_t *data,
 				  size_t n,
 				  off_t offset)
 {
-	struct cg_direct_reader r = {d->io->fd, d->align};
-	struct cg_dio_inplace in;
+	struct cg_direct_job *job = NULL;
 	struct cg_dio_plan plan;
-	uint8_t *bounce = NULL;
-	bool inplace;
-	size_t len;
-	int budget_fd = -1;
-	bool spent;
 	ssize_t got;
 	int err;
 
-	if (!cg_dio_plan((uint64_t)offset, n, d->align, &plan)) {
-		errno = EINVAL;
+	job = cg_direct_read_job(d, data, n, offset, &plan);
+	if (job == NULL) {
 		return -1;
 	}
-	inplace = cg_dio_inplace((uint64_t)offset, n, (uintptr_t)data,
-				 d->align, &in);
-	len = inplace ? in.tail.len : plan.len;
-	if (!inplace) {
-		budget_fd = cg_direct_budget_take(len, d->limit, false,
-						  &spent);
-		if (spent) {
-			errno = CG_DIRECT_NO_BUDGET;
-			return -1;
-		}
-	}
-	if (len != 0) {
-		bounce = cg_direct_buf_alloc(len);
-		if (bounce == NULL) {
-			cg_direct_budget_give(budget_fd);
-			errno = ENOMEM;
-			return -1;
-		}
-	}
-	if (inplace) {
-		got = cg_dio_read_inplace(&in, data, (uint64_t)offset, bounce,
-					  cg_direct_read_aligned, &r);
-		err = errno;
-	} else {
-		got = cg_dio_read_full(&cg_sys_linux, d->io->fd, bounce,
-				       plan.len, plan.off, d->align);
-		err = errno;
-		if (got != -1) {
-			got = (ssize_t)cg_dio_trim(&plan, n, (size_t)got);
-			cg_sys_copy(&cg_sys_linux, data, bounce + plan.skip,
-				    (size_t)got);
-		}
-	}
-	if (bounce != NULL) {
-		cg_direct_buf_free(bounce, len);
-	}
-	cg_direct_budget_give(budget_fd);
+	cg_direct_do(job);	/* nobody else has it */
+	got = cg_direct_read_result(job, &plan, data, n);
+	err = errno;
+	TALLOC_FREE(job);
 	errno = err;
 	return got;
 }
 
 /*
  * SMB_VFS_PREAD: the same, with the MISS read and the copy done here. A
- * PENDING range waits for its fills in their threads (there is no event
- * loop to wait in), and is read on its own if they take too long.
+ * PENDING range has its fills finished here (there is no event loop to
+ * wait in; cg_direct_finish_fills), or is read on its own when one is
+ * overdue.
  */
 ssize_t cg_direct_pread(struct cg_direct *d,
 			void *data,

@@ -240,8 +240,12 @@ static enum cg_pf_lookup cg_dsched_lookup(struct cg_dsched *s,
 	return cg_prefetch_lookup(&s->pf, off, n, avail);
 }
 
-/* How often the sync path waits for fills (one found stale loads again) */
-#define CG_DSCHED_SYNC_WAITS 4
+/*
+ * How often the sync path finishes fills: once for those it found, once
+ * more for one that came back stale and loads again. Then it reads on
+ * its own: a sync read costs at most about what a plain one would.
+ */
+#define CG_DSCHED_SYNC_WAITS 2
 
 ssize_t cg_dsched_pread(struct cg_dsched *s,
 			const struct cg_sys *sys,
@@ -261,7 +265,7 @@ ssize_t cg_dsched_pread(struct cg_dsched *s,
 	cg_dsched_refill(s);
 	look = cg_dsched_lookup(s, off, n, &avail);
 	for (i = 0; i < CG_DSCHED_SYNC_WAITS && look == CG_PF_PENDING; i++) {
-		if (!s->ops->wait_fills(s->priv, off, n)) {
+		if (!s->ops->finish_fills(s->priv, off, n)) {
 			break;
 		}
 		s->waits++;
@@ -283,6 +287,25 @@ void cg_dsched_saw_version(struct cg_dsched *s,
 {
 	s->file_size = v->size;
 	cg_prefetch_validate(&s->pf, v);
+}
+
+void cg_dsched_fill_took(struct cg_dsched *s, uint64_t ns)
+{
+	s->fill_ns = s->fill_ns == 0 ? ns : (s->fill_ns * 7 + ns) / 8;
+}
+
+uint64_t cg_dsched_sync_deadline(const struct cg_dsched *s,
+				 uint64_t started_ns)
+{
+	uint64_t wait = CG_DSCHED_FIRST_WAIT_NS;
+
+	if (s->fill_ns != 0) {
+		wait = 2 * s->fill_ns;
+		if (wait < 1000 * 1000ULL) {
+			wait = 1000 * 1000ULL;
+		}
+	}
+	return started_ns + wait;
 }
 
 bool cg_dsched_fill_done(struct cg_dsched *s,

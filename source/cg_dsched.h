@@ -60,11 +60,13 @@ struct cg_dsched_ops {
 	 * from a fill's, so the glue defers it */
 	void (*defer)(void *priv, struct cg_dsched_req *r);
 	/*
-	 * The sync path: wait for the fills overlapping [off, off + n) to
-	 * finish in their threads and report them (cg_dsched_fill_done)
-	 * now; false when one did not finish in time, or none was found
+	 * The sync path: report the fills overlapping [off, off + n) now
+	 * (cg_dsched_fill_done), running there those no thread has started
+	 * and waiting for those a thread reads until their deadline
+	 * (cg_dsched_sync_deadline); false when one is overdue, or none was
+	 * found
 	 */
-	bool (*wait_fills)(void *priv, uint64_t off, size_t n);
+	bool (*finish_fills)(void *priv, uint64_t off, size_t n);
 };
 
 /* Growths of a stream's buffer at most (the glue keeps one budget
@@ -82,6 +84,7 @@ struct cg_dsched {
 	unsigned grows;
 	unsigned grow_refused;	/* segments there was no room for */
 	struct cg_dsched_req *waiters;
+	uint64_t fill_ns;	/* what a fill takes, on average; 0: unknown */
 	uint64_t hits, waits, misses, stale;
 };
 
@@ -162,6 +165,27 @@ bool cg_dsched_copy_done(struct cg_dsched *s,
 			 unsigned np,
 			 bool copied,
 			 bool version_ok);
+
+/* A fill's read took ns (for cg_dsched_sync_deadline) */
+void cg_dsched_fill_took(struct cg_dsched *s, uint64_t ns);
+
+/*
+ * Before a fill is known to take anything, the sync path may wait this
+ * long for one
+ */
+#define CG_DSCHED_FIRST_WAIT_NS (250 * 1000 * 1000ULL)
+
+/*
+ * The sync path finds a fill of its range in a thread's hands, started
+ * at started_ns (a monotonic clock's): until when (the same clock) it
+ * may wait for it. Twice what the stream's fills take, 1 ms at least: a
+ * fill in flight ends about as soon as a read of the request's own would
+ * (as a buffered read waits for its readahead's pages); a fill held up
+ * (a stalled device, a descheduled thread) is overdue, and the request
+ * reads on its own rather than wait.
+ */
+uint64_t cg_dsched_sync_deadline(const struct cg_dsched *s,
+				 uint64_t started_ns);
 
 /* r goes away: off the waiters */
 void cg_dsched_cancel(struct cg_dsched *s, struct cg_dsched_req *r);

@@ -124,6 +124,7 @@ struct fake {
 	bool refuse_submit;
 	bool refuse_copy;
 	bool version_fails;
+	bool fills_busy;	/* every fill is overdue in a thread */
 	uint64_t served_hits, served_misses;
 	bool drop;		/* a request's bytes go once checked */
 };
@@ -362,13 +363,16 @@ static void fo_defer(void *priv, struct cg_dsched_req *sr)
 static void f_run_fill(struct fake *f, unsigned i);
 static void f_complete_fill(struct fake *f, unsigned i, bool fail);
 
-/* The sync path waits: every fill of the range runs and reports now */
-static bool fo_wait_fills(void *priv, uint64_t off, size_t n)
+/* The sync path: every fill of the range runs and reports now */
+static bool fo_finish_fills(void *priv, uint64_t off, size_t n)
 {
 	struct fake *f = priv;
 	bool found = false;
 	unsigned i = 0;
 
+	if (f->fills_busy) {
+		return false;	/* never waited for */
+	}
 	while (i < f->nfills) {
 		struct fill *fl = &f->fills[i];
 
@@ -393,7 +397,7 @@ static const struct cg_dsched_ops fake_ops = {
 	.start_copy = fo_start_copy,
 	.start_read = fo_start_read,
 	.defer = fo_defer,
-	.wait_fills = fo_wait_fills,
+	.finish_fills = fo_finish_fills,
 };
 
 /* ---- the jobs, run when a test says -------------------------------- */
@@ -981,6 +985,64 @@ static void test_sync_waits(void **state)
 	f_free(&f);
 }
 
+/*
+ * A fill overdue in a thread is not waited for: the request reads on its
+ * own, once, and the fill still serves the next request when it reports
+ */
+static void test_sync_busy_fill(void **state)
+{
+	struct fake f;
+	struct req *a = NULL;
+	struct req *b = NULL;
+	unsigned nfills;
+
+	f_init(&f, AHEAD, MiB);
+	f.fills_busy = true;
+	a = f_pread(&f, 0, 4096, 1);
+	assert_int_equal(f.s.waits, 0);
+	assert_int_equal(f.s.misses, 1);
+	assert_int_equal(f.served_misses, 1);
+	assert_int_equal(a->got, 4096);
+	nfills = f.nfills;
+	assert_true(nfills > 0);
+	/* the fills were left running, not read again for the request */
+	f_fill_all(&f);
+	f.fills_busy = false;
+	b = f_pread(&f, 8192, 4096, 1);
+	assert_int_equal(f.s.hits, 1);
+	assert_int_equal(f.served_misses, 1);
+	assert_int_equal(b->got, 4096);
+	f_drain(&f);
+	req_free(a);
+	req_free(b);
+	f_free(&f);
+}
+
+/*
+ * How long the sync path may wait for a fill in a thread: before any
+ * fill is known, CG_DSCHED_FIRST_WAIT_NS; then twice what fills take on
+ * average (the last weighing 1/8), 1 ms at least
+ */
+static void test_sync_deadline(void **state)
+{
+	struct fake f;
+	const uint64_t ms = 1000 * 1000;
+
+	f_init(&f, AHEAD, MiB);
+	assert_int_equal(cg_dsched_sync_deadline(&f.s, 5 * ms),
+			 5 * ms + CG_DSCHED_FIRST_WAIT_NS);
+	cg_dsched_fill_took(&f.s, 10 * ms);
+	assert_int_equal(cg_dsched_sync_deadline(&f.s, 5 * ms), 25 * ms);
+	cg_dsched_fill_took(&f.s, 90 * ms);
+	assert_int_equal(f.s.fill_ns, 20 * ms);
+	assert_int_equal(cg_dsched_sync_deadline(&f.s, 0), 40 * ms);
+	/* fast fills: still a millisecond to wake a thread's waiter */
+	f.s.fill_ns = 0;
+	cg_dsched_fill_took(&f.s, 100 * 1000);
+	assert_int_equal(cg_dsched_sync_deadline(&f.s, 0), ms);
+	f_free(&f);
+}
+
 /* ---- the property ------------------------------------------------- */
 
 static void random_pass(unsigned seed)
@@ -1094,6 +1156,8 @@ int main(void)
 		cmocka_unit_test(test_cancel),
 		cmocka_unit_test(test_grow_refused),
 		cmocka_unit_test(test_sync_waits),
+		cmocka_unit_test(test_sync_busy_fill),
+		cmocka_unit_test(test_sync_deadline),
 		cmocka_unit_test(test_random_mix),
 	};
 
