@@ -427,7 +427,7 @@ static void cg_share_set_claim(struct cg_stream *s, uint64_t off, uint64_t end)
 
 bool cg_share_update(struct cg_stream *s, int fd, uint64_t from)
 {
-	uint64_t size = CG_MAX(s->file_size, s->front);
+	uint64_t size = CG_MAX(s->file_size, s->seq.front);
 	uint64_t c0, c1;
 	bool met = false;
 
@@ -458,7 +458,7 @@ bool cg_share_update(struct cg_stream *s, int fd, uint64_t from)
 
 struct cg_range cg_share_leftover(const struct cg_stream *s)
 {
-	uint64_t off = CG_MAX(s->claim.off, s->front);
+	uint64_t off = CG_MAX(s->claim.off, s->seq.front);
 
 	if (s->share_fd == -1 || !s->shared || s->claim.end <= off) {
 		return (struct cg_range){0, 0};

@@ -135,7 +135,6 @@
 
 #define CG_PAGE 4096ULL
 #define CG_FREE UINT64_MAX
-#define CG_STRAY_LIMIT 8
 /* Windows below dropped_to that a stream dropping all it reads drops again */
 #define CG_REDROP_WINDOWS 4
 /* The kernel's readahead when the device's is not known */
@@ -183,9 +182,10 @@ static bool cg_drops_all(const struct cg_stream *s)
  */
 static uint64_t cg_stream_reach(const struct cg_stream *s)
 {
-	uint64_t end = CG_MAX(s->front + 4 * cg_ra_window(s), s->willneed_to);
+	uint64_t end = CG_MAX(s->seq.front + 4 * cg_ra_window(s),
+			      s->willneed_to);
 
-	return CG_MIN(end, CG_MAX(s->file_size, s->front));
+	return CG_MIN(end, CG_MAX(s->file_size, s->seq.front));
 }
 
 /*
@@ -302,12 +302,9 @@ static void cg_stream_restart(struct cg_stream *s, int fd, uint64_t off)
 	}
 	s->kept_lo = CG_FREE;	/* in the tail now */
 	s->state = CG_DETECTING;
-	s->start = off;
+	cg_seq_restart(&s->seq, off);
 	s->low = off;
-	s->front = off;
-	s->seq_bytes = 0;
 	s->max_read = 0;
-	s->strays = 0;
 	cg_done_reset(&s->done, off);
 	s->dropped_to = cg_page_down(off);
 	s->willneed_to = off;
@@ -353,8 +350,8 @@ static void cg_willneed(struct cg_stream *s, int fd)
 	    s->ra_fd != -1) {
 		return;
 	}
-	target = CG_MIN(s->front + ra, CG_MAX(s->file_size, s->front));
-	from = CG_MAX(s->willneed_to, s->front);
+	target = CG_MIN(s->seq.front + ra, CG_MAX(s->file_size, s->seq.front));
+	from = CG_MAX(s->willneed_to, s->seq.front);
 	/* Batch: one hint per quarter of the readahead distance */
 	if (target <= from || target - from < CG_MAX(ra / 4, CG_PAGE)) {
 		return;
@@ -506,7 +503,7 @@ static bool cg_resident_ahead(struct cg_stream *s,
 			      uint64_t *resident,
 			      uint64_t *len)
 {
-	uint64_t from = s->front + cg_ra_window(s) + cg_ra_distance(s);
+	uint64_t from = s->seq.front + cg_ra_window(s) + cg_ra_distance(s);
 
 	*resident = 0;
 	*len = 0;
@@ -592,29 +589,23 @@ static void cg_track(struct cg_stream *s, struct cg_io *io)
 struct cg_io cg_read_begin(struct cg_stream *s, int fd, uint64_t off, size_t n)
 {
 	struct cg_io io = {.off = off, .track = CG_TRACK_NONE};
-	uint64_t tol = s->cfg->window;
-	bool near;
 
 	if (s->state == CG_HOT || n == 0) {
 		return io;
 	}
-	near = s->seq_bytes > 0 && off + tol >= s->front &&
-	       off <= s->front + tol;
-	if (!near) {
-		if (s->state == CG_ACTIVE && ++s->strays < CG_STRAY_LIMIT &&
+	if (!cg_seq_near(&s->seq, off, s->cfg->window)) {
+		if (s->state == CG_ACTIVE && cg_seq_stray(&s->seq) &&
 		    !cg_share_sibling_active(s)) {
 			cg_track(s, &io);
 			return io;
 		}
 		cg_stream_restart(s, fd, off);
 	}
-	s->strays = 0;
+	cg_seq_extend(&s->seq, off, n);
 	s->low = CG_MIN(s->low, off);
 	s->max_read = CG_MAX(s->max_read, (uint64_t)n);
-	s->seq_bytes += n;
-	s->front = CG_MAX(s->front, off + n);
 	if (s->state == CG_DETECTING &&
-	    (s->seq_bytes >= s->cfg->stream_trigger ||
+	    (s->seq.bytes >= s->cfg->stream_trigger ||
 	     cg_share_sibling_active(s))) {
 		cg_stream_activate(s, fd);
 		if (s->state == CG_HOT) {
@@ -631,10 +622,7 @@ struct cg_io cg_read_begin(struct cg_stream *s, int fd, uint64_t off, size_t n)
 /* A gap more than a window behind the front was skipped */
 static void cg_note_done(struct cg_stream *s, uint64_t off, uint64_t end)
 {
-	uint64_t floor = s->front > s->cfg->window ? s->front - s->cfg->window
-						   : 0;
-
-	cg_done_add(&s->done, off, end, floor);
+	cg_done_add(&s->done, off, end, cg_seq_behind(&s->seq, s->cfg->window));
 }
 
 static uint64_t cg_lowest_inflight(const struct cg_stream *s)
@@ -753,7 +741,7 @@ void cg_read_end(struct cg_stream *s, int fd, struct cg_io *io, ssize_t nread)
 	 * readahead budget is free for the next copy now, not when the
 	 * client gets round to closing the file
 	 */
-	if (s->front >= s->file_size) {
+	if (s->seq.front >= s->file_size) {
 		cg_ra_give(s);
 	}
 	cg_willneed(s, fd);
@@ -761,7 +749,7 @@ void cg_read_end(struct cg_stream *s, int fd, struct cg_io *io, ssize_t nread)
 
 void cg_stream_close(struct cg_stream *s, int fd)
 {
-	uint64_t end = CG_MIN(s->front, s->file_size);
+	uint64_t end = CG_MIN(s->seq.front, s->file_size);
 	unsigned i;
 
 	for (i = 0; i < s->ntails; i++) {

@@ -22,6 +22,7 @@
 
 #include "cg_options.h"
 #include "cg_done.h"
+#include "cg_seq.h"
 
 /*
  * Streams (cg_stream.c)
@@ -101,13 +102,10 @@ struct cg_stream {
 	bool cold;
 	enum cg_stream_state state;
 
-	/* Detection: the stream runs from start up to front */
-	uint64_t start;
-	uint64_t low;		/* lowest stream read, if below start */
-	uint64_t front;
-	uint64_t seq_bytes;
+	/* Detection: the run of reads (cg_seq.h) */
+	struct cg_seq seq;
+	uint64_t low;		/* lowest stream read, if below the start */
 	uint64_t max_read;	/* the largest stream read: readahead floor */
-	unsigned strays;	/* far reads in a row while active */
 
 	/* Bookkeeping: what has been read (done.contig and above it) */
 	struct cg_done done;

@@ -85,7 +85,6 @@
 #include "cg_sys.h"
 
 #define CG_PAGE 4096ULL
-#define CG_STRAY_LIMIT 8
 
 #define CG_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define CG_MAX(a, b) ((a) > (b) ? (a) : (b))
@@ -127,10 +126,7 @@ void cg_writer_init(struct cg_writer *w,
 static void cg_write_restart(struct cg_writer *w, uint64_t off)
 {
 	w->state = CG_W_DETECTING;
-	w->start = off;
-	w->front = off;
-	w->seq_bytes = 0;
-	w->strays = 0;
+	cg_seq_restart(&w->seq, off);
 	cg_done_reset(&w->done, off);
 	w->started_to = off & ~(CG_PAGE - 1);
 	w->waited_to = w->started_to;
@@ -140,32 +136,27 @@ static void cg_write_restart(struct cg_writer *w, uint64_t off)
 struct cg_wio cg_write_begin(struct cg_writer *w, uint64_t off, size_t n)
 {
 	struct cg_wio wio = {.off = off, .path = CG_PATH_NEXT};
-	uint64_t tol = w->cfg->window;
 	uint64_t trigger = CG_MAX(w->cfg->stream_trigger,
 				  w->cfg->min_file_size);
-	bool near;
 
 	if (n == 0) {
 		return wio;
 	}
-	near = w->seq_bytes > 0 && off + tol >= w->front &&
-	       off <= w->front + tol;
-	if (!near) {
-		if (w->state == CG_W_ACTIVE && ++w->strays < CG_STRAY_LIMIT) {
+	if (!cg_seq_near(&w->seq, off, w->cfg->window)) {
+		if (w->state == CG_W_ACTIVE && cg_seq_stray(&w->seq)) {
 			return wio;
 		}
 		cg_write_restart(w, off);
 	}
-	w->strays = 0;
-	w->seq_bytes += n;
-	w->front = CG_MAX(w->front, off + n);
-	if (w->state == CG_W_DETECTING && w->seq_bytes >= trigger) {
+	cg_seq_extend(&w->seq, off, n);
+	if (w->state == CG_W_DETECTING && w->seq.bytes >= trigger) {
 		w->state = CG_W_ACTIVE;
 		w->stats.streams++;
 	}
 	if (w->state == CG_W_ACTIVE) {
-		w->span.off = CG_MIN(w->span.off, w->start & ~(CG_PAGE - 1));
-		w->span.end = CG_MAX(w->span.end, w->front);
+		w->span.off = CG_MIN(w->span.off,
+				     w->seq.start & ~(CG_PAGE - 1));
+		w->span.end = CG_MAX(w->span.end, w->seq.front);
 		wio.in_stream = true;
 		if (w->mode == CG_MODE_DONTCACHE) {
 			wio.path = CG_PATH_UNCACHED;
@@ -193,10 +184,7 @@ unsigned cg_write_failed(struct cg_writer *w, struct cg_wio *wio, int err)
 /* A gap more than a window behind the front was skipped */
 static void cg_wnote_done(struct cg_writer *w, uint64_t off, uint64_t end)
 {
-	uint64_t floor = w->front > w->cfg->window ? w->front - w->cfg->window
-						   : 0;
-
-	cg_done_add(&w->done, off, end, floor);
+	cg_done_add(&w->done, off, end, cg_seq_behind(&w->seq, w->cfg->window));
 }
 
 bool cg_write_end(struct cg_writer *w,
@@ -323,7 +311,8 @@ bool cg_write_lagging(const struct cg_writer *w)
 				? w->waited_to
 				: w->dropped_to;
 
-	return w->busy && w->front > from + CG_W_MAX_BEHIND * w->cfg->window;
+	return w->busy &&
+	       w->seq.front > from + CG_W_MAX_BEHIND * w->cfg->window;
 }
 
 bool cg_write_catch_up(struct cg_writer *w, struct cg_wb_plan *plan)

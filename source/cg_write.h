@@ -21,6 +21,7 @@
 #define CG_WRITE_H
 
 #include "cg_file.h"
+#include "cg_seq.h"
 
 struct cg_sys;
 
@@ -73,11 +74,8 @@ struct cg_writer {
 	enum cg_mode mode;
 	enum cg_wstate state;
 
-	/* Detection, as for reads: the stream runs from start to front */
-	uint64_t start;
-	uint64_t front;
-	uint64_t seq_bytes;
-	unsigned strays;
+	/* Detection, as for reads (cg_seq.h) */
+	struct cg_seq seq;
 
 	/* What has been written (done.contig and above it) */
 	struct cg_done done;

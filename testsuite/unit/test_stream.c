@@ -211,7 +211,7 @@ static int fake_fadvise(int fd, uint64_t off, uint64_t len, int advice)
 		.off = off,
 		.len = len,
 		.advice = advice,
-		.front = h->s.front,
+		.front = h->s.seq.front,
 		.closing = h->closing,
 	};
 	if (fd != TEST_FD) {
@@ -541,7 +541,7 @@ static void check_close_drop(const struct harness *h,
 			     uint64_t dropped_to)
 {
 	const struct call *c = NULL;
-	uint64_t front = MIN(h->s.front, h->s.file_size);
+	uint64_t front = MIN(h->s.seq.front, h->s.file_size);
 	uint64_t reach, end;
 	size_t i;
 
@@ -556,7 +556,7 @@ static void check_close_drop(const struct harness *h,
 	assert_in_range(c->off, start & ~(PAGE - 1), dropped_to);
 	assert_true(c->len > 0);
 	end = c->off + c->len;
-	reach = MAX(h->s.front + 4 * RA_SLACK, h->s.willneed_to);
+	reach = MAX(h->s.seq.front + 4 * RA_SLACK, h->s.willneed_to);
 	if (end < front || end > MAX(reach, front)) {
 		fail_msg("%sthe close drop [%ju, %ju) is not the stream's "
 			 "[.., %ju) plus readahead (to %ju)",
@@ -623,7 +623,8 @@ static void test_inorder(void **state)
 			nr++;
 			if (h->s.state == CG_ACTIVE) {
 				/* In order, nothing waits: < 1 window kept */
-				uint64_t end = MIN(h->s.front, c->file_size);
+				uint64_t end = MIN(h->s.seq.front,
+						   c->file_size);
 
 				assert_true(end - h->s.dropped_to < w);
 			}
@@ -911,8 +912,8 @@ static void test_mixed(void **state)
 	assert_int_equal(h->s.stats.streams, 1);
 	assert_int_equal(count_advice(h, POSIX_FADV_SEQUENTIAL), 0);
 	/* Whole windows from where the run's stream started */
-	assert_true(check_window_drops(h, h->s.start) >= run_len - 8 * MiB);
-	assert_true(h->s.start >= run - h->cfg.window);
+	assert_true(check_window_drops(h, h->s.seq.start) >= run_len - 8 * MiB);
+	assert_true(h->s.seq.start >= run - h->cfg.window);
 	h_close(h);
 }
 
@@ -1116,7 +1117,7 @@ static void test_readahead(void **state)
 			}
 			/* Never more than a batch short of front + ra */
 			assert_true(ahead + batch >
-				    MIN(h->s.front + ra, c->file_size));
+				    MIN(h->s.seq.front + ra, c->file_size));
 		}
 		nwill = count_advice(h, POSIX_FADV_WILLNEED);
 		if (ra == 0) {
@@ -1199,7 +1200,7 @@ static void test_own_readahead_lifecycle(void **state)
 	assert_int_equal(rnd[0], 0);
 	assert_true(count_advice(h, POSIX_FADV_WILLNEED) >= 2);
 	assert_int_equal(count_advice(h, POSIX_FADV_NORMAL), 0);
-	assert_true(h->s.willneed_to + MiB >= h->s.front + 4 * MiB);
+	assert_true(h->s.willneed_to + MiB >= h->s.seq.front + 4 * MiB);
 
 	/* Strays end the stream: readahead back to the kernel */
 	for (i = 0; i < STRAY_LIMIT; i++) {
@@ -1321,8 +1322,8 @@ static void test_own_readahead_covers_a_read(void **state)
 			}
 			/* within a quarter step of front + one read */
 			assert_true(h->s.willneed_to + want / 4 >=
-				    h->s.front + want);
-			assert_true(h->s.willneed_to <= h->s.front + want);
+				    h->s.seq.front + want);
+			assert_true(h->s.willneed_to <= h->s.seq.front + want);
 		}
 		h_close(h);
 	}
@@ -1402,7 +1403,7 @@ static void test_strays_restart(void **state)
 			rd_one(h, off, 512 * KiB);
 		}
 		assert_int_equal(h->s.state, CG_ACTIVE);
-		old_front = h->s.front;
+		old_front = h->s.seq.front;
 		old_dropped = dropped_end(h);
 		assert_true(old_dropped < old_front);
 
@@ -1415,7 +1416,7 @@ static void test_strays_restart(void **state)
 		}
 		/* Detection starts over, at the 8th far read */
 		assert_int_equal(h->s.state, CG_DETECTING);
-		assert_int_equal(h->s.start, off);
+		assert_int_equal(h->s.seq.start, off);
 		ncalls = h->ncalls;
 
 		new_start = off;
@@ -1468,14 +1469,14 @@ static void test_close(void **state)
 	}
 	assert_int_equal(h->s.state, CG_ACTIVE);
 	dropped = (start & ~(PAGE - 1)) + check_window_drops(h, start);
-	assert_true(dropped < h->s.front);
+	assert_true(dropped < h->s.seq.front);
 	h_close(h);
 	assert_int_equal(count_closing(h), 1);
 	check_close_drop(h, start, dropped);
 	/* Not the rest of the file: others may have it cached */
 	assert_int_equal(h->calls[h->ncalls - 1].off +
 				 h->calls[h->ncalls - 1].len,
-			 h->s.front + 4 * RA_SLACK);
+			 h->s.seq.front + 4 * RA_SLACK);
 	/* Closing again finds nothing left to drop */
 	i = (unsigned)h->ncalls;
 	h_close(h);
@@ -1880,7 +1881,7 @@ static void test_zero_length_reads(void **state)
 		rd_one(h, 900 * MiB, 0);
 	}
 	assert_int_equal(h->s.state, CG_ACTIVE);
-	assert_int_equal(h->s.strays, 0);
+	assert_int_equal(h->s.seq.strays, 0);
 	assert_int_equal(h->s.stats.bytes_read, 32 * MiB);
 	h_close(h);
 }
@@ -1924,7 +1925,7 @@ static void test_late_read_within_window(void **state)
 			}
 		}
 		/* The late read is exactly one window behind the front */
-		assert_int_equal(h->s.front, c->late + w);
+		assert_int_equal(h->s.seq.front, c->late + w);
 		assert_true(dropped_end(h) <= c->late);
 		idx = rd_begin(h, c->late, MiB);
 		assert_true(h->reads[idx].io.in_stream);
@@ -2025,7 +2026,7 @@ static void test_deep_queue_keeps_dropping(void **state)
 		head = (head + 1) % depth;
 		/* Two batches: 2 x depth MiB, then 2 windows */
 		if (off > 64 * MiB &&
-		    dropped_end(h) + 2 * depth * MiB + 2 * w < h->s.front) {
+		    dropped_end(h) + 2 * depth * MiB + 2 * w < h->s.seq.front) {
 			bounded = false;
 		}
 	}
@@ -2059,7 +2060,7 @@ static void test_restart_tail_covers_readahead(void **state)
 			ahead = MAX(ahead, h->calls[i].off + h->calls[i].len);
 		}
 	}
-	assert_true(ahead > h->s.front + 4 * MiB);
+	assert_true(ahead > h->s.seq.front + 4 * MiB);
 	dropped = dropped_end(h);
 
 	/* Given up: 8 far reads, then nothing more of this file */
@@ -2104,7 +2105,7 @@ static void test_stray_completion_releases_drops(void **state)
 	assert_int_equal(dropped_end(h), 64 * MiB);
 	rd_end(h, idx, 64 * KiB);
 	/* Nothing in flight now: at most a window behind the front */
-	assert_true(dropped_end(h) + h->cfg.window > h->s.front);
+	assert_true(dropped_end(h) + h->cfg.window > h->s.seq.front);
 	h_close(h);
 }
 
@@ -2203,7 +2204,7 @@ static void sim_fail(const struct sim *sm, const char *what)
 		 sm->p->seed,
 		 sm->op,
 		 what,
-		 h->s.front,
+		 h->s.seq.front,
 		 h->s.dropped_to,
 		 h->cfg.window,
 		 lowest_in_flight(h),
@@ -2214,10 +2215,10 @@ static void sim_fail(const struct sim *sm, const char *what)
 /* front - dropped_to, or 0 when old completions pushed drops past it */
 static uint64_t retained(const struct harness *h)
 {
-	if (h->s.dropped_to >= h->s.front) {
+	if (h->s.dropped_to >= h->s.seq.front) {
 		return 0;
 	}
-	return h->s.front - h->s.dropped_to;
+	return h->s.seq.front - h->s.dropped_to;
 }
 
 static void sim_check_bound(struct sim *sm, struct sim_totals *t)
@@ -2227,15 +2228,15 @@ static void sim_check_bound(struct sim *sm, struct sim_totals *t)
 	uint64_t low = MIN(lowest_in_flight(h), sm->s_low);
 	uint64_t span = 0;
 
-	if (h->s.state != CG_ACTIVE || h->s.start != sm->p_start ||
+	if (h->s.state != CG_ACTIVE || h->s.seq.start != sm->p_start ||
 	    h->s.stats.streams != sm->p_streams) {
 		sm->have_p = false;
 	}
 	if (!sm->have_p) {
 		return;
 	}
-	if (low < h->s.front) {
-		span = h->s.front - low;
+	if (low < h->s.seq.front) {
+		span = h->s.seq.front - low;
 	}
 	if (retained(h) >= 3 * w + span) {
 		sim_fail(sm, "retained range beyond 3 windows + span");
@@ -2272,15 +2273,15 @@ static void sim_end(struct sim *sm, struct sim_totals *t, unsigned i)
 	/* A drop opportunity: the exact bound */
 	t->opportunities++;
 	low = lowest_in_flight(h);
-	if (low < h->s.front) {
-		span = h->s.front - low;
+	if (low < h->s.seq.front) {
+		span = h->s.seq.front - low;
 	}
 	if (retained(h) >= w + MAX(w, span)) {
 		sim_fail(sm, "retained range beyond window + max(window, "
 			     "span) at a drop opportunity");
 	}
 	sm->have_p = true;
-	sm->p_start = h->s.start;
+	sm->p_start = h->s.seq.start;
 	sm->p_streams = h->s.stats.streams;
 	sm->s_low = UINT64_MAX;
 }

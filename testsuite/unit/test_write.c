@@ -224,7 +224,7 @@ static void replay_writes(size_t n, unsigned depth, const unsigned *order)
 					 cg_write_writeback(&fake_sys, 3,
 							    &plan));
 		}
-		assert_true(w.front - w.waited_to <= 3 * cfg.window);
+		assert_true(w.seq.front - w.waited_to <= 3 * cfg.window);
 	}
 	assert_int_equal(w.stats.streams, 1);
 	for (i = 0; i < ncalls; i++) {

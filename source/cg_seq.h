@@ -1,0 +1,72 @@
+/*
+ * vfs_cacheguard engine: a run of sequential reads or writes: where
+ * it began, how far it reached, its strays
+ *
+ * Copyright (C) 2026 The vfs_cacheguard authors
+ *
+ * This program is free software; you can redistribute it and/or modify
+ * it under the terms of the GNU General Public License as published by
+ * the Free Software Foundation; either version 3 of the License, or
+ * (at your option) any later version.
+ *
+ * This program is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ * GNU General Public License for more details.
+ *
+ * You should have received a copy of the GNU General Public License
+ * along with this program.  If not, see <http://www.gnu.org/licenses/>.
+ */
+
+#ifndef CG_SEQ_H
+#define CG_SEQ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Far accesses in a row an active stream ignores before it starts over:
+ * a client's stray metadata read or an out-of-order request must not
+ * end a copy
+ */
+#define CG_STRAY_LIMIT 8
+
+/*
+ * One run of accesses near each other, the detector of read streams
+ * (cg_stream.c) and write streams (cg_write.c): it runs from start up
+ * to front, bytes in all; an access within a window (tol) of the front,
+ * either side, extends it.
+ */
+struct cg_seq {
+	uint64_t start;
+	uint64_t front;
+	uint64_t bytes;
+	unsigned strays;	/* far accesses in a row while active */
+};
+
+/* The run starts over at off */
+void cg_seq_restart(struct cg_seq *q, uint64_t off);
+
+/*
+ * An access at off is near the run (within tol of its front, either
+ * side); never before the run's first access
+ */
+bool cg_seq_near(const struct cg_seq *q, uint64_t off, uint64_t tol);
+
+/*
+ * A far access to an active stream: true while it is ignored (fewer than
+ * CG_STRAY_LIMIT in a row); false when the stream should start over
+ */
+bool cg_seq_stray(struct cg_seq *q);
+
+/* [off, off + n) extends the run */
+void cg_seq_extend(struct cg_seq *q, uint64_t off, size_t n);
+
+/*
+ * tol behind the front (0 at least): a gap in what completed below it
+ * was skipped, not a request still in flight (cg_done_add's floor)
+ */
+uint64_t cg_seq_behind(const struct cg_seq *q, uint64_t tol);
+
+#endif
