@@ -506,9 +506,9 @@ static struct cacheguard_file *cacheguard_track(
 		     cg_fs_lacks_of(dev) | share->below,
 		     fsp_get_io_fd(fsp));
 	cgf->file.stream.kernel_ra = cg_fs_readahead(dev);
-	cgf->file.stream.share_slot = cg_share_slot(st.st_dev, st.st_ino);
+	cgf->file.stream.share.slot = cg_share_slot(st.st_dev, st.st_ino);
 	/* one smbd process serves one client, whose cache serves its readers */
-	cgf->file.stream.share_client = (uint64_t)getpid();
+	cgf->file.stream.share.client = (uint64_t)getpid();
 	cg_status_file_open(&cgf->file);
 	DBG_DEBUG("%s: tracking, size %ju, mode %s\n",
 		  fsp_str_dbg(fsp),

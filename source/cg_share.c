@@ -51,7 +51,7 @@
  * One client's handles
  * --------------------
  *
- * Streams with the same share_client (the glue gives each smbd process,
+ * Streams with the same share.client (the glue gives each smbd process,
  * which serves one client, its own) keep nothing for each other. Two
  * readers of one file on one Linux cifs mount share the client's page
  * cache, and its readahead sends each piece of the one scan through
@@ -148,18 +148,18 @@ static int cg_share_fcntl(const struct cg_stream *s,
 	*fl = (struct flock){
 		.l_type = type,
 		.l_whence = SEEK_SET,
-		.l_start = (off_t)(s->share_slot * CG_SHARE_SLOT_UNITS + u0),
+		.l_start = (off_t)(s->share.slot * CG_SHARE_SLOT_UNITS + u0),
 		.l_len = (off_t)(u1 - u0),
 	};
-	return cg_sys_lock(s->sys, s->share_fd, cmd, fl);
+	return cg_sys_lock(s->sys, s->share.fd, cmd, fl);
 }
 
 /*
- * This process's streams of a client (share_client), which have the
+ * This process's streams of a client (share.client), which have the
  * stream file open; a stream that finds no free entry keeps for its
  * siblings as for anyone. Only smbd's main thread calls the engine, so
  * no lock. An entry whose stream was cleared without a close (a harness
- * starting an open over) has share_client 0 and counts for nothing.
+ * starting an open over) has share.client 0 and counts for nothing.
  */
 #define CG_SHARE_LOCAL 64
 static struct cg_stream *cg_share_local[CG_SHARE_LOCAL];
@@ -170,7 +170,7 @@ static bool cg_share_link(struct cg_stream *s)
 {
 	unsigned i, free_i = CG_SHARE_LOCAL;
 
-	if (s->share_client == 0) {
+	if (s->share.client == 0) {
 		return false;
 	}
 	for (i = 0; i < CG_SHARE_LOCAL; i++) {
@@ -205,13 +205,14 @@ static void cg_share_unlink(const struct cg_stream *s)
 static struct cg_range cg_share_sibling_claim(const struct cg_stream *s,
 					      const struct cg_stream *o)
 {
-	if (o == NULL || o == s || s->share_client == 0 ||
-	    o->share_client != s->share_client ||
-	    o->share_slot != s->share_slot || o->claim.end <= o->claim.off) {
+	if (o == NULL || o == s || s->share.client == 0 ||
+	    o->share.client != s->share.client ||
+	    o->share.slot != s->share.slot ||
+	    o->share.claim.end <= o->share.claim.off) {
 		return (struct cg_range){0, 0};
 	}
-	return (struct cg_range){cg_unit_down(o->claim.off),
-				 cg_unit_up(o->claim.end)};
+	return (struct cg_range){cg_unit_down(o->share.claim.off),
+				 cg_unit_up(o->share.claim.end)};
 }
 
 /*
@@ -267,7 +268,7 @@ static bool cg_share_claimed(const struct cg_stream *s,
 			     uint64_t *c0,
 			     uint64_t *c1)
 {
-	uint64_t base = s->share_slot * CG_SHARE_SLOT_UNITS;
+	uint64_t base = s->share.slot * CG_SHARE_SLOT_UNITS;
 	uint64_t start, end;
 	struct flock fl;
 
@@ -313,9 +314,9 @@ static int cg_share_descriptor(struct cg_stream *s)
 	for (i = 0; i < CG_SHARE_LOCAL; i++) {
 		const struct cg_stream *o = cg_share_local[i];
 
-		if (o != NULL && o != s && o->share_client == s->share_client &&
-		    o->share_slot == s->share_slot && o->share_fd != -1) {
-			return cg_sys_dup(s->sys, o->share_fd);
+		if (o != NULL && o != s && o->share.client == s->share.client &&
+		    o->share.slot == s->share.slot && o->share.fd != -1) {
+			return cg_sys_dup(s->sys, o->share.fd);
 		}
 	}
 	return s->sys->share_open();
@@ -326,14 +327,14 @@ bool cg_share_sibling_active(const struct cg_stream *s)
 	unsigned i;
 
 	/* asked on detecting reads: most processes have no stream at all */
-	if (cg_share_nlocal == 0 || s->share_client == 0) {
+	if (cg_share_nlocal == 0 || s->share.client == 0) {
 		return false;
 	}
 	for (i = 0; i < CG_SHARE_LOCAL; i++) {
 		const struct cg_stream *o = cg_share_local[i];
 
-		if (o != NULL && o != s && o->share_client == s->share_client &&
-		    o->share_slot == s->share_slot && o->state == CG_ACTIVE) {
+		if (o != NULL && o != s && o->share.client == s->share.client &&
+		    o->share.slot == s->share.slot && o->state == CG_ACTIVE) {
 			return true;
 		}
 	}
@@ -342,7 +343,7 @@ bool cg_share_sibling_active(const struct cg_stream *s)
 
 void cg_share_begin(struct cg_stream *s)
 {
-	if (s->share_fd != -1 || s->share_slot == CG_FREE) {
+	if (s->share.fd != -1 || s->share.slot == CG_FREE) {
 		return;
 	}
 	if (s->sys->share_open == NULL || s->via == CG_VIA_DIRECT ||
@@ -351,8 +352,8 @@ void cg_share_begin(struct cg_stream *s)
 		(void)cg_share_link(s);
 		return;
 	}
-	s->share_fd = cg_share_descriptor(s);
-	if (s->share_fd == -1) {
+	s->share.fd = cg_share_descriptor(s);
+	if (s->share.fd == -1) {
 		/* in the table all the same, with no claims */
 		(void)cg_share_link(s);
 	}
@@ -367,7 +368,7 @@ uint64_t cg_share_drop(struct cg_stream *s, int fd, uint64_t off, uint64_t end)
 	if (end <= off) {
 		return kept;
 	}
-	if (s->share_fd == -1) {
+	if (s->share.fd == -1) {
 		s->sys->fadvise(fd, off, end - off, POSIX_FADV_DONTNEED);
 		s->stats.drops++;
 		return kept;
@@ -409,7 +410,7 @@ uint64_t cg_share_drop(struct cg_stream *s, int fd, uint64_t off, uint64_t end)
 static void cg_share_set_claim(struct cg_stream *s, uint64_t off, uint64_t end)
 {
 	uint64_t u0 = cg_unit_down(off), u1 = cg_unit_up(end);
-	uint64_t o0 = cg_unit_down(s->claim.off);
+	uint64_t o0 = cg_unit_down(s->share.claim.off);
 	struct flock fl;
 
 	/*
@@ -419,10 +420,10 @@ static void cg_share_set_claim(struct cg_stream *s, uint64_t off, uint64_t end)
 	if (u1 > u0) {
 		cg_share_fcntl(s, F_OFD_SETLK, &fl, F_RDLCK, u0, u1);
 	}
-	if (s->claim.end > s->claim.off && o0 < u0) {
+	if (s->share.claim.end > s->share.claim.off && o0 < u0) {
 		cg_share_unlock(s, o0, u0);
 	}
-	s->claim = (struct cg_range){.off = off, .end = end};
+	s->share.claim = (struct cg_range){.off = off, .end = end};
 }
 
 bool cg_share_update(struct cg_stream *s, int fd, uint64_t from)
@@ -431,26 +432,27 @@ bool cg_share_update(struct cg_stream *s, int fd, uint64_t from)
 	uint64_t c0, c1;
 	bool met = false;
 
-	if (s->share_fd == -1 || s->state != CG_ACTIVE) {
+	if (s->share.fd == -1 || s->state != CG_ACTIVE) {
 		return false;
 	}
 	/*
 	 * Until it has seen another, a stream looks at every completion:
 	 * one that passes by may keep pages for this one (cg_share_end)
 	 */
-	if (!s->shared &&
+	if (!s->share.seen &&
 	    cg_share_claimed(s, 0, cg_unit_up(size), &c0, &c1)) {
-		s->shared = true;
+		s->share.seen = true;
 		met = true;
 	}
-	if (s->claim.end != 0 && from < s->claim.off + s->cfg->window) {
+	if (s->share.claim.end != 0 &&
+	    from < s->share.claim.off + s->cfg->window) {
 		return met;
 	}
 	from = CG_MIN(from, size);
 	cg_share_set_claim(s, from, CG_MIN(from + s->cfg->reader_gap, size));
 	/* below every read in flight: "from" is at most the lowest */
-	if (s->kept_lo < CG_MIN(s->dropped_to, from)) {
-		s->kept_lo = cg_share_drop(s, fd, s->kept_lo,
+	if (s->share.kept_lo < CG_MIN(s->dropped_to, from)) {
+		s->share.kept_lo = cg_share_drop(s, fd, s->share.kept_lo,
 					   CG_MIN(s->dropped_to, from));
 	}
 	return met;
@@ -458,12 +460,12 @@ bool cg_share_update(struct cg_stream *s, int fd, uint64_t from)
 
 struct cg_range cg_share_leftover(const struct cg_stream *s)
 {
-	uint64_t off = CG_MAX(s->claim.off, s->seq.front);
+	uint64_t off = CG_MAX(s->share.claim.off, s->seq.front);
 
-	if (s->share_fd == -1 || !s->shared || s->claim.end <= off) {
+	if (s->share.fd == -1 || !s->share.seen || s->share.claim.end <= off) {
 		return (struct cg_range){0, 0};
 	}
-	return (struct cg_range){.off = off, .end = s->claim.end};
+	return (struct cg_range){.off = off, .end = s->share.claim.end};
 }
 
 void cg_share_end(struct cg_stream *s, int fd, bool close_it)
@@ -471,7 +473,7 @@ void cg_share_end(struct cg_stream *s, int fd, bool close_it)
 	if (close_it) {
 		cg_share_unlink(s);
 	}
-	if (s->share_fd == -1) {
+	if (s->share.fd == -1) {
 		return;
 	}
 	if (close_it) {
@@ -479,12 +481,12 @@ void cg_share_end(struct cg_stream *s, int fd, bool close_it)
 
 		cg_share_drop(s, fd, r.off, r.end);
 	}
-	if (s->claim.end != 0) {
+	if (s->share.claim.end != 0) {
 		cg_share_unlock(s, 0, CG_SHARE_SLOT_UNITS);
-		s->claim = (struct cg_range){0, 0};
+		s->share.claim = (struct cg_range){0, 0};
 	}
 	if (close_it) {
-		close(s->share_fd);
-		s->share_fd = -1;
+		close(s->share.fd);
+		s->share.fd = -1;
 	}
 }

@@ -27,7 +27,7 @@ struct cg_sys;
 /*
  * Streams of one file in several processes (cg_share.c): the slot of the
  * file with this device and inode in the server's stream file, for
- * cg_stream.share_slot
+ * cg_stream.share.slot
  */
 uint64_t cg_share_slot(uint64_t dev, uint64_t ino);
 

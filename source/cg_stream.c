@@ -117,11 +117,7 @@
  * folio is busy as the read completes (seen on a loop device: 37 MiB of
  * a 1 GiB copy).
  *
- * Reads in flight are tracked one by one up to CG_MAX_INFLIGHT. A deeper
- * queue spills into two batches that only remember their count and
- * lowest offset. New spills join the current batch; whenever the other
- * batch has drained, they switch to it, so a batch's lowest offset is
- * never older than the queue and drops keep moving under any depth.
+ * Drops never reach below the lowest read in flight (cg_flight.c).
  */
 
 #include <fcntl.h>
@@ -261,23 +257,19 @@ void cg_stream_init(struct cg_stream *s,
 		    const struct cg_sys *sys,
 		    uint64_t file_size)
 {
-	unsigned i;
-
 	*s = (struct cg_stream){
 		.cfg = cfg,
 		.sys = sys,
 		.file_size = file_size,
 		.cached_lo = CG_FREE,
 		.cached_min = CG_FREE,
-		.share_slot = CG_FREE,
-		.share_fd = -1,
+		.share.slot = CG_FREE,
+		.share.fd = -1,
 		.ra_hint = POSIX_FADV_NORMAL,
 		.ra_fd = -1,
-		.kept_lo = CG_FREE,
+		.share.kept_lo = CG_FREE,
 	};
-	for (i = 0; i < CG_MAX_INFLIGHT; i++) {
-		s->inflight[i] = CG_FREE;
-	}
+	cg_flight_init(&s->flight);
 }
 
 static void cg_hints_off(struct cg_stream *s, int fd);
@@ -300,7 +292,7 @@ static void cg_stream_restart(struct cg_stream *s, int fd, uint64_t off)
 		}
 		cg_share_end(s, fd, false);
 	}
-	s->kept_lo = CG_FREE;	/* in the tail now */
+	s->share.kept_lo = CG_FREE;	/* in the tail now */
 	s->state = CG_DETECTING;
 	cg_seq_restart(&s->seq, off);
 	s->low = off;
@@ -557,38 +549,9 @@ void cg_stream_set_via(struct cg_stream *s, int fd, enum cg_via via)
 	}
 }
 
-static void cg_track(struct cg_stream *s, struct cg_io *io)
-{
-	unsigned i;
-
-	if (s->ninflight == CG_MAX_INFLIGHT) {
-		unsigned b = s->cur_batch;
-
-		if (s->batch[b ^ 1].count == 0 && s->batch[b].count > 0) {
-			b ^= 1;
-			s->cur_batch = b;
-		}
-		if (s->batch[b].count == 0) {
-			s->batch[b].low = CG_FREE;
-		}
-		s->batch[b].count++;
-		s->batch[b].low = CG_MIN(s->batch[b].low, io->off);
-		io->track = CG_TRACK_BATCH;
-		io->idx = b;
-		return;
-	}
-	for (i = 0; s->inflight[i] != CG_FREE; i++) {
-		/* a free slot exists: ninflight < CG_MAX_INFLIGHT */
-	}
-	s->inflight[i] = io->off;
-	s->ninflight++;
-	io->track = CG_TRACK_SLOT;
-	io->idx = i;
-}
-
 struct cg_io cg_read_begin(struct cg_stream *s, int fd, uint64_t off, size_t n)
 {
-	struct cg_io io = {.off = off, .track = CG_TRACK_NONE};
+	struct cg_io io = {.off = off};
 
 	if (s->state == CG_HOT || n == 0) {
 		return io;
@@ -596,7 +559,7 @@ struct cg_io cg_read_begin(struct cg_stream *s, int fd, uint64_t off, size_t n)
 	if (!cg_seq_near(&s->seq, off, s->cfg->window)) {
 		if (s->state == CG_ACTIVE && cg_seq_stray(&s->seq) &&
 		    !cg_share_sibling_active(s)) {
-			cg_track(s, &io);
+			cg_flight_add(&s->flight, off, &io.flight);
 			return io;
 		}
 		cg_stream_restart(s, fd, off);
@@ -614,8 +577,8 @@ struct cg_io cg_read_begin(struct cg_stream *s, int fd, uint64_t off, size_t n)
 	}
 	io.in_stream = true;
 	io.drop_pieces = s->state == CG_ACTIVE && s->via == CG_VIA_CACHE &&
-			 !s->shared && s->lag == 0 && !s->next_reads;
-	cg_track(s, &io);
+			 !s->share.seen && s->lag == 0 && !s->next_reads;
+	cg_flight_add(&s->flight, off, &io.flight);
 	return io;
 }
 
@@ -623,25 +586,6 @@ struct cg_io cg_read_begin(struct cg_stream *s, int fd, uint64_t off, size_t n)
 static void cg_note_done(struct cg_stream *s, uint64_t off, uint64_t end)
 {
 	cg_done_add(&s->done, off, end, cg_seq_behind(&s->seq, s->cfg->window));
-}
-
-static uint64_t cg_lowest_inflight(const struct cg_stream *s)
-{
-	uint64_t low = CG_FREE;
-	unsigned i, seen = 0;
-
-	for (i = 0; i < 2; i++) {
-		if (s->batch[i].count > 0) {
-			low = CG_MIN(low, s->batch[i].low);
-		}
-	}
-	for (i = 0; i < CG_MAX_INFLIGHT && seen < s->ninflight; i++) {
-		if (s->inflight[i] != CG_FREE) {
-			low = CG_MIN(low, s->inflight[i]);
-			seen++;
-		}
-	}
-	return low;
 }
 
 /*
@@ -684,7 +628,7 @@ static void cg_drop_behind(struct cg_stream *s, int fd, uint64_t limit)
 		uint64_t kept = cg_share_drop(s, fd, cg_redrop_from(s),
 					      s->dropped_to + n);
 
-		s->kept_lo = CG_MIN(s->kept_lo, kept);
+		s->share.kept_lo = CG_MIN(s->share.kept_lo, kept);
 		CG_COUNT(s, bytes_dropped, n);
 	}
 	s->dropped_to += n;
@@ -694,7 +638,7 @@ static void cg_drop_behind(struct cg_stream *s, int fd, uint64_t limit)
 
 unsigned cg_stream_inflight(const struct cg_stream *s)
 {
-	return s->ninflight + s->batch[0].count + s->batch[1].count;
+	return cg_flight_count(&s->flight);
 }
 
 void cg_read_end(struct cg_stream *s, int fd, struct cg_io *io, ssize_t nread)
@@ -702,13 +646,7 @@ void cg_read_end(struct cg_stream *s, int fd, struct cg_io *io, ssize_t nread)
 	bool data = nread > 0 && io->in_stream;
 	uint64_t need;
 
-	if (io->track == CG_TRACK_SLOT) {
-		s->inflight[io->idx] = CG_FREE;
-		s->ninflight--;
-	} else if (io->track == CG_TRACK_BATCH) {
-		s->batch[io->idx].count--;
-	}
-	io->track = CG_TRACK_NONE;
+	cg_flight_remove(&s->flight, &io->flight);
 	if (io->zerocopy) {
 		s->lag = CG_ZEROCOPY_LAG;
 	}
@@ -733,7 +671,7 @@ void cg_read_end(struct cg_stream *s, int fd, struct cg_io *io, ssize_t nread)
 		CG_COUNT(s, bytes_stream, (uint64_t)nread);
 	}
 	/* Any completion, a stray's too, may release held-back windows */
-	need = CG_MIN(s->done.contig, cg_lowest_inflight(s));
+	need = CG_MIN(s->done.contig, cg_flight_lowest(&s->flight));
 	cg_drop_behind(s, fd, need);
 	cg_share_follow(s, fd, need);
 	/*

@@ -23,6 +23,7 @@
 #include "cg_options.h"
 #include "cg_done.h"
 #include "cg_seq.h"
+#include "cg_flight.h"
 
 /*
  * Streams (cg_stream.c)
@@ -57,8 +58,6 @@ enum cg_via {
 
 /* Abandoned streams remembered for the close; more are dropped at once */
 #define CG_MAX_TAILS 4
-/* Reads tracked one by one; more go into two batches (cg_stream.c) */
-#define CG_MAX_INFLIGHT 64
 
 struct cg_stats {
 	uint64_t bytes_read;	/* all bytes returned to the client */
@@ -125,26 +124,23 @@ struct cg_stream {
 	struct cg_range tails[CG_MAX_TAILS];
 	unsigned ntails;
 
-	uint64_t inflight[CG_MAX_INFLIGHT];	/* offsets, UINT64_MAX free */
-	unsigned ninflight;
-	struct {
-		unsigned count;	/* reads in flight beyond the table */
-		uint64_t low;	/* the lowest offset among them */
-	} batch[2];
-	unsigned cur_batch;	/* the batch new overflow reads join */
+	struct cg_flight flight;	/* reads in flight (cg_flight.h) */
 
 	/* Streams of this file in other opens, any process (cg_share.c) */
-	uint64_t share_slot;	/* set by the caller; UINT64_MAX: none */
-	/*
-	 * Set by the caller: streams with the same nonzero value are one
-	 * client's handles (one smbd process), and keep nothing for each
-	 * other: the client's own cache serves its readers
-	 */
-	uint64_t share_client;
-	int share_fd;		/* the stream file, while active; or -1 */
-	struct cg_range claim;	/* what this stream told others it needs */
-	uint64_t kept_lo;	/* lowest byte a drop kept for another */
-	bool shared;		/* another stream of the file was seen */
+	struct {
+		uint64_t slot;	/* set by the caller; UINT64_MAX: none */
+		/*
+		 * Set by the caller: streams with the same nonzero value
+		 * are one client's handles (one smbd process), and keep
+		 * nothing for each other: the client's own cache serves
+		 * its readers
+		 */
+		uint64_t client;
+		int fd;		/* the stream file while active, or -1 */
+		struct cg_range claim;	/* what it told others it needs */
+		uint64_t kept_lo;	/* lowest byte kept for another */
+		bool seen;	/* another stream of the file was seen */
+	} share;
 	/*
 	 * Every read goes whole to the next module: a module below must
 	 * see them (CG_BELOW_READS)
@@ -154,18 +150,10 @@ struct cg_stream {
 	struct cg_stats stats;
 };
 
-/* How a read in flight is tracked: one by one, or in an overflow batch */
-enum cg_track {
-	CG_TRACK_NONE = 0,
-	CG_TRACK_SLOT,	/* inflight[idx] holds its offset */
-	CG_TRACK_BATCH,	/* counted in batch[idx] */
-};
-
 /* What cg_read_begin() tells the caller to carry into cg_read_end() */
 struct cg_io {
 	uint64_t off;
-	enum cg_track track;	/* how the stream tracks it in flight */
-	unsigned idx;		/* slot in inflight[], or batch number */
+	struct cg_flight_ref flight;	/* where the stream tracks it */
 	bool in_stream;		/* counted towards the stream */
 	bool zerocopy;		/* set by the caller: served by sendfile */
 	/*

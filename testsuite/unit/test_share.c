@@ -149,7 +149,7 @@ static void reader_init(struct reader *r,
 	r->fd = fd;
 	r->pos = 0;
 	cg_file_init(&r->f, &r->cfg, &fake_sys, FILE_SIZE, 0, fd);
-	r->f.stream.share_slot = slot;
+	r->f.stream.share.slot = slot;
 }
 
 /* Read sequentially up to "to", one request at a time */
@@ -202,11 +202,11 @@ static void test_leader_keeps_for_trailer(void **state)
 	assert_int_equal(dropped(8, 0, 8 * MiB), 8 * MiB);
 	reader_read_to(&a, 128 * MiB);
 	assert_int_equal(a.f.stream.state, CG_ACTIVE);
-	assert_true(a.f.stream.shared);
+	assert_true(a.f.stream.share.seen);
 	/* Nothing B still needs went, and A dropped beyond B's gap */
 	assert_int_equal(dropped(7, 8 * MiB, 40 * MiB), 0);
 	assert_int_equal(dropped(7, 40 * MiB, 96 * MiB), 56 * MiB);
-	assert_int_equal(a.f.stream.kept_lo, 8 * MiB);
+	assert_int_equal(a.f.stream.share.kept_lo, 8 * MiB);
 
 	/* B moves on: its claim follows, and A's next window drop lets go */
 	reader_read_to(&b, 48 * MiB);
@@ -217,7 +217,7 @@ static void test_leader_keeps_for_trailer(void **state)
 	/* A closes: its footprint goes, except what B still needs */
 	h.mark = h.ndrops;
 	cg_stream_close(&a.f.stream, a.fd);
-	assert_int_equal(a.f.stream.share_fd, -1);
+	assert_int_equal(a.f.stream.share.fd, -1);
 	assert_int_equal(dropped(7, 48 * MiB, 80 * MiB), 0);
 	assert_int_equal(dropped(7, 80 * MiB, 144 * MiB), 64 * MiB);
 	h.mark = 0;
@@ -242,7 +242,7 @@ static void test_trailer_leaves_early(void **state)
 	reader_read_to(&b, 8 * MiB);
 	reader_read_to(&a, 64 * MiB);
 	reader_read_to(&b, 9 * MiB);	/* B sees A */
-	assert_true(b.f.stream.shared);
+	assert_true(b.f.stream.share.seen);
 	reader_read_to(&a, FILE_SIZE);
 	cg_stream_close(&a.f.stream, a.fd);
 	assert_int_equal(dropped(7, 8 * MiB, 40 * MiB), 0);
@@ -281,15 +281,15 @@ static void test_one_client_two_handles(void **state)
 	assert_int_equal(cg_config_set(&b.cfg, "stream trigger", "512K", err,
 				       sizeof(err)),
 			 0);
-	a.f.stream.share_client = 4242;
-	b.f.stream.share_client = 4242;
+	a.f.stream.share.client = 4242;
+	b.f.stream.share.client = 4242;
 	reader_read_at(&a, 0, 2 * MiB);
 	reader_read_at(&b, 2 * MiB, 4 * MiB);
 	assert_int_equal(b.f.stream.state, CG_ACTIVE);
 	reader_read_at(&a, 6 * MiB, 194 * MiB);
 	assert_int_equal(a.f.stream.state, CG_ACTIVE);
 	/* B's claim does not hold A's pages: the client has them */
-	assert_false(a.f.stream.shared);
+	assert_false(a.f.stream.share.seen);
 	assert_int_equal(dropped(7, 8 * MiB, 38 * MiB), 30 * MiB);
 	reader_read_at(&a, 208 * MiB, 48 * MiB);
 	reader_read_at(&b, 200 * MiB, 8 * MiB);
@@ -300,12 +300,12 @@ static void test_one_client_two_handles(void **state)
 	/* Another client's stream of the file is still kept for */
 	reader_init(&a, 7, CG_MODE_DONTNEED, slot);
 	reader_init(&b, 8, CG_MODE_DONTNEED, slot);
-	a.f.stream.share_client = 4242;
-	b.f.stream.share_client = 4343;
+	a.f.stream.share.client = 4242;
+	b.f.stream.share.client = 4343;
 	h.mark = h.ndrops;
 	reader_read_to(&b, 8 * MiB);
 	reader_read_to(&a, 64 * MiB);
-	assert_true(a.f.stream.shared);
+	assert_true(a.f.stream.share.seen);
 	assert_int_equal(dropped(7, 8 * MiB, 40 * MiB), 0);
 	cg_stream_close(&a.f.stream, a.fd);
 	cg_stream_close(&b.f.stream, b.fd);
@@ -324,8 +324,8 @@ static void test_one_client_jumping_handle(void **state)
 
 	reader_init(&a, 7, CG_MODE_DONTNEED, slot);
 	reader_init(&b, 8, CG_MODE_DONTNEED, slot);
-	a.f.stream.share_client = 4242;
-	b.f.stream.share_client = 4242;
+	a.f.stream.share.client = 4242;
+	b.f.stream.share.client = 4242;
 	reader_read_at(&a, 0, 2 * MiB);
 	reader_read_at(&b, 2 * MiB, 4 * MiB);
 	reader_read_at(&a, 6 * MiB, 94 * MiB);
@@ -355,11 +355,11 @@ static void test_trailer_gone(void **state)
 	reader_read_to(&a, 64 * MiB);
 	assert_int_equal(dropped(7, 8 * MiB, 40 * MiB), 0);
 	/* The kernel drops an OFD lock when its last descriptor closes */
-	close(b.f.stream.share_fd);
-	b.f.stream.share_fd = -1;
+	close(b.f.stream.share.fd);
+	b.f.stream.share.fd = -1;
 	reader_read_to(&a, 80 * MiB);
 	assert_int_equal(dropped(7, 0, 64 * MiB), 64 * MiB);
-	assert_int_equal(a.f.stream.kept_lo, UINT64_MAX);
+	assert_int_equal(a.f.stream.share.kept_lo, UINT64_MAX);
 	cg_stream_close(&a.f.stream, a.fd);
 	cg_stream_close(&b.f.stream, b.fd);
 }
@@ -371,10 +371,10 @@ static void test_alone(void **state)
 
 	reader_init(&a, 7, CG_MODE_DONTNEED, cg_share_slot(8, 14));
 	reader_init(&b, 8, CG_MODE_DONTNEED, cg_share_slot(8, 15));
-	assert_int_not_equal(a.f.stream.share_slot, b.f.stream.share_slot);
+	assert_int_not_equal(a.f.stream.share.slot, b.f.stream.share.slot);
 	reader_read_to(&b, 8 * MiB);
 	reader_read_to(&a, 64 * MiB);
-	assert_false(a.f.stream.shared);
+	assert_false(a.f.stream.share.seen);
 	assert_int_equal(dropped(7, 0, 48 * MiB), 48 * MiB);
 	cg_stream_close(&a.f.stream, a.fd);
 	cg_stream_close(&b.f.stream, b.fd);
@@ -434,7 +434,7 @@ static void test_dontcache_joins(void **state)
 
 	/* B starts behind A and sees A's claim at once */
 	reader_read_to(&b, 8 * MiB);
-	assert_true(b.f.stream.shared);
+	assert_true(b.f.stream.share.seen);
 	io = cg_read_begin(&b.f.stream, b.fd, b.pos, READ_SIZE);
 	assert_int_equal(cg_file_choose(&b.f, &io, READ_SIZE), CG_PATH_NEXT);
 	cg_read_end(&b.f.stream, b.fd, &io, READ_SIZE);
@@ -442,7 +442,7 @@ static void test_dontcache_joins(void **state)
 
 	/* A sees B when its claim next moves, within a window */
 	reader_read_to(&a, a.pos + 16 * MiB);
-	assert_true(a.f.stream.shared);
+	assert_true(a.f.stream.share.seen);
 	io = cg_read_begin(&a.f.stream, a.fd, a.pos, READ_SIZE);
 	assert_int_equal(cg_file_choose(&a.f, &io, READ_SIZE), CG_PATH_NEXT);
 	cg_read_end(&a.f.stream, a.fd, &io, READ_SIZE);
@@ -486,11 +486,11 @@ static void test_drop_pieces(void **state)
 
 	/* B starts behind A and sees A's claim at once */
 	reader_read_to(&b, 8 * MiB);
-	assert_true(b.f.stream.shared);
+	assert_true(b.f.stream.share.seen);
 	assert_false(next_drops(&b));
 	/* A sees B when its claim next moves, and stops too */
 	reader_read_to(&a, a.pos + 16 * MiB);
-	assert_true(a.f.stream.shared);
+	assert_true(a.f.stream.share.seen);
 	assert_false(next_drops(&a));
 	cg_stream_close(&a.f.stream, a.fd);
 	cg_stream_close(&b.f.stream, b.fd);

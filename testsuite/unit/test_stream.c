@@ -62,7 +62,7 @@
 #define PAGE 4096ULL
 
 #define TEST_FD 7
-/* Reads the harness can hold in flight: CG_MAX_INFLIGHT and then some */
+/* Reads the harness can hold in flight: CG_FLIGHT_SLOTS and then some */
 #define MAX_READS 256
 /* The engine's CG_STRAY_LIMIT: this many far reads in a row end a stream */
 #define STRAY_LIMIT 8
@@ -87,7 +87,7 @@ struct call {
 struct read {
 	bool busy;
 	bool tracked;		/* the engine gave it a slot */
-	bool overflow;		/* begun with CG_MAX_INFLIGHT tracked */
+	bool overflow;		/* begun with CG_FLIGHT_SLOTS tracked */
 	uint64_t off;
 	size_t n;
 	struct cg_io io;
@@ -364,12 +364,12 @@ static unsigned rd_begin(struct harness *h, uint64_t off, size_t n)
 
 	r->io = cg_read_begin(&h->s, TEST_FD, off, n);
 
-	r->tracked = r->io.track == CG_TRACK_SLOT;
+	r->tracked = r->io.flight.track == CG_TRACK_SLOT;
 	if (r->tracked) {
 		h->ntracked++;
 	} else if (n > 0 && h->s.state != CG_HOT) {
 		/* Only a full table may leave a read untracked */
-		if (tracked_before != CG_MAX_INFLIGHT) {
+		if (tracked_before != CG_FLIGHT_SLOTS) {
 			violate(h,
 				"read at %" PRIu64 " untracked with only %u "
 				"in flight",
@@ -831,7 +831,7 @@ static const struct random_case random_cases[] = {
 	{11, 1, 20000},
 	{12, 4, 20000},
 	{13, 32, 10000},
-	{14, CG_MAX_INFLIGHT + 8, 5000},
+	{14, CG_FLIGHT_SLOTS + 8, 5000},
 };
 
 static void test_random_never_activates(void **state)
@@ -1728,14 +1728,14 @@ static void test_redrop(void **state)
 }
 
 /*
- * More than CG_MAX_INFLIGHT reads in flight: the extra ones spill into a
+ * More than CG_FLIGHT_SLOTS reads in flight: the extra ones spill into a
  * batch that remembers its lowest offset, and no drop passes it.
  */
 static void test_inflight_overflow(void **state)
 {
 	struct harness *h = *state;
 	const unsigned extra = 4;
-	unsigned idx[CG_MAX_INFLIGHT + 4];
+	unsigned idx[CG_FLIGHT_SLOTS + 4];
 	uint64_t off, before;
 	unsigned i;
 
@@ -1746,10 +1746,10 @@ static void test_inflight_overflow(void **state)
 	assert_int_equal(dropped_end(h), 16 * MiB);
 
 	assert_int_equal(cg_stream_inflight(&h->s), 0);
-	for (i = 0; i < CG_MAX_INFLIGHT + extra; i++) {
+	for (i = 0; i < CG_FLIGHT_SLOTS + extra; i++) {
 		idx[i] = rd_begin(h, 16 * MiB + i * MiB, MiB);
 		assert_int_equal(h->reads[idx[i]].overflow,
-				 i >= CG_MAX_INFLIGHT);
+				 i >= CG_FLIGHT_SLOTS);
 		/* the batches count too (direct prefetch grows with it) */
 		assert_int_equal(cg_stream_inflight(&h->s), i + 1);
 	}
@@ -1757,13 +1757,13 @@ static void test_inflight_overflow(void **state)
 	 * The tracked ones finish: drops reach the lowest read that spilled
 	 * into a batch (80 MiB) and never pass it while it is in flight
 	 */
-	for (i = 0; i < CG_MAX_INFLIGHT; i++) {
+	for (i = 0; i < CG_FLIGHT_SLOTS; i++) {
 		rd_end(h, idx[i], MiB);
 		assert_true(dropped_end(h) <= 80 * MiB);
 	}
 	assert_int_equal(dropped_end(h), 80 * MiB);
 	assert_int_equal(cg_stream_inflight(&h->s), extra);
-	for (i = CG_MAX_INFLIGHT; i < CG_MAX_INFLIGHT + extra; i++) {
+	for (i = CG_FLIGHT_SLOTS; i < CG_FLIGHT_SLOTS + extra; i++) {
 		rd_end(h, idx[i], MiB);
 	}
 	assert_int_equal(cg_stream_inflight(&h->s), 0);
@@ -1867,7 +1867,7 @@ static void test_zero_length_reads(void **state)
 	h_start(h, GiB);
 	for (i = 0; i < 1000; i++) {
 		idx = rd_begin(h, (uint64_t)i * MiB % GiB, 0);
-		assert_true(h->reads[idx].io.track != CG_TRACK_SLOT);
+		assert_true(h->reads[idx].io.flight.track != CG_TRACK_SLOT);
 		rd_end(h, idx, 0);
 	}
 	assert_int_equal(h->s.state, CG_DETECTING);
@@ -1995,7 +1995,7 @@ static void test_reads_below_start_dropped(void **state)
 }
 
 /*
- * A client that keeps more than CG_MAX_INFLIGHT reads in flight all the
+ * A client that keeps more than CG_FLIGHT_SLOTS reads in flight all the
  * time always has some of them spilled into the two overflow batches. A
  * batch remembers only its lowest offset and stays open until the other
  * one has drained, so its lowest offset can be up to two queue depths
@@ -2005,8 +2005,8 @@ static void test_reads_below_start_dropped(void **state)
 static void test_deep_queue_keeps_dropping(void **state)
 {
 	struct harness *h = *state;
-	const unsigned depth = CG_MAX_INFLIGHT + 8;
-	unsigned ring[CG_MAX_INFLIGHT + 8];
+	const unsigned depth = CG_FLIGHT_SLOTS + 8;
+	unsigned ring[CG_FLIGHT_SLOTS + 8];
 	uint64_t w = h->cfg.window;
 	uint64_t off, next = 0;
 	unsigned head = 0, i;
@@ -2114,7 +2114,7 @@ static void test_stray_completion_releases_drops(void **state)
  * -----------------
  *
  * A simulated SMB2 client: up to K reads in flight (K from 1 to
- * CG_MAX_INFLIGHT + 8), reads issued in order of windows but shuffled
+ * CG_FLIGHT_SLOTS + 8), reads issued in order of windows but shuffled
  * inside each window, completed in random order, with strays, bursts of
  * strays long enough to end the stream, failed reads, and a short read
  * at the end of the file.
@@ -2407,7 +2407,7 @@ static void sim_random_params(uint64_t seed, struct sim_params *p)
 		break;
 	}
 	p->readahead = ras[rng_below(&rng, N_ELEM(ras))];
-	p->depth = 1 + (unsigned)rng_below(&rng, CG_MAX_INFLIGHT + 8);
+	p->depth = 1 + (unsigned)rng_below(&rng, CG_FLIGHT_SLOTS + 8);
 	p->issue_pm = 300 + (unsigned)rng_below(&rng, 601);
 	p->stray_pm = (unsigned)rng_below(&rng, 31);
 	p->burst_pm = (unsigned)rng_below(&rng, 6);
@@ -2426,7 +2426,7 @@ static void test_property_fixed_seed(void **state)
 		.trigger = 4 * MiB,
 		.readahead = 16 * MiB,
 		.rsize = MiB,
-		.depth = CG_MAX_INFLIGHT + 8,
+		.depth = CG_FLIGHT_SLOTS + 8,
 		.issue_pm = 500,
 		.stray_pm = 10,
 		.burst_pm = 1,
