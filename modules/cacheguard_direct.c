@@ -92,6 +92,7 @@
 
 #include "cacheguard_glue.h"
 #include "../source/cg_dsched.h"
+#include "../source/cg_once.h"
 #include "../source/cg_sys.h"
 
 #undef DBGC_CLASS
@@ -517,9 +518,7 @@ struct cg_direct_job {
 	ssize_t ret;
 	int err;
 	uint64_t duration;
-	pthread_mutex_t lock;		/* held while the job runs */
-	bool ran;			/* under lock */
-	uint64_t started_ns;		/* atomic; monotonic, 0: not yet */
+	struct cg_once once;		/* who runs it (cg_once.h) */
 	bool reported;			/* by the sync path already */
 	unsigned ioprio;		/* the thread's, while it reads */
 	bool probe;			/* FILL: look for huge pages after */
@@ -554,22 +553,13 @@ static ssize_t cg_direct_read_aligned(void *ctx,
 	return cg_dio_read_full(&cg_sys_linux, r->fd, buf, len, off, r->align);
 }
 
-/* CLOCK_MONOTONIC in ns: when jobs start, and the sync path's deadlines */
-static uint64_t cg_direct_now_ns(void)
+/* The job's work, in whichever thread runs it (cg_direct_try) */
+static void cg_direct_run(void *private_data)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
-}
-
-static void cg_direct_run(struct cg_direct_job *job)
-{
+	struct cg_direct_job *job = private_data;
 	struct timespec start, end;
 	int saved;
 
-	__atomic_store_n(&job->started_ns, cg_direct_now_ns(),
-			 __ATOMIC_RELEASE);
 	clock_gettime_mono(&start);
 	saved = cg_ioprio_enter(job->ioprio);
 	job->ret = -1;
@@ -624,47 +614,23 @@ static void cg_direct_run(struct cg_direct_job *job)
  */
 static bool cg_direct_try(struct cg_direct_job *job)
 {
-	if (pthread_mutex_trylock(&job->lock) != 0) {
-		return false;
-	}
-	if (!job->ran) {
-		cg_direct_run(job);
-		job->ran = true;
-	}
-	pthread_mutex_unlock(&job->lock);
-	return true;
+	return cg_once_try(&job->once, cg_direct_run, job);
 }
 
 /*
  * A thread runs job: wait for it until the scheduler's deadline for a
- * fill started when it did (cg_dsched_sync_deadline), on the monotonic
- * clock, so that setting the wall clock neither stretches nor cuts it.
- * False when the job is overdue: the caller reads on its own.
+ * fill started when it did (cg_dsched_sync_deadline). False when the job
+ * is overdue: the caller reads on its own.
  */
 static bool cg_direct_wait(struct cg_direct *d, struct cg_direct_job *job)
 {
-	uint64_t now = cg_direct_now_ns();
-	uint64_t started, deadline;
-	struct timespec until;
+	uint64_t started = cg_once_started(&job->once);
 
-	started = __atomic_load_n(&job->started_ns, __ATOMIC_ACQUIRE);
 	if (started == 0) {
-		started = now;	/* it is starting */
+		started = cg_once_now_ns();	/* it is starting */
 	}
-	deadline = cg_dsched_sync_deadline(&d->sched, started);
-	if (deadline <= now) {
-		return false;
-	}
-	until = (struct timespec){
-		.tv_sec = (time_t)(deadline / 1000000000),
-		.tv_nsec = (long)(deadline % 1000000000),
-	};
-	if (pthread_mutex_clocklock(&job->lock, CLOCK_MONOTONIC, &until) !=
-	    0) {
-		return false;
-	}
-	pthread_mutex_unlock(&job->lock);	/* it ran */
-	return true;
+	return cg_once_wait(&job->once,
+			    cg_dsched_sync_deadline(&d->sched, started));
 }
 
 static void cg_direct_do(void *private_data)
@@ -675,7 +641,7 @@ static void cg_direct_do(void *private_data)
 
 static int cg_direct_job_destructor(struct cg_direct_job *job)
 {
-	pthread_mutex_destroy(&job->lock);
+	cg_once_destroy(&job->once);
 	if (job->bounce != NULL) {
 		cg_direct_buf_free(job->bounce, job->bounce_len);
 	}
@@ -721,8 +687,11 @@ static struct cg_direct_job *cg_direct_job_new(struct cg_direct *d,
 		.budget_fd = -1,
 		.ioprio = d->ioprio,
 	};
+	if (cg_once_init(&job->once) != 0) {
+		TALLOC_FREE(job);
+		return NULL;
+	}
 	d->io->refs++;
-	pthread_mutex_init(&job->lock, NULL);
 	talloc_set_destructor(job, cg_direct_job_destructor);
 	return job;
 }
