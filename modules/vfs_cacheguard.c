@@ -92,17 +92,6 @@ struct cacheguard_file {
 	struct cg_wfile *writer;	/* once a client wrote to it */
 	struct cg_file file;		/* the engine's: stream, mode, paths */
 	struct cg_direct *direct;	/* direct mode, once a stream runs */
-	uint64_t n_pread_send;		/* reads per smbd read path */
-	uint64_t n_pread;
-	uint64_t n_sendfile;
-	/*
-	 * The longest the module held smbd's event loop in one call for
-	 * this file's reads: a read's send or its completion, or the close
-	 * (cacheguard_loop_took). The sync pread path is not counted: its
-	 * read blocks the loop by smbd's own choice.
-	 */
-	uint64_t loop_max_ns;
-	const char *loop_max_where;	/* "send", "done" or "close" */
 };
 
 /* Now, in ns of CLOCK_MONOTONIC */
@@ -119,11 +108,10 @@ static void cacheguard_loop_took(struct cacheguard_file *cgf,
 				 const char *where,
 				 uint64_t start_ns)
 {
-	uint64_t took = cacheguard_now_ns() - start_ns;
-
-	if (cgf != NULL && took > cgf->loop_max_ns) {
-		cgf->loop_max_ns = took;
-		cgf->loop_max_where = where;
+	if (cgf != NULL) {
+		cg_calls_loop_took(&cgf->file.calls,
+				   where,
+				   cacheguard_now_ns() - start_ns);
 	}
 }
 
@@ -658,7 +646,7 @@ static ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
 	if (cgf == NULL) {
 		return SMB_VFS_NEXT_PREAD(handle, fsp, data, n, offset);
 	}
-	cgf->n_pread++;
+	cgf->file.calls.pread++;
 	io = cg_read_begin(&cgf->file.stream, fd, offset, n);
 	path = cacheguard_choose(handle, fsp, cgf, &io, n);
 	do {
@@ -781,7 +769,7 @@ static struct tevent_req *cacheguard_pread_send(
 		.ret = -1,
 	};
 	if (state->cgf != NULL) {
-		state->cgf->n_pread_send++;
+		state->cgf->file.calls.pread_send++;
 		state->io = cg_read_begin(&state->cgf->file.stream,
 					  fsp_get_io_fd(fsp),
 					  offset,
@@ -904,7 +892,7 @@ static ssize_t cacheguard_sendfile(struct vfs_handle_struct *handle,
 		errno = ENOSYS;
 		return -1;
 	}
-	cgf->n_sendfile++;
+	cgf->file.calls.sendfile++;
 	io = cg_read_begin(&cgf->file.stream,
 			   fsp_get_io_fd(fromfsp),
 			   offset,
@@ -1032,38 +1020,11 @@ static ssize_t cacheguard_write_recvfile(struct vfs_handle_struct *handle,
 static void cacheguard_log_summary(struct files_struct *fsp,
 				   const struct cacheguard_file *cgf)
 {
-	const struct cg_stats *st = &cgf->file.stream.stats;
-	const char *why = cgf->file.fallback_why;
+	char line[640];
 
-	if (st->streams == 0 && st->hot == 0 && cgf->file.fallbacks == 0) {
-		return;
+	if (cg_file_summary(&cgf->file, line, sizeof(line))) {
+		DBG_PREFIX(2, ("%s: %s\n", fsp_str_dbg(fsp), line));
 	}
-	DBG_PREFIX(2,
-		   ("%s: size %ju read %ju mode %s; served buffered %ju "
-		    "dontcache %ju direct %ju; dropped %ju in %ju calls; "
-		    "streams %ju (kernel readahead %ju) hot %ju; reads via "
-		    "pread_send %ju pread %ju sendfile %ju; on the event "
-		    "loop at most %ju us (%s); fallbacks %ju%s%s\n",
-		    fsp_str_dbg(fsp),
-		    (uintmax_t)cgf->file.stream.file_size,
-		    (uintmax_t)st->bytes_read,
-		    cg_mode_name(cgf->file.mode),
-		    (uintmax_t)cgf->file.bytes[CG_PATH_NEXT],
-		    (uintmax_t)cgf->file.bytes[CG_PATH_UNCACHED],
-		    (uintmax_t)cgf->file.bytes[CG_PATH_DIRECT],
-		    (uintmax_t)st->bytes_dropped,
-		    (uintmax_t)st->drops,
-		    (uintmax_t)st->streams,
-		    (uintmax_t)st->ra_granted,
-		    (uintmax_t)st->hot,
-		    (uintmax_t)cgf->n_pread_send,
-		    (uintmax_t)cgf->n_pread,
-		    (uintmax_t)cgf->n_sendfile,
-		    (uintmax_t)(cgf->loop_max_ns / 1000),
-		    cgf->loop_max_where != NULL ? cgf->loop_max_where : "-",
-		    (uintmax_t)cgf->file.fallbacks,
-		    why != NULL ? ": " : "",
-		    why != NULL ? why : ""));
 }
 
 static int cacheguard_close(struct vfs_handle_struct *handle,

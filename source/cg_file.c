@@ -39,6 +39,8 @@
  */
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 
 #include "cg_file.h"
 #include "cg_prefetch.h"
@@ -360,4 +362,52 @@ void cg_totals_add(struct cg_totals *t, const struct cg_file *f)
 		t->bytes[i] += f->bytes[i];
 	}
 	t->fallbacks += f->fallbacks;
+}
+
+void cg_calls_loop_took(struct cg_calls *c, const char *where, uint64_t ns)
+{
+	if (ns > c->loop_max_ns) {
+		c->loop_max_ns = ns;
+		c->loop_max_where = where;
+	}
+}
+
+bool cg_file_summary(const struct cg_file *f, char *buf, size_t len)
+{
+	const struct cg_stats *st = &f->stream.stats;
+	const struct cg_calls *c = &f->calls;
+	const char *why = f->fallback_why;
+
+	if (st->streams == 0 && st->hot == 0 && f->fallbacks == 0) {
+		return false;
+	}
+	snprintf(buf,
+		 len,
+		 "size %" PRIu64 " read %" PRIu64 " mode %s; served buffered "
+		 "%" PRIu64 " dontcache %" PRIu64 " direct %" PRIu64 "; "
+		 "dropped %" PRIu64 " in %" PRIu64 " calls; streams %" PRIu64
+		 " (kernel readahead %" PRIu64 ") hot %" PRIu64 "; reads via "
+		 "pread_send %" PRIu64 " pread %" PRIu64 " sendfile %" PRIu64
+		 "; on the event loop at most %" PRIu64 " us (%s); fallbacks "
+		 "%" PRIu64 "%s%s",
+		 f->stream.file_size,
+		 st->bytes_read,
+		 cg_mode_name(f->mode),
+		 f->bytes[CG_PATH_NEXT],
+		 f->bytes[CG_PATH_UNCACHED],
+		 f->bytes[CG_PATH_DIRECT],
+		 st->bytes_dropped,
+		 st->drops,
+		 st->streams,
+		 st->ra_granted,
+		 st->hot,
+		 c->pread_send,
+		 c->pread,
+		 c->sendfile,
+		 c->loop_max_ns / 1000,
+		 c->loop_max_where != NULL ? c->loop_max_where : "-",
+		 f->fallbacks,
+		 why != NULL ? ": " : "",
+		 why != NULL ? why : "");
+	return true;
 }

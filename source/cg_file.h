@@ -105,6 +105,21 @@ unsigned cg_probe_direct(int err);
  */
 bool cg_fs_type_shared(uint64_t f_type);
 
+/* What smbd's hooks did with a tracked file, for its close summary */
+struct cg_calls {
+	uint64_t pread_send;	/* reads per smbd read path */
+	uint64_t pread;
+	uint64_t sendfile;
+	/*
+	 * The longest the module held smbd's event loop in one call for
+	 * the file's reads: a read's send or its completion, or the close
+	 * (cg_calls_loop_took). The sync pread path is not counted: its
+	 * read blocks the loop by smbd's own choice.
+	 */
+	uint64_t loop_max_ns;
+	const char *loop_max_where;	/* "send", "done" or "close" */
+};
+
 struct cg_file {
 	struct cg_stream stream;
 	enum cg_mode mode;		/* resolved: not auto, not off */
@@ -112,7 +127,18 @@ struct cg_file {
 	uint64_t bytes[CG_PATH_COUNT];	/* bytes served per path */
 	uint64_t fallbacks;		/* fast-path reads retried buffered */
 	const char *fallback_why;	/* the last reason, for the summary */
+	struct cg_calls calls;		/* counted by the glue */
 };
+
+/* A call of the glue on smbd's event loop (where) took ns */
+void cg_calls_loop_took(struct cg_calls *c, const char *where, uint64_t ns);
+
+/*
+ * The line smbd logs when f is closed, after the file's name, in buf
+ * (cut to len); false when there is nothing to say: no stream, no hot
+ * file, no fallback
+ */
+bool cg_file_summary(const struct cg_file *f, char *buf, size_t len);
 
 /* The mode a file gets: the wanted one, or what its filesystem allows */
 enum cg_mode cg_mode_resolve(enum cg_mode want, unsigned fs_lacks);

@@ -676,6 +676,45 @@ static void test_totals(void **state)
 			 a.stream.stats.bytes_read + b.stream.stats.bytes_read);
 }
 
+/*
+ * The close summary: nothing for a file that never streamed, was never
+ * hot and never fell back; otherwise every counter in its place, the
+ * longest call on the event loop and the last fallback's reason
+ */
+static void test_summary(void **state)
+{
+	struct cg_config cfg;
+	struct cg_file f;
+	char line[640];
+	char small[16];
+
+	(void)state;
+	cg_config_init(&cfg);
+	cfg.mode = CG_MODE_DIRECT;
+	cg_file_init(&f, &cfg, &fake_sys, 1024 * MiB, NONE, 3);
+	f.calls.pread = 5;
+	assert_false(cg_file_summary(&f, line, sizeof(line)));
+
+	start(&f, &cfg, CG_MODE_DIRECT, NONE);
+	cg_file_served(&f, CG_PATH_DIRECT, 4096);
+	f.calls.pread_send = 7;
+	cg_calls_loop_took(&f.calls, "send", 30000);
+	cg_calls_loop_took(&f.calls, "done", 12000);	/* not the longest */
+	cg_file_read_failed(&f, 3, CG_PATH_DIRECT, EIO, NONE);
+	assert_true(cg_file_summary(&f, line, sizeof(line)));
+	assert_non_null(strstr(line, "size 1073741824 read "));
+	assert_non_null(strstr(line, "direct 4096; dropped "));
+	assert_non_null(strstr(line, "; streams 1 (kernel readahead "));
+	assert_non_null(strstr(line, "reads via pread_send 7 pread 0 "
+				     "sendfile 0; on the event loop at "
+				     "most 30 us (send); fallbacks 1: "));
+	assert_int_equal(f.calls.loop_max_ns, 30000);
+
+	/* cut to the buffer, never past it */
+	assert_true(cg_file_summary(&f, small, sizeof(small)));
+	assert_int_equal(strlen(small), sizeof(small) - 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -693,6 +732,7 @@ int main(void)
 		cmocka_unit_test(test_direct_unavailable),
 		cmocka_unit_test(test_hints_follow_mode),
 		cmocka_unit_test(test_totals),
+		cmocka_unit_test(test_summary),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
