@@ -98,18 +98,6 @@
 #undef DBGC_CLASS
 #define DBGC_CLASS vfs_cacheguard_debug_level
 
-/* Buffers are page aligned at least, whatever the device asks */
-#define CG_DIRECT_MIN_MEM_ALIGN 4096
-
-/*
- * A transparent huge page. The prefetch buffer starts on one and its
- * segments are one at least: a fill is then one bio segment and one
- * device request of 2 MiB, where in 4 KiB pages a 1 MiB fill was two
- * requests (the queue's max_segments, 254 on virtio): 4x the requests
- * on storage that counts them (docs/benchmarks.md).
- */
-#define CG_DIRECT_HUGE_PAGE (2 * 1024 * 1024)
-
 /*
  * Buffers for O_DIRECT come straight from mmap, page-aligned, and go
  * back to the kernel when freed. From malloc, megabyte buffers raise
@@ -130,13 +118,13 @@ static void *cg_direct_buf_alloc(size_t len)
  * only [0, used) is usable (and, with strict overcommit, committed);
  * cg_direct_buf_commit makes more of it usable when the table grows.
  * It starts on a huge-page boundary and asks for transparent huge
- * pages (CG_DIRECT_HUGE_PAGE): where THP is "never", or none is free, the
+ * pages (CG_PREFETCH_HUGE_PAGE): where THP is "never", or none is free, the
  * kernel gives 4 KiB pages and the reads are only smaller. The pages
  * are faulted in by the fills' O_DIRECT reads, in the thread pool.
  */
 static void *cg_direct_buf_reserve(size_t reserve, size_t used)
 {
-	size_t len = reserve + CG_DIRECT_HUGE_PAGE;
+	size_t len = reserve + CG_PREFETCH_HUGE_PAGE;
 	uint8_t *p = mmap(NULL, len, PROT_NONE,
 			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	uint8_t *a = NULL;
@@ -144,8 +132,8 @@ static void *cg_direct_buf_reserve(size_t reserve, size_t used)
 	if (p == MAP_FAILED) {
 		return NULL;
 	}
-	a = (uint8_t *)(((uintptr_t)p + CG_DIRECT_HUGE_PAGE - 1) &
-			~((uintptr_t)CG_DIRECT_HUGE_PAGE - 1));
+	a = (uint8_t *)(((uintptr_t)p + CG_PREFETCH_HUGE_PAGE - 1) &
+			~((uintptr_t)CG_PREFETCH_HUGE_PAGE - 1));
 	if (a > p) {
 		munmap(p, (size_t)(a - p));
 	}
@@ -940,12 +928,8 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 		.limit = cfg->direct_memory,
 		.ioprio = cfg->stream_ioprio,
 	};
-	/*
-	 * segments of a huge page at least (cg_direct_buf_reserve), and
-	 * as large as the device's requests where the prefetch holds two
-	 */
 	seg_align = cg_prefetch_align(cfg->direct_prefetch,
-				      MAX(align, CG_DIRECT_HUGE_PAGE),
+				      align,
 				      cg_fs_max_request(dev));
 	cg_dsched_init(&d->sched, &cg_direct_sched_ops, d,
 		       cfg->direct_prefetch, seg_align, size,

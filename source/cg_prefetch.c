@@ -211,7 +211,8 @@ void cg_prefetch_init(struct cg_prefetch *pf, uint64_t ahead, size_t align)
 
 size_t cg_prefetch_align(uint64_t ahead, size_t align, uint64_t max_request)
 {
-	size_t seg = align;
+	size_t seg = align > CG_PREFETCH_HUGE_PAGE ? align
+						  : CG_PREFETCH_HUGE_PAGE;
 
 	while (seg < max_request && 2 * seg <= CG_PREFETCH_DEV_SEG &&
 	       4 * (uint64_t)seg <= ahead) {

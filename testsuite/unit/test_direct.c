@@ -482,7 +482,10 @@ static const struct devseg_case devseg_cases[] = {
 	{64 * MiB, 2 * MiB, 5 * MiB, 8 * MiB},	 /* a power of two */
 	{4 * MiB, 2 * MiB, 4 * MiB, 2 * MiB},	 /* two of them at least */
 	{1 * MiB, 2 * MiB, 4 * MiB, 2 * MiB},	 /* never below align */
-	{0, 4096, 4 * MiB, 4096},		 /* no prefetch */
+	{8 * MiB, 4096, 0, 2 * MiB},		 /* a huge page at least */
+	{8 * MiB, 4096, 4 * MiB, 4 * MiB},	 /* ... growing from there */
+	{64 * MiB, 4 * MiB, 0, 4 * MiB},	 /* align above a huge page */
+	{0, 4096, 4 * MiB, 2 * MiB},		 /* no prefetch */
 };
 
 static void test_device_segment(void **state)
