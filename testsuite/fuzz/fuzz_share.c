@@ -33,7 +33,7 @@
  *
  * - no DONTNEED of one open that takes part (it has the stream file)
  *   overlaps what another client's open of the same file claims (its
- *   cg_stream.claim, exactly as it holds it in the file): the guarantee
+ *   cg_stream.share.claim, exactly as it holds it in the file): the guarantee
  *   the stream file exists for;
  * - no DONTNEED overlaps a read of the same open still in flight;
  * - a DONTNEED is within the file, or the reads of its open past it;
@@ -137,26 +137,27 @@ static int fz_fadvise(int fd, uint64_t off, uint64_t len, int advice)
 		}
 	}
 	/* An open that does not take part (gap 0, direct) drops alone */
-	for (i = 0; i < NOPENS && opens[me].f.stream.share_fd != -1; i++) {
+	for (i = 0; i < NOPENS && opens[me].f.stream.share.fd != -1; i++) {
 		const struct cg_stream *o = &opens[i].f.stream;
 
 		/* one client's opens keep nothing for each other */
-		if ((int)i == me || !opens[i].live || o->share_fd == -1 ||
+		if ((int)i == me || !opens[i].live || o->share.fd == -1 ||
 		    opens[i].file != opens[me].file ||
-		    o->claim.end <= o->claim.off ||
-		    (o->share_client != 0 &&
-		     o->share_client == opens[me].f.stream.share_client)) {
+		    o->share.claim.end <= o->share.claim.off ||
+		    (o->share.client != 0 &&
+		     o->share.client == opens[me].f.stream.share.client)) {
 			continue;
 		}
-		if (overlaps(off, end, o->claim.off, o->claim.end)) {
+		if (overlaps(off, end, o->share.claim.off,
+			     o->share.claim.end)) {
 			fz_violation("open %d drops [%llu, %llu) which open %u "
 				     "claims [%llu, %llu)",
 				     me,
 				     (unsigned long long)off,
 				     (unsigned long long)end,
 				     i,
-				     (unsigned long long)o->claim.off,
-				     (unsigned long long)o->claim.end);
+				     (unsigned long long)o->share.claim.off,
+				     (unsigned long long)o->share.claim.end);
 		}
 	}
 	return 0;
@@ -216,17 +217,17 @@ static void check_claim(const struct fz_open *o)
 {
 	const struct cg_stream *s = &o->f.stream;
 
-	if (s->claim.end == 0) {
+	if (s->share.claim.end == 0) {
 		return;
 	}
-	if (s->share_fd == -1) {
+	if (s->share.fd == -1) {
 		fz_violation("a claim without the stream file");
 	}
-	if (s->claim.off > s->claim.end ||
-	    s->claim.end > FZ_MAX(file_size, s->front)) {
+	if (s->share.claim.off > s->share.claim.end ||
+	    s->share.claim.end > FZ_MAX(file_size, s->seq.front)) {
 		fz_violation("claim [%llu, %llu) outside the file (%llu)",
-			     (unsigned long long)s->claim.off,
-			     (unsigned long long)s->claim.end,
+			     (unsigned long long)s->share.claim.off,
+			     (unsigned long long)s->share.claim.end,
 			     (unsigned long long)file_size);
 	}
 }
@@ -263,9 +264,9 @@ static void open_file(int i, struct fz_in *in)
 	      (unsigned long long)o->cfg.stream_trigger,
 	      (unsigned long long)o->file,
 	      (file & 0x20) ? 1 : 100 + i);
-	o->f.stream.share_slot = cg_share_slot(7, o->file);
+	o->f.stream.share.slot = cg_share_slot(7, o->file);
 	/* by the header: one client's handle, or a client of its own */
-	o->f.stream.share_client = (file & 0x20) ? 1 : 100 + (uint64_t)i;
+	o->f.stream.share.client = (file & 0x20) ? 1 : 100 + (uint64_t)i;
 	o->live = true;
 }
 
@@ -308,7 +309,7 @@ static void close_open(int i)
 
 	end_all(i);
 	cg_stream_close(&o->f.stream, FD_BASE + i);
-	if (o->f.stream.share_fd != -1) {
+	if (o->f.stream.share.fd != -1) {
 		fz_violation("the stream file stays open after the close");
 	}
 	o->live = false;
@@ -317,7 +318,7 @@ static void close_open(int i)
 /* The process dies: the kernel closes its descriptors, no close runs */
 static void kill_open(int i)
 {
-	uint64_t client = opens[i].f.stream.share_client;
+	uint64_t client = opens[i].f.stream.share.client;
 	int j;
 
 	/* the process goes with every open of its client */
@@ -325,15 +326,15 @@ static void kill_open(int i)
 		struct fz_open *o = &opens[j];
 
 		if (j != i &&
-		    (!o->live || o->f.stream.share_client != client)) {
+		    (!o->live || o->f.stream.share.client != client)) {
 			continue;
 		}
-		if (o->f.stream.share_fd != -1) {
-			close(o->f.stream.share_fd);
+		if (o->f.stream.share.fd != -1) {
+			close(o->f.stream.share.fd);
 		}
 		/* its memory goes too: nothing of it is left to see */
-		o->f.stream.share_fd = -1;
-		o->f.stream.share_client = 0;
+		o->f.stream.share.fd = -1;
+		o->f.stream.share.client = 0;
 		memset(o->reads, 0, sizeof(o->reads));
 		o->live = false;
 	}
@@ -377,8 +378,8 @@ static void begin_read(int i, struct fz_in *in)
 	      (unsigned long long)off,
 	      n,
 	      (int)o->f.stream.state,
-	      (unsigned long long)o->f.stream.claim.off,
-	      (unsigned long long)o->f.stream.claim.end);
+	      (unsigned long long)o->f.stream.share.claim.off,
+	      (unsigned long long)o->f.stream.share.claim.end);
 	path = cg_file_choose(&o->f, &r->io, n);
 	r->io.uncached = path != CG_PATH_NEXT;
 	check_claim(o);

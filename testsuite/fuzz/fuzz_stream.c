@@ -198,11 +198,11 @@ static int fake_fadvise(int fd, uint64_t off, uint64_t len, int advice)
 	}
 	if (advice == POSIX_FADV_WILLNEED) {
 		if (len == 0 ||
-		    off + len > FZ_MAX(s->file_size, s->front)) {
+		    off + len > FZ_MAX(s->file_size, s->seq.front)) {
 			fz_violation("WILLNEED [%" PRIu64 ", +%" PRIu64
 				     ") past the file (%" PRIu64
 				     ") and the front (%" PRIu64 ")",
-				     off, len, s->file_size, s->front);
+				     off, len, s->file_size, s->seq.front);
 		}
 		f->willneed_end = FZ_MAX(f->willneed_end, off + len);
 	}
@@ -237,21 +237,21 @@ static void check_counts(const struct fz_stream *f)
 {
 	unsigned tracked = 0, overflow = 0, i;
 	const struct cg_stream *s = &f->file.stream;
-	unsigned batched = s->batch[0].count + s->batch[1].count;
+	unsigned batched = s->flight.batch[0].count + s->flight.batch[1].count;
 
 	for (i = 0; i < MAX_READS; i++) {
 		if (f->reads[i].busy &&
-		    f->reads[i].io.track == CG_TRACK_SLOT) {
+		    f->reads[i].io.flight.track == CG_TRACK_SLOT) {
 			tracked++;
 		}
 		if (f->reads[i].busy && f->reads[i].overflow) {
 			overflow++;
 		}
 	}
-	if (tracked != s->ninflight || overflow != batched) {
+	if (tracked != s->flight.nslots || overflow != batched) {
 		fz_violation("engine counts %u tracked + %u batched reads in "
 			     "flight, the caller %u + %u",
-			     s->ninflight, batched, tracked, overflow);
+			     s->flight.nslots, batched, tracked, overflow);
 	}
 }
 
@@ -364,16 +364,18 @@ static void begin_read(struct fz_stream *f, uint64_t off, size_t n,
 	*r = (struct fz_read){.busy = true, .off = off, .n = n};
 	f->nbusy++;
 	r->io = cg_read_begin(&f->file.stream, FD, off, n);
-	r->overflow = r->io.track == CG_TRACK_BATCH;
-	if ((r->io.track == CG_TRACK_SLOT && r->io.idx >= CG_MAX_INFLIGHT) ||
-	    (r->io.track == CG_TRACK_BATCH && r->io.idx >= 2)) {
-		fz_violation("read tracked as %d at %u", (int)r->io.track,
-			     r->io.idx);
+	r->overflow = r->io.flight.track == CG_TRACK_BATCH;
+	if ((r->io.flight.track == CG_TRACK_SLOT &&
+	     r->io.flight.idx >= CG_FLIGHT_SLOTS) ||
+	    (r->io.flight.track == CG_TRACK_BATCH && r->io.flight.idx >= 2)) {
+		fz_violation("read tracked as %d at %u",
+			     (int)r->io.flight.track,
+			     r->io.flight.idx);
 	}
 	r->path = choose(f, r, setup_fails);
 	/* a new stream began here (detection starts over at this read) */
-	if (n > 0 && !hot && f->file.stream.strays == 0 &&
-	    f->file.stream.seq_bytes == n &&
+	if (n > 0 && !hot && f->file.stream.seq.strays == 0 &&
+	    f->file.stream.seq.bytes == n &&
 	    f->seen_read) {
 		f->restarted = true;
 	}
@@ -393,16 +395,22 @@ static void check_retained(const struct fz_stream *f)
 	const struct cg_stream *s = &f->file.stream;
 	uint64_t w = s->cfg->window;
 	uint64_t low = lowest_busy(f);
-	uint64_t span = low < s->front ? s->front - low : 0;
-	uint64_t kept = s->dropped_to < s->front ? s->front - s->dropped_to
-						 : 0;
+	uint64_t span = low < s->seq.front ? s->seq.front - low : 0;
+	uint64_t kept = s->dropped_to < s->seq.front
+				? s->seq.front - s->dropped_to
+				: 0;
 
 	if (kept >= w + FZ_MAX(w, span) + s->lag) {
 		fz_violation("retained %" PRIu64 " bytes (front %" PRIu64
 			     ", dropped to %" PRIu64 ") at a drop "
 			     "opportunity: window %" PRIu64 ", span in "
 			     "flight %" PRIu64 ", lag %" PRIu64,
-			     kept, s->front, s->dropped_to, w, span, s->lag);
+			     kept,
+			     s->seq.front,
+			     s->dropped_to,
+			     w,
+			     span,
+			     s->lag);
 	}
 }
 
@@ -597,7 +605,7 @@ static void close_file(struct fz_stream *f, struct fz_in *in)
 	drops_all = s->via == CG_VIA_CACHE ||
 		    (s->via == CG_VIA_DONTCACHE && s->cold);
 	dropped_to = s->dropped_to;
-	end = FZ_MIN(s->front, s->file_size);
+	end = FZ_MIN(s->seq.front, s->file_size);
 	f->closing = true;
 	f->close_drop = false;
 	cg_stream_close(&f->file.stream, FD);
@@ -628,14 +636,14 @@ static uint64_t read_offset(const struct fz_stream *f, struct fz_in *in)
 	switch (fz_u8(in) % 5) {
 	case 0:
 	case 1:
-		return s->front;	/* the next read of a copy */
+		return s->seq.front;	/* the next read of a copy */
 	case 2:
 		/* near the front, either side, in 4 KiB steps */
 		delta = (int16_t)fz_u16(in);
-		if (delta < 0 && (uint64_t)(-delta) * 4 * KiB > s->front) {
+		if (delta < 0 && (uint64_t)(-delta) * 4 * KiB > s->seq.front) {
 			return 0;
 		}
-		return s->front + (int64_t)delta * 4 * (int64_t)KiB;
+		return s->seq.front + (int64_t)delta * 4 * (int64_t)KiB;
 	case 3:
 		/* anywhere in the file, in 512-byte steps */
 		return (uint64_t)fz_u32(in) * 512 % (s->file_size + MiB);
