@@ -6,8 +6,10 @@
 # fills take: cg_dsched_sync_deadline); then it reads the bytes it needs
 # on its own, as a plain pread of them would (issue 24; issue 22, point
 # 3, bounded the wait to 1 s in all).
-# A shim in smbd holds one fill (an O_DIRECT preadv2 at 16 MiB or more)
-# for 6 s and sets the wall clock an hour ahead, as a clock step would.
+# A shim in smbd holds one fill (an O_DIRECT preadv2 at 16 MiB or more,
+# in a thread of smbd's pool: the sync path may run a fill no thread has
+# started yet on the spot, and then it reads as any pread does) for 6 s
+# and sets the wall clock an hour ahead, as a clock step would.
 # The copy with the fill held must take no longer than a copy of another
 # file right after it, with nothing held, and 0.4 s of noise. The module
 # of 9b3cc01 waited on CLOCK_REALTIME, here until the fill ended; that of
@@ -29,11 +31,14 @@ cg_share directsync "vfs objects = cacheguard" "cacheguard:mode = direct" \
 	"aio read size = 0"
 
 shim=$CG_ROOT/shim_hold.so
+mkdir -m 1777 "$CG_ROOT/marks"
 cat >"$CG_ROOT/shim_hold.c" <<EOF
 /*
- * The first O_DIRECT preadv2 of big.bin at $((16 * MiB)) or beyond sleeps
- * $HOLD s; the wall clock (CLOCK_REALTIME and its coarse variant) runs an
- * hour ahead
+ * The first O_DIRECT preadv2 of big.bin at $((16 * MiB)) or beyond in a
+ * thread other than smbd's main one sleeps $HOLD s, and says so in
+ * $CG_ROOT/marks/held (as the client's user: smbd reads as that user);
+ * the wall clock (CLOCK_REALTIME and its coarse variant)
+ * runs an hour ahead
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -41,6 +46,7 @@ cat >"$CG_ROOT/shim_hold.c" <<EOF
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -70,7 +76,9 @@ ssize_t preadv2(int fd, const struct iovec *iov, int n, off_t off, int fl)
 		real = dlsym(RTLD_NEXT, "preadv2");
 	}
 	if (off >= $((16 * MiB)) && (fcntl(fd, F_GETFL) & O_DIRECT) &&
-	    is_big(fd) && atomic_exchange(&held, 1) == 0) {
+	    syscall(SYS_gettid) != getpid() && is_big(fd) &&
+	    atomic_exchange(&held, 1) == 0) {
+		close(open("$CG_ROOT/marks/held", O_WRONLY | O_CREAT, 0644));
 		sleep($HOLD);
 	}
 	return real(fd, iov, n, off, fl);
@@ -121,5 +129,6 @@ cg_expect "the copies went through the sync path, direct" \
 	test "$(grep -cE "(big|ref).bin: size .* direct [1-9][0-9]*;.* pread [1-9]" \
 		"$CG_LOG")" = 2
 echo "copy with a fill held ${HOLD} s: $held ms; without: $ms ms"
+cg_expect "a fill in a pool thread was held" test -e "$CG_ROOT/marks/held"
 cg_expect_le "the copy with a fill held ${HOLD} s (ms), against one without" \
 	"$held" $((ms + 400))
