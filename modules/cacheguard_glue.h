@@ -226,12 +226,14 @@ void cg_status_write(bool force);
 
 /*
  * cacheguard_state.c: the module's directory in smbd's state directory,
- * node-local (NULL without memory), and a new descriptor of
+ * node-local (NULL without memory); a descriptor of it, made 0700 if it
+ * is not there (as root: call it as root); and a new descriptor of
  * <that directory>/NAME, a file of the server's used only for its OFD
- * locks; opened as root (the directory is root's). -1 and errno on
+ * locks, opened as root (the directory is root's). -1 and errno on
  * failure.
  */
 const char *cg_state_dir(void);
+int cg_state_dir_open(void);
 int cg_state_file_open(const char *name);
 
 /*

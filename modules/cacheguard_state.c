@@ -78,28 +78,46 @@ const char *cg_state_dir(void)
 	return dir;
 }
 
-int cg_state_file_open(const char *name)
+int cg_state_dir_open(void)
 {
 	const char *dir = cg_state_dir();
-	char *path = NULL;
-	int fd = -1;
-	int err = ENOMEM;
+	struct stat st;
+	int dirfd;
 
-	if (dir != NULL) {
-		path = talloc_asprintf(talloc_tos(), "%s/%s", dir, name);
+	if (dir == NULL) {
+		errno = ENOMEM;
+		return -1;
 	}
-	if (path != NULL) {
-		become_root();
-		if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-			err = errno;
-		} else {
-			fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW |
-					O_CLOEXEC, 0600);
-			err = errno;
-		}
-		unbecome_root();
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+		return -1;
 	}
-	TALLOC_FREE(path);
+	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dirfd == -1) {
+		return -1;
+	}
+	if (fstat(dirfd, &st) == 0 && st.st_uid == geteuid() &&
+	    (st.st_mode & 077) != 0) {
+		/* made 0755 by an older version */
+		(void)fchmod(dirfd, 0700);
+	}
+	return dirfd;
+}
+
+int cg_state_file_open(const char *name)
+{
+	int dirfd, fd = -1;
+	int err;
+
+	become_root();
+	dirfd = cg_state_dir_open();
+	err = errno;
+	if (dirfd != -1) {
+		fd = openat(dirfd, name,
+			    O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		err = errno;
+		close(dirfd);
+	}
+	unbecome_root();
 	errno = err;
 	return fd;
 }

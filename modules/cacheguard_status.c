@@ -193,28 +193,19 @@ static int cg_status_print(int fd, time_t now)
 }
 
 /* Write the file as root; 0 or an errno value */
-static int cg_status_write_as_root(const char *dir, time_t now)
+static int cg_status_write_as_root(time_t now)
 {
 	char name[32];
 	char tmp[40];
-	struct stat st;
 	int dirfd = -1;
 	int fd = -1;
 	int err = 0;
 
 	snprintf(name, sizeof(name), "%d", (int)getpid());
 	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
-	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-		return errno;
-	}
-	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	dirfd = cg_state_dir_open();
 	if (dirfd == -1) {
 		return errno;
-	}
-	if (fstat(dirfd, &st) == 0 && st.st_uid == geteuid() &&
-	    (st.st_mode & 077) != 0) {
-		/* made 0755 by an older version */
-		(void)fchmod(dirfd, 0700);
 	}
 	if (!cg_status_swept) {
 		cg_status_swept = true;
@@ -259,7 +250,7 @@ void cg_status_write(bool force)
 		return;
 	}
 	become_root();
-	err = cg_status_write_as_root(dir, now);
+	err = cg_status_write_as_root(now);
 	unbecome_root();
 	if (err != 0 && err != cg_status_last_err) {
 		DBG_WARNING("status file %s/%d: %s\n",
