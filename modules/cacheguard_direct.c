@@ -87,9 +87,6 @@
 
 #include <sys/stat.h>
 
-#include <sys/mman.h>
-#include <pthread.h>
-
 #include "cacheguard_glue.h"
 #include "../source/cg_dsched.h"
 #include "../source/cg_once.h"
@@ -97,70 +94,6 @@
 
 #undef DBGC_CLASS
 #define DBGC_CLASS vfs_cacheguard_debug_level
-
-/*
- * Buffers for O_DIRECT come straight from mmap, page-aligned, and go
- * back to the kernel when freed. From malloc, megabyte buffers raise
- * glibc's mmap threshold once freed, and later ones then come from the
- * heap, which it does not give back: an idle smbd process that had
- * served a dozen direct copies was seen holding 155 MiB.
- */
-static void *cg_direct_buf_alloc(size_t len)
-{
-	void *p = mmap(NULL, MAX(len, 1), PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	return p == MAP_FAILED ? NULL : p;
-}
-
-/*
- * The prefetch buffer: address space for the largest table, of which
- * only [0, used) is usable (and, with strict overcommit, committed);
- * cg_direct_buf_commit makes more of it usable when the table grows.
- * It starts on a huge-page boundary and asks for transparent huge
- * pages (CG_PREFETCH_HUGE_PAGE): where THP is "never", or none is free, the
- * kernel gives 4 KiB pages and the reads are only smaller. The pages
- * are faulted in by the fills' O_DIRECT reads, in the thread pool.
- */
-static void *cg_direct_buf_reserve(size_t reserve, size_t used)
-{
-	size_t len = reserve + CG_PREFETCH_HUGE_PAGE;
-	uint8_t *p = mmap(NULL, len, PROT_NONE,
-			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	uint8_t *a = NULL;
-
-	if (p == MAP_FAILED) {
-		return NULL;
-	}
-	a = (uint8_t *)(((uintptr_t)p + CG_PREFETCH_HUGE_PAGE - 1) &
-			~((uintptr_t)CG_PREFETCH_HUGE_PAGE - 1));
-	if (a > p) {
-		munmap(p, (size_t)(a - p));
-	}
-	if (p + len > a + reserve) {
-		munmap(a + reserve, (size_t)(p + len - (a + reserve)));
-	}
-#ifdef MADV_HUGEPAGE
-	(void)madvise(a, reserve, MADV_HUGEPAGE);
-#endif
-	if (mprotect(a, used, PROT_READ | PROT_WRITE) != 0) {
-		munmap(a, reserve);
-		return NULL;
-	}
-	return a;
-}
-
-static bool cg_direct_buf_commit(void *p, size_t off, size_t len)
-{
-	return mprotect((uint8_t *)p + off, len, PROT_READ | PROT_WRITE) == 0;
-}
-
-static void cg_direct_buf_free(void *p, size_t len)
-{
-	if (p != NULL) {
-		munmap(p, MAX(len, 1));
-	}
-}
 
 /*
  * The descriptor and the prefetch buffer; outlive the stream while jobs
@@ -233,46 +166,6 @@ const struct cg_huge_stats *cg_direct_huge_stats(void)
 	return &cg_direct_huge;
 }
 
-/* THP's setting, read once per process: for the log */
-static enum cg_thp cg_direct_thp(void)
-{
-	static enum cg_thp thp = CG_THP_UNKNOWN;
-	static bool read;
-	char text[128] = "";
-	FILE *f = NULL;
-
-	if (!read) {
-		read = true;
-		f = fopen("/sys/kernel/mm/transparent_hugepage/enabled",
-			  "re");
-		if (f != NULL && fgets(text, sizeof(text), f) != NULL) {
-			thp = cg_thp_parse(text);
-		}
-		if (f != NULL) {
-			fclose(f);
-		}
-	}
-	return thp;
-}
-
-/*
- * Bytes in huge pages of the mapping that holds mem (the buffer's usable
- * part), from /proc/self/smaps; in the thread pool: it reads a few
- * hundred KiB of text. false when the kernel says nothing.
- */
-static bool cg_direct_huge_probe(const void *mem, uint64_t *bytes)
-{
-	FILE *f = fopen("/proc/self/smaps", "re");
-	int ret;
-
-	if (f == NULL) {
-		return false;
-	}
-	ret = cg_smaps_huge(f, (uintptr_t)mem, bytes);
-	fclose(f);
-	return ret == 0;
-}
-
 /* ---- the descriptor ------------------------------------------------- */
 
 #ifndef STATX_DIOALIGN
@@ -322,7 +215,7 @@ static int cg_direct_io_destructor(struct cg_direct_io *io)
 			close(io->grow_fd[i]);
 		}
 	}
-	cg_direct_buf_free(io->mem, io->mem_size);
+	cg_huge_unmap(io->mem, io->mem_size);
 	cg_direct_mem_in_use -= io->mem_used;
 	cg_huge_release(&cg_direct_huge, io->huge, io->mem_used,
 			io->huge_known);
@@ -432,7 +325,7 @@ static struct cg_direct_io *cg_direct_io_open(int fd,
 		goto fail;
 	}
 	if (mem > 0) {
-		p = cg_direct_buf_reserve(MAX(mem, reserve), mem);
+		p = cg_huge_reserve(MAX(mem, reserve), mem);
 		if (p == NULL) {
 			err = ENOMEM;
 			goto fail;
@@ -447,29 +340,6 @@ fail:
 	TALLOC_FREE(io);
 	errno = err;
 	return NULL;
-}
-
-/*
- * The file's version now: the coarse clock first, then fstat() (the order
- * cg_pf_version_settled() relies on). -1 with errno when fstat fails.
- */
-static int cg_direct_version(int fd, struct cg_pf_version *v)
-{
-	struct timespec now;
-	struct stat st;
-
-	clock_gettime(CLOCK_REALTIME_COARSE, &now);
-	if (fstat(fd, &st) != 0) {
-		return -1;
-	}
-	*v = (struct cg_pf_version){
-		.ctime_ns = (uint64_t)st.st_ctim.tv_sec * 1000000000 +
-			    (uint64_t)st.st_ctim.tv_nsec,
-		.size = (uint64_t)st.st_size,
-		.clock_ns = (uint64_t)now.tv_sec * 1000000000 +
-			    (uint64_t)now.tv_nsec,
-	};
-	return 0;
 }
 
 /* ---- jobs: the reads that run in smbd's thread pool ----------------- */
@@ -552,7 +422,7 @@ static void cg_direct_run(void *private_data)
 	saved = cg_ioprio_enter(job->ioprio);
 	job->ret = -1;
 	job->err = 0;
-	job->version_ok = cg_direct_version(job->fd, &job->ver) == 0;
+	job->version_ok = cg_pf_version_now(job->fd, &job->ver) == 0;
 	if (!job->version_ok) {
 		job->err = errno;
 	} else if (job->kind == CG_DIRECT_COPY) {
@@ -585,7 +455,7 @@ static void cg_direct_run(void *private_data)
 					    job->align);
 		job->err = job->ret == -1 ? errno : 0;
 		if (job->probe && job->ret > 0) {
-			job->probed = cg_direct_huge_probe(job->buf,
+			job->probed = cg_huge_probe(job->buf,
 							   &job->huge);
 		}
 	}
@@ -631,7 +501,7 @@ static int cg_direct_job_destructor(struct cg_direct_job *job)
 {
 	cg_once_destroy(&job->once);
 	if (job->bounce != NULL) {
-		cg_direct_buf_free(job->bounce, job->bounce_len);
+		cg_huge_unmap(job->bounce, job->bounce_len);
 	}
 	if (job->budget_fd != -1) {
 		close(job->budget_fd);
@@ -793,7 +663,7 @@ static bool cg_direct_file_version(void *priv, struct cg_pf_version *v)
 {
 	struct cg_direct *d = talloc_get_type_abort(priv, struct cg_direct);
 
-	return cg_direct_version(d->io->fd, v) == 0;
+	return cg_pf_version_now(d->io->fd, v) == 0;
 }
 
 /*
@@ -809,7 +679,7 @@ static bool cg_direct_grow(void *priv, size_t extra)
 	bool spent;
 
 	budget_fd = cg_direct_budget_take(extra, d->limit, true, &spent);
-	if (!spent && !cg_direct_buf_commit(io->mem, io->mem_used, extra)) {
+	if (!spent && !cg_huge_commit(io->mem, io->mem_used, extra)) {
 		cg_direct_budget_give(budget_fd);
 		spent = true;
 	}
@@ -884,7 +754,7 @@ static int cg_direct_destructor(struct cg_direct *d)
 			   d->name,
 			   d->io->mem_used,
 			   (uintmax_t)d->io->huge,
-			   cg_thp_name(cg_direct_thp()),
+			   cg_thp_name(cg_thp_now()),
 			   d->io->huge == 0 ? ": ordinary pages, each fill "
 					      "several device requests"
 					    : "");
@@ -1062,7 +932,7 @@ static struct cg_direct_job *cg_direct_read_job(struct cg_direct *d,
 		}
 	}
 	if (len != 0) {
-		bounce = cg_direct_buf_alloc(len);
+		bounce = cg_huge_map(len);
 	}
 	if (len == 0 || bounce != NULL) {
 		job = inplace ? cg_direct_job_new(d, CG_DIRECT_READ, -1, data,
@@ -1072,7 +942,7 @@ static struct cg_direct_job *cg_direct_read_job(struct cg_direct *d,
 						  plan->len);
 	}
 	if (job == NULL) {
-		cg_direct_buf_free(bounce, len);
+		cg_huge_unmap(bounce, len);
 		cg_direct_budget_give(budget_fd);
 		errno = ENOMEM;
 		return NULL;

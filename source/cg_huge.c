@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "cg_huge.h"
 
@@ -127,4 +128,108 @@ void cg_huge_release(struct cg_huge_stats *stats, uint64_t seen,
 	if (seen == 0) {
 		stats->ordinary++;
 	}
+}
+
+/*
+ * Buffers for O_DIRECT come straight from mmap, page-aligned, and go
+ * back to the kernel when freed. From malloc, megabyte buffers raise
+ * glibc's mmap threshold once freed, and later ones then come from the
+ * heap, which it does not give back: an idle smbd process that had
+ * served a dozen direct copies was seen holding 155 MiB.
+ */
+void *cg_huge_map(size_t len)
+{
+	void *p = mmap(NULL, (len > 0 ? len : 1), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/*
+ * The prefetch buffer: address space for the largest table, of which
+ * only [0, used) is usable (and, with strict overcommit, committed);
+ * cg_huge_commit makes more of it usable when the table grows.
+ * It starts on a huge-page boundary and asks for transparent huge
+ * pages (CG_HUGE_PAGE): where THP is "never", or none is free, the
+ * kernel gives 4 KiB pages and the reads are only smaller. The pages
+ * are faulted in by the fills' O_DIRECT reads, in the thread pool.
+ */
+void *cg_huge_reserve(size_t reserve, size_t used)
+{
+	size_t len = reserve + CG_HUGE_PAGE;
+	uint8_t *p = mmap(NULL, len, PROT_NONE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	uint8_t *a = NULL;
+
+	if (p == MAP_FAILED) {
+		return NULL;
+	}
+	a = (uint8_t *)(((uintptr_t)p + CG_HUGE_PAGE - 1) &
+			~((uintptr_t)CG_HUGE_PAGE - 1));
+	if (a > p) {
+		munmap(p, (size_t)(a - p));
+	}
+	if (p + len > a + reserve) {
+		munmap(a + reserve, (size_t)(p + len - (a + reserve)));
+	}
+#ifdef MADV_HUGEPAGE
+	(void)madvise(a, reserve, MADV_HUGEPAGE);
+#endif
+	if (mprotect(a, used, PROT_READ | PROT_WRITE) != 0) {
+		munmap(a, reserve);
+		return NULL;
+	}
+	return a;
+}
+
+bool cg_huge_commit(void *p, size_t off, size_t len)
+{
+	return mprotect((uint8_t *)p + off, len, PROT_READ | PROT_WRITE) == 0;
+}
+
+void cg_huge_unmap(void *p, size_t len)
+{
+	if (p != NULL) {
+		munmap(p, (len > 0 ? len : 1));
+	}
+}
+
+/* THP's setting, read once per process: for the log */
+enum cg_thp cg_thp_now(void)
+{
+	static enum cg_thp thp = CG_THP_UNKNOWN;
+	static bool read;
+	char text[128] = "";
+	FILE *f = NULL;
+
+	if (!read) {
+		read = true;
+		f = fopen("/sys/kernel/mm/transparent_hugepage/enabled",
+			  "re");
+		if (f != NULL && fgets(text, sizeof(text), f) != NULL) {
+			thp = cg_thp_parse(text);
+		}
+		if (f != NULL) {
+			fclose(f);
+		}
+	}
+	return thp;
+}
+
+/*
+ * Bytes in huge pages of the mapping that holds mem (the buffer's usable
+ * part), from /proc/self/smaps; in the thread pool: it reads a few
+ * hundred KiB of text. false when the kernel says nothing.
+ */
+bool cg_huge_probe(const void *mem, uint64_t *bytes)
+{
+	FILE *f = fopen("/proc/self/smaps", "re");
+	int ret;
+
+	if (f == NULL) {
+		return false;
+	}
+	ret = cg_smaps_huge(f, (uintptr_t)mem, bytes);
+	fclose(f);
+	return ret == 0;
 }

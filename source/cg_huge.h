@@ -22,6 +22,7 @@
 #define CG_HUGE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -37,6 +38,42 @@
  * pool.
  */
 
+/*
+ * A transparent huge page. The prefetch buffer starts on one and its
+ * segments are one at least: a fill is then one bio segment and one
+ * device request of 2 MiB, where in 4 KiB pages a 1 MiB fill was two
+ * requests (the queue's max_segments, 254 on virtio): 4x the requests
+ * on storage that counts them (docs/benchmarks.md).
+ */
+#define CG_HUGE_PAGE (2 * 1024 * 1024)
+
+/*
+ * A buffer for O_DIRECT of len bytes straight from mmap, page-aligned,
+ * given back to the kernel by cg_huge_unmap; NULL when there is no
+ * memory. From malloc, megabyte buffers raise glibc's mmap threshold
+ * once freed, and later ones then come from the heap, which it does not
+ * give back: an idle smbd process that had served a dozen direct copies
+ * was seen holding 155 MiB.
+ */
+void *cg_huge_map(size_t len);
+void cg_huge_unmap(void *p, size_t len);
+
+/*
+ * The prefetch buffer: reserve bytes of address space on a huge page
+ * boundary, with transparent huge pages asked for, of which [0, used) is
+ * usable; NULL when either fails. cg_huge_commit makes [off, off + len)
+ * usable too (false: the kernel refused, as under strict overcommit).
+ */
+void *cg_huge_reserve(size_t reserve, size_t used);
+bool cg_huge_commit(void *p, size_t off, size_t len);
+
+/*
+ * Bytes in huge pages of this process's mapping that holds mem, from
+ * /proc/self/smaps (cg_smaps_huge); false when the kernel says nothing.
+ * It reads a few hundred KiB of text: in the thread pool.
+ */
+bool cg_huge_probe(const void *mem, uint64_t *bytes);
+
 /* /sys/kernel/mm/transparent_hugepage/enabled: the choice in brackets */
 enum cg_thp {
 	CG_THP_UNKNOWN = 0,
@@ -47,6 +84,8 @@ enum cg_thp {
 
 enum cg_thp cg_thp_parse(const char *text);
 const char *cg_thp_name(enum cg_thp thp);
+/* The setting now, read once per process (for the log) */
+enum cg_thp cg_thp_now(void);
 
 /*
  * Bytes in huge pages of the mapping that holds addr, from smaps text

@@ -47,6 +47,8 @@
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "cg_prefetch.h"
 #include "cg_sys.h"
@@ -211,8 +213,8 @@ void cg_prefetch_init(struct cg_prefetch *pf, uint64_t ahead, size_t align)
 
 size_t cg_prefetch_align(uint64_t ahead, size_t align, uint64_t max_request)
 {
-	size_t seg = align > CG_PREFETCH_HUGE_PAGE ? align
-						  : CG_PREFETCH_HUGE_PAGE;
+	size_t seg = align > CG_HUGE_PAGE ? align
+						  : CG_HUGE_PAGE;
 
 	while (seg < max_request && 2 * seg <= CG_PREFETCH_DEV_SEG &&
 	       4 * (uint64_t)seg <= ahead) {
@@ -320,6 +322,25 @@ uint64_t cg_pf_version_settles(const struct cg_pf_version *v)
 bool cg_pf_version_settled(const struct cg_pf_version *v)
 {
 	return v->clock_ns >= cg_pf_version_settles(v);
+}
+
+int cg_pf_version_now(int fd, struct cg_pf_version *v)
+{
+	struct timespec now;
+	struct stat st;
+
+	clock_gettime(CLOCK_REALTIME_COARSE, &now);
+	if (fstat(fd, &st) != 0) {
+		return -1;
+	}
+	*v = (struct cg_pf_version){
+		.ctime_ns = (uint64_t)st.st_ctim.tv_sec * 1000000000 +
+			    (uint64_t)st.st_ctim.tv_nsec,
+		.size = (uint64_t)st.st_size,
+		.clock_ns = (uint64_t)now.tv_sec * 1000000000 +
+			    (uint64_t)now.tv_nsec,
+	};
+	return 0;
 }
 
 /* Note the clock of version v; hold fills back while it is not settled */

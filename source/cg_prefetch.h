@@ -21,6 +21,7 @@
 #define CG_PREFETCH_H
 
 #include "cg_file.h"
+#include "cg_huge.h"
 
 /*
  * Direct reads: planning and the prefetch table (cg_prefetch.c)
@@ -121,14 +122,6 @@ ssize_t cg_dio_read_inplace(const struct cg_dio_inplace *p,
 #define CG_PREFETCH_MIN_SEG (64 * 1024)
 /* The largest segment cg_prefetch_align chooses for a device */
 #define CG_PREFETCH_DEV_SEG (8 * 1024 * 1024)
-/*
- * A transparent huge page. The prefetch buffer starts on one and its
- * segments are one at least: a fill is then one bio segment and one
- * device request of 2 MiB, where in 4 KiB pages a 1 MiB fill was two
- * requests (the queue's max_segments, 254 on virtio): 4x the requests
- * on storage that counts them (docs/benchmarks.md).
- */
-#define CG_PREFETCH_HUGE_PAGE (2 * 1024 * 1024)
 #define CG_PREFETCH_MAX_SEGS 64
 
 /*
@@ -158,6 +151,12 @@ uint64_t cg_pf_version_settles(const struct cg_pf_version *v);
 
 /* Segments read under v can be served until the version changes */
 bool cg_pf_version_settled(const struct cg_pf_version *v);
+
+/*
+ * fd's version now: the coarse clock first, then fstat() (the order
+ * cg_pf_version_settled() relies on). -1 with errno when fstat fails.
+ */
+int cg_pf_version_now(int fd, struct cg_pf_version *v);
 
 enum cg_pf_state {
 	CG_PF_FREE = 0,
@@ -206,7 +205,7 @@ void cg_prefetch_init(struct cg_prefetch *pf, uint64_t ahead, size_t align);
  * The alignment to give cg_prefetch_init on a device whose requests go
  * up to max_request bytes (its queue's max_sectors_kb; 0: not known):
  * segments grow from align (a power of two: the device's O_DIRECT
- * alignment), or a huge page (CG_PREFETCH_HUGE_PAGE) where that is more,
+ * alignment), or a huge page (CG_HUGE_PAGE) where that is more,
  * by doubling while smaller than max_request, up to CG_PREFETCH_DEV_SEG,
  * as long as "ahead" still holds two of them. A fill is then one device
  * request: on storage that counts requests, a 2 MiB segment on a device

@@ -50,6 +50,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cacheguard.h"
 #include "cg_sys.h"
@@ -1022,6 +1024,34 @@ static void test_invalidate_in_flight(void **state)
 }
 
 /* Writes from elsewhere: only the version tells, and it is enough */
+/*
+ * A descriptor's version: its size and ctime as fstat() has them, and
+ * the coarse clock taken before; a bad descriptor is an error
+ */
+static void test_version_now(void **state)
+{
+	char path[] = "/tmp/cg_version.XXXXXX";
+	struct cg_pf_version v;
+	struct stat st;
+	int fd;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_int_not_equal(fd, -1);
+	unlink(path);
+	assert_int_equal(write(fd, "0123456789", 10), 10);
+	assert_int_equal(cg_pf_version_now(fd, &v), 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(v.size, 10);
+	assert_true(v.ctime_ns == (uint64_t)st.st_ctim.tv_sec * 1000000000 +
+				  (uint64_t)st.st_ctim.tv_nsec);
+	assert_true(v.clock_ns > 0);
+	close(fd);
+	errno = 0;
+	assert_int_equal(cg_pf_version_now(fd, &v), -1);
+	assert_int_equal(errno, EBADF);
+}
+
 static void test_version_change(void **state)
 {
 	struct harness h;
@@ -1468,6 +1498,7 @@ int main(void)
 		cmocka_unit_test(test_keep_waiting),
 		cmocka_unit_test(test_invalidate_in_flight),
 		cmocka_unit_test(test_version_change),
+		cmocka_unit_test(test_version_now),
 		cmocka_unit_test(test_coarse_timestamps),
 		cmocka_unit_test(test_end_of_file),
 		cmocka_unit_test(test_failed_fill),

@@ -184,6 +184,37 @@ static void test_counters(void **state)
 	assert_int_equal(st.in_use, 0);
 }
 
+/*
+ * The prefetch buffer starts on a huge page, its first used bytes are
+ * usable, more become usable as it grows, and the probe finds its
+ * mapping; a plain buffer of 0 bytes is still a buffer
+ */
+static void test_buffers(void **state)
+{
+	uint8_t *p = NULL;
+	void *q = NULL;
+	uint64_t huge = UINT64_MAX;
+
+	(void)state;
+	p = cg_huge_reserve(8 * MiB, 2 * MiB);
+	assert_non_null(p);
+	assert_int_equal((uintptr_t)p % CG_HUGE_PAGE, 0);
+	memset(p, 1, 2 * MiB);
+	assert_true(cg_huge_commit(p, 2 * MiB, 2 * MiB));
+	memset(p + 2 * MiB, 2, 2 * MiB);
+	assert_int_equal(p[4 * MiB - 1], 2);
+	/* the mapping holds the reserve, no more */
+	assert_true(cg_huge_probe(p, &huge));
+	assert_true(huge <= 8 * MiB);
+	cg_huge_unmap(p, 8 * MiB);
+
+	q = cg_huge_map(0);
+	assert_non_null(q);
+	assert_int_equal((uintptr_t)q % 4096, 0);
+	cg_huge_unmap(q, 0);
+	cg_huge_unmap(NULL, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -191,6 +222,7 @@ int main(void)
 		cmocka_unit_test(test_smaps),
 		cmocka_unit_test(test_smaps_of_this_process),
 		cmocka_unit_test(test_counters),
+		cmocka_unit_test(test_buffers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
