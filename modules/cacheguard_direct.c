@@ -88,6 +88,7 @@
 #include <sys/stat.h>
 
 #include "cacheguard_glue.h"
+#include "../source/cg_djob.h"
 #include "../source/cg_dsched.h"
 #include "../source/cg_once.h"
 #include "../source/cg_sys.h"
@@ -345,123 +346,29 @@ fail:
 /* ---- jobs: the reads that run in smbd's thread pool ----------------- */
 
 /*
- * A job is a fill (CG_DIRECT_FILL, into slot, reports to d), a request's
- * own read (CG_DIRECT_READ, into rs's buffer in place, or into a bounce
- * buffer when the request is not aligned; reports to rs), or a HIT's copy
- * (CG_DIRECT_COPY, from the pinned pieces of mem into rs's data, if they
- * are still the file's bytes). Every one takes the file's version first:
- * so the event loop never calls fstat(), and every job tells the table
- * how the file is now. The thread touches the first block of fields
- * only.
+ * A job: the thread's work (struct cg_djob, cg_djob.c), who runs it, and
+ * whom it reports to: a fill reports to d, a request's read or copy to
+ * rs. The thread touches w only.
  */
-enum cg_direct_kind {
-	CG_DIRECT_FILL = 0,
-	CG_DIRECT_READ,
-	CG_DIRECT_COPY,
-};
-
 struct cg_direct_job {
-	enum cg_direct_kind kind;
-	int fd;
-	uint8_t *buf;
-	size_t count;
-	off_t offset;
-	size_t align;
-	const uint8_t *mem;		/* COPY: the table's buffer */
-	const struct cg_pf_piece *pieces;	/* COPY: what to copy */
-	unsigned npieces;
-	bool version_ok;
-	struct cg_pf_version ver;	/* the file just before the read */
-	bool stale;			/* COPY: pieces not current */
-	ssize_t ret;
-	int err;
-	uint64_t duration;
+	struct cg_djob w;
 	struct cg_once once;		/* who runs it (cg_once.h) */
 	bool reported;			/* by the sync path already */
-	unsigned ioprio;		/* the thread's, while it reads */
-	bool probe;			/* FILL: look for huge pages after */
-	bool probed;			/* ... and the kernel said: huge */
-	uint64_t huge;
-
-	bool inplace;			/* READ: into rs's data */
-	struct cg_dio_inplace plan;	/* READ, in place */
 	struct cg_direct_io *io;
-	uint8_t *bounce;		/* owned, for a request's read */
-	size_t bounce_len;
-	int budget_fd;			/* holds the bounce buffer's units */
+	size_t bounce_len;		/* w.bounce is owned */
+	int budget_fd;			/* the bounce buffer's units */
 	int slot;
 	struct cg_direct *d;		/* NULL once the stream is gone */
 	struct cg_direct_read_state *rs;	/* NULL once it is gone */
 	struct cg_direct_job *prev, *next;	/* d->fills or d->jobs */
 };
 
-/* The descriptor and alignment cg_dio_read_inplace() reads with */
-struct cg_direct_reader {
-	int fd;
-	size_t align;
-};
-
-static ssize_t cg_direct_read_aligned(void *ctx,
-				      uint8_t *buf,
-				      size_t len,
-				      uint64_t off)
-{
-	const struct cg_direct_reader *r = ctx;
-
-	return cg_dio_read_full(&cg_sys_linux, r->fd, buf, len, off, r->align);
-}
-
 /* The job's work, in whichever thread runs it (cg_direct_try) */
 static void cg_direct_run(void *private_data)
 {
 	struct cg_direct_job *job = private_data;
-	struct timespec start, end;
-	int saved;
 
-	clock_gettime_mono(&start);
-	saved = cg_ioprio_enter(job->ioprio);
-	job->ret = -1;
-	job->err = 0;
-	job->version_ok = cg_pf_version_now(job->fd, &job->ver) == 0;
-	if (!job->version_ok) {
-		job->err = errno;
-	} else if (job->kind == CG_DIRECT_COPY) {
-		job->stale = !cg_prefetch_pieces_current(job->pieces,
-							 job->npieces,
-							 &job->ver);
-		job->ret = job->stale ? -1
-				      : (ssize_t)cg_prefetch_copy_pieces(
-						&cg_sys_linux,
-						job->mem,
-						job->pieces,
-						job->npieces,
-						job->buf);
-	} else if (job->inplace) {
-		struct cg_direct_reader r = {job->fd, job->align};
-
-		job->ret = cg_dio_read_inplace(&job->plan,
-					       job->buf,
-					       (uint64_t)job->offset,
-					       job->bounce,
-					       cg_direct_read_aligned,
-					       &r);
-		job->err = job->ret == -1 ? errno : 0;
-	} else {
-		job->ret = cg_dio_read_full(&cg_sys_linux,
-					    job->fd,
-					    job->buf,
-					    job->count,
-					    (uint64_t)job->offset,
-					    job->align);
-		job->err = job->ret == -1 ? errno : 0;
-		if (job->probe && job->ret > 0) {
-			job->probed = cg_huge_probe(job->buf,
-							   &job->huge);
-		}
-	}
-	cg_ioprio_leave(saved);
-	clock_gettime_mono(&end);
-	job->duration = nsec_time_diff(&end, &start);
+	cg_djob_run(&job->w);
 }
 
 /*
@@ -500,8 +407,8 @@ static void cg_direct_do(void *private_data)
 static int cg_direct_job_destructor(struct cg_direct_job *job)
 {
 	cg_once_destroy(&job->once);
-	if (job->bounce != NULL) {
-		cg_huge_unmap(job->bounce, job->bounce_len);
+	if (job->w.bounce != NULL) {
+		cg_huge_unmap(job->w.bounce, job->bounce_len);
 	}
 	if (job->budget_fd != -1) {
 		close(job->budget_fd);
@@ -519,7 +426,7 @@ static void cg_direct_job_done(struct tevent_req *subreq);
  * (cg_direct_job_start).
  */
 static struct cg_direct_job *cg_direct_job_new(struct cg_direct *d,
-					       enum cg_direct_kind kind,
+					       enum cg_djob_kind kind,
 					       int slot,
 					       uint8_t *buf,
 					       uint64_t offset,
@@ -532,18 +439,21 @@ static struct cg_direct_job *cg_direct_job_new(struct cg_direct *d,
 		return NULL;
 	}
 	*job = (struct cg_direct_job){
-		.kind = kind,
-		.fd = d->io->fd,
-		.buf = buf,
-		.count = count,
-		.offset = (off_t)offset,
-		.align = d->align,
-		.ret = -1,
+		.w = {
+			.kind = kind,
+			.sys = &cg_sys_linux,
+			.fd = d->io->fd,
+			.buf = buf,
+			.count = count,
+			.offset = offset,
+			.align = d->align,
+			.ret = -1,
+			.ioprio = d->ioprio,
+		},
 		.io = d->io,
 		.slot = slot,
 		.d = d,
 		.budget_fd = -1,
-		.ioprio = d->ioprio,
 	};
 	if (cg_once_init(&job->once) != 0) {
 		TALLOC_FREE(job);
@@ -567,8 +477,8 @@ static bool cg_direct_job_start(struct cg_direct *d,
 
 	/* reads, in smbd's profile as vfs_default's; a copy is no read */
 	subreq = cg_pool_send(NULL, ev, d->pool, cg_direct_do, job,
-			      job->count,
-			      job->kind != CG_DIRECT_COPY ? CG_POOL_PREAD : 0);
+			      job->w.count,
+			      job->w.kind != CG_DJOB_COPY ? CG_POOL_PREAD : 0);
 	if (subreq == NULL) {
 		return false;
 	}
@@ -583,25 +493,25 @@ static void cg_direct_copy_done(struct cg_direct_job *job);
 /* What a job's thread did goes to its stream, request or table */
 static void cg_direct_job_report(struct cg_direct_job *job)
 {
-	if (job->ret == -1 && job->err == 0 && !job->stale) {
-		job->err = EIO;
+	if (job->w.ret == -1 && job->w.err == 0 && !job->w.stale) {
+		job->w.err = EIO;
 	}
-	if (job->probed) {
-		cg_huge_seen(&cg_direct_huge, &job->io->huge, job->huge);
+	if (job->w.probed) {
+		cg_huge_seen(&cg_direct_huge, &job->io->huge, job->w.huge);
 		job->io->huge_known = true;
 	}
-	if (job->d != NULL && job->version_ok) {
+	if (job->d != NULL && job->w.version_ok) {
 		/* what the file looks like now: cheaper than an fstat */
-		cg_dsched_saw_version(&job->d->sched, &job->ver);
+		cg_dsched_saw_version(&job->d->sched, &job->w.ver);
 	}
-	switch (job->kind) {
-	case CG_DIRECT_FILL:
+	switch (job->w.kind) {
+	case CG_DJOB_FILL:
 		cg_direct_fill_done(job);
 		break;
-	case CG_DIRECT_READ:
+	case CG_DJOB_READ:
 		cg_direct_read_done(job);
 		break;
-	case CG_DIRECT_COPY:
+	case CG_DJOB_COPY:
 		cg_direct_copy_done(job);
 		break;
 	}
@@ -616,8 +526,8 @@ static void cg_direct_job_done(struct tevent_req *subreq)
 	/* reported: the sync path took its result */
 	if (!job->reported) {
 		if (ret != 0) {
-			job->ret = -1;
-			job->err = ret;
+			job->w.ret = -1;
+			job->w.err = ret;
 		}
 		cg_direct_job_report(job);
 	}
@@ -637,7 +547,7 @@ static bool cg_direct_submit_fill(void *priv,
 	unsigned nseg = d->sched.pf.nseg;
 	struct cg_direct_job *job = NULL;
 
-	job = cg_direct_job_new(d, CG_DIRECT_FILL, (int)slot, seg, off, len);
+	job = cg_direct_job_new(d, CG_DJOB_FILL, (int)slot, seg, off, len);
 	if (job == NULL) {
 		return false;
 	}
@@ -646,12 +556,12 @@ static bool cg_direct_submit_fill(void *priv,
 	 * pages of all of them (fills go in order): what were they. Once
 	 * per table size: a look costs about 6 ms (smbd has ~800 mappings)
 	 */
-	job->probe = slot + 1 == nseg && d->io->probed_nseg != nseg;
+	job->w.probe = slot + 1 == nseg && d->io->probed_nseg != nseg;
 	if (!cg_direct_job_start(d, d->ev, job)) {
 		TALLOC_FREE(job);
 		return false;
 	}
-	if (job->probe) {
+	if (job->w.probe) {
 		d->io->probed_nseg = nseg;
 	}
 	DLIST_ADD(d->fills, job);
@@ -877,8 +787,8 @@ static int cg_direct_read_state_destructor(struct cg_direct_read_state *state)
 		/* only a live stream has waiters (its destructor orphans) */
 		cg_dsched_cancel(&state->d->sched, &state->sr);
 	}
-	if (state->job != NULL && (state->job->kind == CG_DIRECT_COPY ||
-				   state->job->inplace)) {
+	if (state->job != NULL && (state->job->w.kind == CG_DJOB_COPY ||
+				   state->job->w.inplace)) {
 		/*
 		 * A thread writes into the caller's buffer: as vfs_default
 		 * does, keep the state until it is done
@@ -935,9 +845,9 @@ static struct cg_direct_job *cg_direct_read_job(struct cg_direct *d,
 		bounce = cg_huge_map(len);
 	}
 	if (len == 0 || bounce != NULL) {
-		job = inplace ? cg_direct_job_new(d, CG_DIRECT_READ, -1, data,
+		job = inplace ? cg_direct_job_new(d, CG_DJOB_READ, -1, data,
 						  (uint64_t)offset, n)
-			      : cg_direct_job_new(d, CG_DIRECT_READ, -1,
+			      : cg_direct_job_new(d, CG_DJOB_READ, -1,
 						  bounce, plan->off,
 						  plan->len);
 	}
@@ -947,11 +857,11 @@ static struct cg_direct_job *cg_direct_read_job(struct cg_direct *d,
 		errno = ENOMEM;
 		return NULL;
 	}
-	job->bounce = bounce;
+	job->w.bounce = bounce;
 	job->bounce_len = len;
 	job->budget_fd = budget_fd;
-	job->inplace = inplace;
-	job->plan = in;
+	job->w.inplace = inplace;
+	job->w.plan = in;
 	return job;
 }
 
@@ -963,15 +873,15 @@ static ssize_t cg_direct_read_result(const struct cg_direct_job *job,
 {
 	size_t got;
 
-	if (job->ret == -1) {
-		errno = job->err != 0 ? job->err : EIO;
+	if (job->w.ret == -1) {
+		errno = job->w.err != 0 ? job->w.err : EIO;
 		return -1;
 	}
-	if (job->inplace) {
-		return job->ret;
+	if (job->w.inplace) {
+		return job->w.ret;
 	}
-	got = cg_dio_trim(plan, n, (size_t)job->ret);
-	cg_sys_copy(&cg_sys_linux, data, job->buf + plan->skip, got);
+	got = cg_dio_trim(plan, n, (size_t)job->w.ret);
+	cg_sys_copy(&cg_sys_linux, data, job->w.buf + plan->skip, got);
 	return (ssize_t)got;
 }
 
@@ -1013,7 +923,7 @@ static void cg_direct_read_done(struct cg_direct_job *job)
 		TALLOC_FREE(state);
 		return;
 	}
-	state->vfs_aio_state.duration = job->duration;
+	state->vfs_aio_state.duration = job->w.duration;
 	got = cg_direct_read_result(job, &state->plan, state->data, state->n);
 	if (got == -1) {
 		tevent_req_error(state->req, errno);
@@ -1050,7 +960,7 @@ static bool cg_direct_start_copy(void *priv,
 	unsigned max = cg_dsched_pieces_max(&d->sched, r);
 	unsigned np = 0;
 
-	job = cg_direct_job_new(d, CG_DIRECT_COPY, -1, state->data,
+	job = cg_direct_job_new(d, CG_DJOB_COPY, -1, state->data,
 				(uint64_t)state->offset, state->n);
 	if (job != NULL) {
 		pieces = talloc_array(job, struct cg_pf_piece, max);
@@ -1060,9 +970,9 @@ static bool cg_direct_start_copy(void *priv,
 		TALLOC_FREE(job);
 		return false;
 	}
-	job->mem = d->io->mem;
-	job->pieces = pieces;
-	job->npieces = np;
+	job->w.mem = d->io->mem;
+	job->w.pieces = pieces;
+	job->w.npieces = np;
 	job->rs = state;
 	if (!cg_direct_job_start(d, state->ev, job)) {
 		cg_dsched_unpin(&d->sched, pieces, np);
@@ -1083,7 +993,7 @@ static void cg_direct_copy_done(struct cg_direct_job *job)
 {
 	struct cg_direct_read_state *state = job->rs;
 	struct cg_direct *d = job->d;
-	bool copied = job->ret >= 0;
+	bool copied = job->w.ret >= 0;
 
 	state->job = NULL;
 	if (d != NULL) {
@@ -1091,27 +1001,27 @@ static void cg_direct_copy_done(struct cg_direct_job *job)
 	}
 	if (state->abandoned) {
 		if (d != NULL) {
-			cg_dsched_copy_done(&d->sched, NULL, job->pieces,
-					    job->npieces, copied,
-					    job->version_ok);
+			cg_dsched_copy_done(&d->sched, NULL, job->w.pieces,
+					    job->w.npieces, copied,
+					    job->w.version_ok);
 		}
 		talloc_set_destructor(state, NULL);
 		TALLOC_FREE(state);
 		return;
 	}
-	state->vfs_aio_state.duration = job->duration;
+	state->vfs_aio_state.duration = job->w.duration;
 	if (d == NULL) {
 		if (copied) {
-			state->ret = job->ret;
+			state->ret = job->w.ret;
 			tevent_req_done(state->req);
 		} else {
 			tevent_req_error(state->req, CG_DIRECT_NO_BUDGET);
 		}
 		return;
 	}
-	if (cg_dsched_copy_done(&d->sched, &state->sr, job->pieces,
-				job->npieces, copied, job->version_ok)) {
-		state->ret = job->ret;
+	if (cg_dsched_copy_done(&d->sched, &state->sr, job->w.pieces,
+				job->w.npieces, copied, job->w.version_ok)) {
+		state->ret = job->w.ret;
 		tevent_req_done(state->req);
 	}
 }
@@ -1133,13 +1043,13 @@ static void cg_direct_fill_done(struct cg_direct_job *job)
 		return;		/* the stream was closed meanwhile */
 	}
 	DLIST_REMOVE(d->fills, job);
-	cg_dsched_fill_took(&d->sched, job->duration);
-	if (cg_dsched_fill_done(&d->sched, (unsigned)job->slot, job->ret,
-				&job->ver)) {
+	cg_dsched_fill_took(&d->sched, job->w.duration);
+	if (cg_dsched_fill_done(&d->sched, (unsigned)job->slot, job->w.ret,
+				&job->w.ver)) {
 		DBG_INFO("prefetch read at %jd failed (%s); no more prefetch "
 			 "for this stream\n",
-			 (intmax_t)job->offset,
-			 strerror(job->err));
+			 (intmax_t)job->w.offset,
+			 strerror(job->w.err));
 	}
 }
 
@@ -1212,8 +1122,8 @@ static bool cg_direct_finish_fills(void *priv, uint64_t off, size_t n)
 
 	for (job = d->fills; job != NULL; job = next) {
 		next = job->next;
-		if ((uint64_t)job->offset >= off + n ||
-		    (uint64_t)job->offset + job->count <= off) {
+		if ((uint64_t)job->w.offset >= off + n ||
+		    (uint64_t)job->w.offset + job->w.count <= off) {
 			continue;
 		}
 		if (!cg_direct_try(job) && !cg_direct_wait(d, job)) {
