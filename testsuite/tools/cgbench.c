@@ -108,26 +108,6 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* The file's version as the module takes it: coarse clock, then fstat */
-static int version(int fd, struct cg_pf_version *v)
-{
-	struct timespec now;
-	struct stat st;
-
-	clock_gettime(CLOCK_REALTIME_COARSE, &now);
-	if (fstat(fd, &st) != 0) {
-		return -1;
-	}
-	*v = (struct cg_pf_version){
-		.ctime_ns = (uint64_t)st.st_ctim.tv_sec * 1000000000 +
-			    (uint64_t)st.st_ctim.tv_nsec,
-		.size = (uint64_t)st.st_size,
-		.clock_ns = (uint64_t)now.tv_sec * 1000000000 +
-			    (uint64_t)now.tv_nsec,
-	};
-	return 0;
-}
-
 /* An O_DIRECT read to count bytes or end of file, as the module's jobs */
 static ssize_t read_full(int fd, uint8_t *buf, size_t count, uint64_t off)
 {
@@ -173,7 +153,7 @@ static void *filler(void *arg)
 		memmove(b->queue, b->queue + 1,
 			--b->nqueue * sizeof(b->queue[0]));
 		pthread_mutex_unlock(&b->lock);
-		if (version(b->dfd, &ver) == 0) {
+		if (cg_pf_version_now(b->dfd, &ver) == 0) {
 			got = read_full(b->dfd, b->mem + f.slot * b->pf.seg_size,
 					f.len, f.off);
 		}
@@ -252,7 +232,7 @@ static ssize_t serve_direct(struct bench *b, unsigned w, char *out,
 				     b->req / b->pf.seg_size + 2);
 		refill(b);
 		pthread_mutex_unlock(&b->lock);
-		ok = version(b->dfd, &now) == 0 &&
+		ok = cg_pf_version_now(b->dfd, &now) == 0 &&
 		     cg_prefetch_pieces_current(pieces, np, &now);
 		n = ok ? (ssize_t)cg_prefetch_copy_pieces(&cg_sys_linux,
 							 b->mem, pieces, np,
@@ -272,7 +252,7 @@ static ssize_t serve_direct(struct bench *b, unsigned w, char *out,
 	b->misses++;
 	refill(b);
 	pthread_mutex_unlock(&b->lock);
-	ok = version(b->dfd, &now) == 0;
+	ok = cg_pf_version_now(b->dfd, &now) == 0;
 	n = ok ? direct_miss(b, out, bounce, off) : -1;
 	pthread_mutex_lock(&b->lock);
 	if (ok) {
