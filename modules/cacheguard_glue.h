@@ -242,6 +242,82 @@ int cg_state_file_open(const char *name);
  * client goes through it; a flush gets the writeback error its jobs
  * consumed, once.
  */
+/* What the module keeps per share, from the tree connect on */
+struct cacheguard_share {
+	struct cg_config cfg;
+	const char *name;
+	bool foreign_logged;	/* the "lower module owns I/O" line */
+	unsigned below;		/* CG_BELOW_*: what modules below see */
+};
+
+/* What the module keeps per open file, as an fsp extension */
+struct cacheguard_file {
+	/*
+	 * The module leaves this open file's reads alone: its I/O
+	 * descriptor is not a kernel descriptor of it (a lower module owns
+	 * I/O, foreign: its writes too), or it was below min file size at
+	 * its first read, or it has not been read yet (reads_pending: the
+	 * extension came with a write).
+	 */
+	bool untracked;
+	bool foreign;
+	bool reads_pending;
+	bool done;			/* cacheguard_file_done ran */
+	struct files_struct *fsp;	/* whose extension this is */
+	struct cg_wfile *writer;	/* once a client wrote to it */
+	struct cg_file file;	/* the engine's: stream, mode, paths */
+	struct cg_direct *direct;	/* direct mode, once a stream runs */
+};
+
+/*
+ * cacheguard_file.c: an open file's state. cacheguard_sys_init sets the
+ * engine's syscall table (vfs_cacheguard_init); cacheguard_track gives
+ * the state of fsp, created at its first read, or NULL for a file the
+ * module leaves alone; cacheguard_add the extension of fsp, its reads and
+ * writes undecided; cacheguard_watched whether a share's module looks at
+ * fsp at all; cacheguard_kernel_oplock whether smbd holds a kernel oplock
+ * on it (no second open then); cacheguard_file_done what a close does,
+ * once. cacheguard_loop_took counts a call on smbd's event loop that
+ * began at start_ns (cacheguard_now_ns).
+ */
+void cacheguard_sys_init(void);
+struct cacheguard_file *cacheguard_track(struct vfs_handle_struct *handle,
+					 struct files_struct *fsp);
+struct cacheguard_file *cacheguard_add(struct vfs_handle_struct *handle,
+				       struct cacheguard_share *share,
+				       struct files_struct *fsp);
+bool cacheguard_watched(const struct cg_config *cfg,
+			struct files_struct *fsp);
+bool cacheguard_kernel_oplock(struct files_struct *fsp);
+void cacheguard_file_done(struct files_struct *fsp,
+			  struct cacheguard_file *cgf);
+uint64_t cacheguard_now_ns(void);
+void cacheguard_loop_took(struct cacheguard_file *cgf,
+			  const char *where,
+			  uint64_t start_ns);
+
+/* cacheguard_read.c: the read hooks of the function table */
+ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
+			 struct files_struct *fsp,
+			 void *data,
+			 size_t n,
+			 off_t offset);
+struct tevent_req *cacheguard_pread_send(struct vfs_handle_struct *handle,
+					 TALLOC_CTX *mem_ctx,
+					 struct tevent_context *ev,
+					 struct files_struct *fsp,
+					 void *data,
+					 size_t n,
+					 off_t offset);
+ssize_t cacheguard_pread_recv(struct tevent_req *req,
+			      struct vfs_aio_state *vfs_aio_state);
+ssize_t cacheguard_sendfile(struct vfs_handle_struct *handle,
+			    int tofd,
+			    files_struct *fromfsp,
+			    const DATA_BLOB *hdr,
+			    off_t offset,
+			    size_t n);
+
 struct cg_wfile;
 
 struct cg_wfile *cg_wfile_new(TALLOC_CTX *mem_ctx,

@@ -1,0 +1,354 @@
+/*
+ * vfs_cacheguard: an open file's state: the fsp extension, whether the module
+ * tracks the file, its close
+ *
+ * Copyright (C) 2026 The vfs_cacheguard authors
+ *
+ * This program is free software; you can redistribute it and/or modify
+ * it under the terms of the GNU General Public License as published by
+ * the Free Software Foundation; either version 3 of the License, or
+ * (at your option) any later version.
+ *
+ * This program is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ * GNU General Public License for more details.
+ *
+ * You should have received a copy of the GNU General Public License
+ * along with this program.  If not, see <http://www.gnu.org/licenses/>.
+ */
+
+/*
+ * The fsp extension: whether the module tracks an open file (the engine
+ * says, cg_file_may_track and cg_file_tracks, from the sizes smbd and the
+ * kernel give), the engine's state of a tracked one, and what its close
+ * does. Also the engine's syscall table with the parts that need smbd:
+ * residency asked as root, the server's lock files.
+ */
+
+#include "includes.h"
+#include "smbd/smbd.h"
+
+#include "cacheguard_glue.h"
+#include "../source/cg_sys.h"
+
+#undef DBGC_CLASS
+#define DBGC_CLASS vfs_cacheguard_debug_level
+
+/* Now, in ns of CLOCK_MONOTONIC */
+uint64_t cacheguard_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* A call on the event loop for cgf (where) began at start_ns, ends now */
+void cacheguard_loop_took(struct cacheguard_file *cgf,
+			  const char *where,
+			  uint64_t start_ns)
+{
+	if (cgf != NULL) {
+		cg_calls_loop_took(&cgf->file.calls,
+				   where,
+				   cacheguard_now_ns() - start_ns);
+	}
+}
+
+/*
+ * The kernel tells page-cache residency (cachestat, mincore) only to a
+ * caller that owns the file or could write it, and smbd reads as the
+ * client's user: a share of root-owned 0644 files would look cold to
+ * every client. So the question is asked as smbd itself; the answer
+ * stays inside the module.
+ */
+static int cacheguard_resident(int fd,
+			       uint64_t off,
+			       uint64_t len,
+			       uint64_t *bytes)
+{
+	int ret;
+
+	become_root();
+	ret = cg_sys_linux.resident(fd, off, len, bytes);
+	unbecome_root();
+	return ret;
+}
+
+/*
+ * A new descriptor of one of the server's lock files in the state
+ * directory; without it the engine does without, which is said at level
+ * 0 once per process (*logged), with what it costs.
+ */
+static int cacheguard_lock_file_open(const char *name,
+				     const char *what,
+				     bool *logged,
+				     const char *without)
+{
+	int fd = cg_state_file_open(name);
+
+	if (fd == -1 && !*logged) {
+		*logged = true;
+		DBG_ERR("%s: %s; %s\n", what, strerror(errno), without);
+	}
+	return fd;
+}
+
+/*
+ * The server's stream file (source/cg_share.c): streams of one file in
+ * several smbd processes keep what the others still need. Without it each
+ * stream drops as if alone.
+ */
+static int cacheguard_share_open(void)
+{
+	static bool logged;
+
+	return cacheguard_lock_file_open("streams", "stream file", &logged,
+					 "streams of one file in several smbd "
+					 "processes drop each other's pages");
+}
+
+/*
+ * The server's readahead budget file (cacheguard:readahead memory,
+ * source/cg_stream.c). Without it every stream reads ahead on its own,
+ * bounded: slower on a disk that counts requests, never a larger
+ * footprint.
+ */
+static int cacheguard_ra_open(void)
+{
+	static bool logged;
+
+	return cacheguard_lock_file_open("readahead",
+					 "readahead budget file", &logged,
+					 "no stream keeps the kernel's "
+					 "readahead");
+}
+
+/* cg_sys_linux with the residency probe and the state files above */
+static struct cg_sys cacheguard_sys;
+
+void cacheguard_sys_init(void)
+{
+	cacheguard_sys = cg_sys_linux;
+	cacheguard_sys.resident = cacheguard_resident;
+	cacheguard_sys.share_open = cacheguard_share_open;
+	cacheguard_sys.ra_open = cacheguard_ra_open;
+}
+
+/*
+ * Whether fsp's I/O descriptor is a kernel descriptor of the file itself.
+ * A lower module may own I/O (vfs_ceph numbers its descriptors from 10,
+ * vfs_glusterfs hands out a constant): preadv2, fadvise, cachestat or a
+ * reopen on such a number would act on whatever else smbd has open
+ * under it, a tdb, the log or a socket.
+ */
+static bool cacheguard_fd_is_file(struct vfs_handle_struct *handle,
+				  struct files_struct *fsp,
+				  struct stat *st)
+{
+	const SMB_STRUCT_STAT *sbuf = &fsp->fsp_name->st;
+	int fd = fsp_get_io_fd(fsp);
+
+	if (!handle->conn->have_proc_fds || !fsp->fsp_flags.have_proc_fds ||
+	    fd < 0 || fstat(fd, st) != 0) {
+		return false;
+	}
+	return st->st_dev == sbuf->st_ex_dev && st->st_ino == sbuf->st_ex_ino;
+}
+
+/* A file the module leaves alone for good: logged once per share */
+static void cacheguard_foreign(struct cacheguard_share *share,
+			       struct files_struct *fsp)
+{
+	DBG_DEBUG("%s: the I/O descriptor is not the file's\n",
+		  fsp_str_dbg(fsp));
+	if (share->foreign_logged) {
+		return;
+	}
+	share->foreign_logged = true;
+	DBG_WARNING("share [%s]: the file's I/O descriptor is not a kernel "
+		    "descriptor of the file (a lower module owns I/O); "
+		    "cacheguard leaves its files alone\n",
+		    share->name);
+}
+
+/* The extension goes (close, or the fsp freed): its counters are kept */
+static void cacheguard_log_summary(struct files_struct *fsp,
+				   const struct cacheguard_file *cgf);
+
+/*
+ * What a tracked file's close does, once: its stream's last drops and
+ * hints, its summary, its direct buffer back to the budget (once no read
+ * job holds it). From SMB_VFS_CLOSE, or from the extension's destructor
+ * for a handle smbd frees without it: SMB1 DOS and FCB opens of one
+ * file by one client share a descriptor, and smbd calls SMB_VFS_CLOSE
+ * only for the last of them (fd_close).
+ */
+void cacheguard_file_done(struct files_struct *fsp,
+			  struct cacheguard_file *cgf)
+{
+	if (cgf->done) {
+		return;
+	}
+	cgf->done = true;
+	if (!cgf->untracked) {
+		uint64_t start_ns = cacheguard_now_ns();
+
+		cg_stream_close(&cgf->file.stream, fsp_get_io_fd(fsp));
+		TALLOC_FREE(cgf->direct);
+		cacheguard_loop_took(cgf, "close", start_ns);
+		cacheguard_log_summary(fsp, cgf);
+	}
+}
+
+static void cacheguard_file_destroy(void *p)
+{
+	struct cacheguard_file *cgf = p;
+	bool closed = cgf->done;
+
+	if (!closed) {
+		/* freed without SMB_VFS_CLOSE: a shared DOS or FCB handle */
+		if (cgf->writer != NULL) {
+			(void)cg_wfile_close(cgf->writer);
+			TALLOC_FREE(cgf->writer);
+		}
+		cacheguard_file_done(cgf->fsp, cgf);
+	}
+	if (!cgf->untracked) {
+		cg_status_file_close(&cgf->file);
+		if (!closed) {
+			cg_status_write(true);
+		}
+	}
+}
+
+/* Streams of what smbd opens as a plain file, in a mode that is not off */
+bool cacheguard_watched(const struct cg_config *cfg,
+			struct files_struct *fsp)
+{
+	return cg_config_watches(cfg) && !fsp->fsp_flags.is_pathref &&
+	       !fsp->fsp_flags.is_directory && !fsp_is_alternate_stream(fsp);
+}
+
+/*
+ * The extension of fsp, its reads and writes undecided; NULL on no
+ * memory. A file whose descriptor is not its own is foreign for good.
+ */
+struct cacheguard_file *cacheguard_add(
+	struct vfs_handle_struct *handle,
+	struct cacheguard_share *share,
+	struct files_struct *fsp)
+{
+	struct cacheguard_file *cgf = NULL;
+	struct stat st;
+	bool is_file = cacheguard_fd_is_file(handle, fsp, &st);
+
+	cgf = VFS_ADD_FSP_EXTENSION(handle,
+				    fsp,
+				    struct cacheguard_file,
+				    cacheguard_file_destroy);
+	if (cgf == NULL) {
+		return NULL;	/* no memory: serve the file untouched */
+	}
+	cgf->fsp = fsp;
+	cgf->untracked = true;
+	cgf->reads_pending = is_file;
+	cgf->foreign = !is_file;
+	if (!is_file) {
+		cacheguard_foreign(share, fsp);
+	}
+	return cgf;
+}
+
+/*
+ * Whether smbd holds a kernel oplock on fsp: with kernel oplocks = yes, a
+ * client's batch or exclusive oplock is a Linux write lease on smbd's
+ * descriptor, which any other open of the file breaks (the lease break
+ * reaches smbd, which breaks the client's oplock). Direct reads need a
+ * second open, O_DIRECT, so such a file is read without them.
+ */
+bool cacheguard_kernel_oplock(struct files_struct *fsp)
+{
+	return lp_kernel_oplocks(SNUM(fsp->conn)) &&
+	       EXCLUSIVE_OPLOCK_TYPE(fsp->oplock_type);
+}
+
+/*
+ * The state of fsp, created on the first read of a file that is at least
+ * min file size long. NULL for everything the module leaves alone.
+ */
+struct cacheguard_file *cacheguard_track(
+	struct vfs_handle_struct *handle,
+	struct files_struct *fsp)
+{
+	struct cacheguard_file *cgf = NULL;
+	struct cacheguard_share *share = NULL;
+	struct cg_config *cfg = NULL;
+	dev_t dev = fsp->fsp_name->st.st_ex_dev;
+	struct stat st;
+
+	cgf = VFS_FETCH_FSP_EXTENSION(handle, fsp);
+	if (cgf != NULL && !cgf->reads_pending) {
+		return cgf->untracked ? NULL : cgf;
+	}
+	SMB_VFS_HANDLE_GET_DATA(handle, share, struct cacheguard_share,
+				return NULL);
+	cfg = &share->cfg;
+	if (!cacheguard_watched(cfg, fsp)) {
+		return NULL;
+	}
+	/*
+	 * smbd's stat is from the open: a file written through this handle
+	 * may have grown since, and then only the kernel knows its size.
+	 * Other small files cost nothing.
+	 */
+	if (cgf == NULL &&
+	    !cg_file_may_track(cfg,
+			       (uint64_t)fsp->fsp_name->st.st_ex_size,
+			       fsp->fsp_flags.modified)) {
+		return NULL;
+	}
+	if (cgf == NULL) {
+		cgf = cacheguard_add(handle, share, fsp);
+	}
+	if (cgf == NULL || cgf->foreign) {
+		return NULL;
+	}
+	cgf->reads_pending = false;
+	if (fstat(fsp_get_io_fd(fsp), &st) != 0 ||
+	    !cg_file_tracks(cfg, (uint64_t)st.st_size)) {
+		/* decided once: later reads of this open cost no fstat */
+		return NULL;
+	}
+	cgf->untracked = false;
+	if (cg_config_probes(cfg, share->below, CG_BELOW_READS)) {
+		cg_fs_probe(fsp, !cacheguard_kernel_oplock(fsp));
+	}
+	cg_file_init(&cgf->file,
+		     cfg,
+		     &cacheguard_sys,
+		     (uint64_t)st.st_size,
+		     cg_fs_lacks_of(dev) | share->below,
+		     fsp_get_io_fd(fsp));
+	cgf->file.stream.kernel_ra = cg_fs_readahead(dev);
+	cgf->file.stream.share.slot = cg_share_slot(st.st_dev, st.st_ino);
+	/* one smbd process serves one client, whose cache serves its readers */
+	cgf->file.stream.share.client = (uint64_t)getpid();
+	cg_status_file_open(&cgf->file);
+	DBG_DEBUG("%s: tracking, size %ju, mode %s\n",
+		  fsp_str_dbg(fsp),
+		  (uintmax_t)st.st_size,
+		  cg_mode_name(cgf->file.mode));
+	return cgf;
+}
+
+static void cacheguard_log_summary(struct files_struct *fsp,
+				   const struct cacheguard_file *cgf)
+{
+	char line[640];
+
+	if (cg_file_summary(&cgf->file, line, sizeof(line))) {
+		DBG_PREFIX(2, ("%s: %s\n", fsp_str_dbg(fsp), line));
+	}
+}

@@ -1,0 +1,447 @@
+/*
+ * vfs_cacheguard: the read hooks: each read carried out as the engine decides
+ *
+ * Copyright (C) 2026 The vfs_cacheguard authors
+ *
+ * This program is free software; you can redistribute it and/or modify
+ * it under the terms of the GNU General Public License as published by
+ * the Free Software Foundation; either version 3 of the License, or
+ * (at your option) any later version.
+ *
+ * This program is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ * GNU General Public License for more details.
+ *
+ * You should have received a copy of the GNU General Public License
+ * along with this program.  If not, see <http://www.gnu.org/licenses/>.
+ */
+
+/*
+ * Each client read: the engine decides its path (cg_file_choose) and
+ * what its end means (cg_file_read_after); this file carries that out
+ * with smbd's calls: the next module's read, an uncached read in the
+ * pool (cacheguard_uncached.c), or the file's direct stream
+ * (cacheguard_direct.c). SMB_VFS_PREAD, SMB_VFS_PREAD_SEND and
+ * SMB_VFS_SENDFILE; README.md draws one read's path.
+ */
+
+#include "includes.h"
+#include "smbd/smbd.h"
+#include "lib/util/tevent_unix.h"
+
+#include "cacheguard_glue.h"
+#include "../source/cg_sys.h"
+
+#undef DBGC_CLASS
+#define DBGC_CLASS vfs_cacheguard_debug_level
+
+/* A fast path will not be used: count it, and remember what fs lacks */
+static void cacheguard_fs_learnt(struct files_struct *fsp,
+				 unsigned lacks,
+				 const char *what,
+				 int err)
+{
+	if (lacks != 0) {
+		cg_fs_lacks(fsp->fsp_name->st.st_ex_dev, lacks, what, err);
+	}
+}
+
+/* The path for one read, the engine's choice; sets up direct reads */
+static enum cg_path cacheguard_choose(struct vfs_handle_struct *handle,
+				      struct files_struct *fsp,
+				      struct cacheguard_file *cgf,
+				      const struct cg_io *io,
+				      size_t n)
+{
+	enum cg_direct_fail fail = CG_DIRECT_FAIL_FILE;
+	enum cg_path path;
+	unsigned lacks;
+
+	path = cg_file_choose(&cgf->file, io, n);
+	if (path != CG_PATH_DIRECT || cgf->direct != NULL) {
+		return path;
+	}
+	/*
+	 * On fsp, not cgf: an fsp extension's data area is not a talloc
+	 * context. fsp is freed right after the close.
+	 */
+	if (cacheguard_kernel_oplock(fsp)) {
+		fail = CG_DIRECT_FAIL_LEASE;
+	} else {
+		cgf->direct = cg_direct_open(fsp,
+					     handle,
+					     fsp,
+					     cgf->file.stream.cfg,
+					     cgf->file.stream.file_size,
+					     &fail);
+	}
+	if (cgf->direct != NULL) {
+		return CG_PATH_DIRECT;
+	}
+	lacks = cg_fs_lacks_of(fsp->fsp_name->st.st_ex_dev);
+	lacks = cg_file_direct_unavailable(&cgf->file,
+					   fsp_get_io_fd(fsp),
+					   fail,
+					   lacks);
+	cacheguard_fs_learnt(fsp, lacks, "O_DIRECT", EINVAL);
+	DBG_INFO("%s: no direct reads (%s), mode %s\n",
+		 fsp_str_dbg(fsp),
+		 fail == CG_DIRECT_FAIL_MEMORY ? "over direct memory"
+		 : fail == CG_DIRECT_FAIL_FS   ? "no O_DIRECT on the filesystem"
+		 : fail == CG_DIRECT_FAIL_LEASE ? "smbd holds a kernel oplock"
+					       : "this file cannot be reopened",
+		 cg_mode_name(cgf->file.mode));
+	return CG_PATH_NEXT;
+}
+
+/*
+ * A read carried out as cg_file_call said ended with ret (-1: err): what
+ * the engine makes of it (cg_file_read_after). True when the range is to
+ * be read again, through the next module (*path, io say how).
+ */
+static bool cacheguard_read_again(struct files_struct *fsp,
+				  struct cacheguard_file *cgf,
+				  struct cg_io *io,
+				  enum cg_path *path,
+				  ssize_t ret,
+				  int err)
+{
+	enum cg_mode was = cgf->file.mode;
+	enum cg_path failed = *path;
+	unsigned lacks = 0;
+	unsigned learnt;
+	enum cg_after after;
+
+	if (ret == -1) {
+		/* only a failure may need what the device is known to lack */
+		lacks = cg_fs_lacks_of(fsp->fsp_name->st.st_ex_dev);
+	}
+	after = cg_file_read_after(&cgf->file,
+				   fsp_get_io_fd(fsp),
+				   io,
+				   path,
+				   ret,
+				   err,
+				   lacks,
+				   &learnt);
+	if (after != CG_AFTER_FELL_BACK) {
+		return after == CG_AFTER_AGAIN;
+	}
+	cacheguard_fs_learnt(fsp, learnt, "RWF_DONTCACHE", err);
+	if (failed == CG_PATH_DIRECT && was == CG_MODE_DIRECT &&
+	    cgf->file.mode != CG_MODE_DIRECT) {
+		DBG_WARNING("%s: direct read failed (%s); the file falls back "
+			    "to %s\n",
+			    fsp_str_dbg(fsp),
+			    strerror(err),
+			    cg_mode_name(cgf->file.mode));
+	}
+	return true;
+}
+
+/*
+ * Count a read's bytes by path; while a stream runs, refresh the status.
+ * A direct stream that is finished gives its buffer, and its share of the
+ * server's budget, back now rather than at close: clients keep files
+ * open. A later direct read starts a new one.
+ */
+static void cacheguard_served(struct cacheguard_file *cgf,
+			      enum cg_path path,
+			      ssize_t nread)
+{
+	cg_file_served(&cgf->file, path, nread);
+	if (cgf->direct != NULL &&
+	    cg_direct_finished(cgf->direct,
+			       cgf->file.mode == CG_MODE_DIRECT)) {
+		TALLOC_FREE(cgf->direct);
+	}
+	if (cgf->file.stream.state == CG_ACTIVE) {
+		cg_status_write(false);
+	}
+}
+
+ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
+			 struct files_struct *fsp,
+			 void *data,
+			 size_t n,
+			 off_t offset)
+{
+	struct cacheguard_file *cgf = cacheguard_track(handle, fsp);
+	int fd = fsp_get_io_fd(fsp);
+	enum cg_path path;
+	struct cg_io io;
+	ssize_t ret = -1;
+	int err;
+
+	if (cgf == NULL) {
+		return SMB_VFS_NEXT_PREAD(handle, fsp, data, n, offset);
+	}
+	cgf->file.calls.pread++;
+	io = cg_read_begin(&cgf->file.stream, fd, offset, n);
+	path = cacheguard_choose(handle, fsp, cgf, &io, n);
+	do {
+		switch (cg_file_call(&io, path)) {
+		case CG_CALL_DONTCACHE:
+			ret = cg_uncached_pread(fd, data, n, offset,
+						CG_RWF_DONTCACHE);
+			break;
+		case CG_CALL_PIECES:
+			ret = cg_uncached_pread(fd, data, n, offset,
+						CG_READ_DROP);
+			break;
+		case CG_CALL_DIRECT:
+			ret = cg_direct_pread(
+				cgf->direct,
+				data,
+				n,
+				offset,
+				cg_stream_inflight(&cgf->file.stream));
+			break;
+		case CG_CALL_NEXT:
+			ret = SMB_VFS_NEXT_PREAD(handle, fsp, data, n, offset);
+			break;
+		}
+		/* smbd maps the read's errno to the client's NTSTATUS */
+		err = errno;
+	} while (cacheguard_read_again(fsp, cgf, &io, &path, ret, err));
+	cacheguard_served(cgf, path, ret);
+	cg_read_end(&cgf->file.stream, fd, &io, ret);
+	errno = err;
+	return ret;
+}
+
+struct cacheguard_pread_state {
+	struct vfs_handle_struct *handle;
+	struct tevent_context *ev;
+	struct files_struct *fsp;
+	struct cacheguard_file *cgf;
+	struct cg_io io;
+	enum cg_path path;
+	void *data;
+	size_t n;
+	off_t offset;
+	ssize_t ret;
+	struct vfs_aio_state vfs_aio_state;
+};
+
+static void cacheguard_pread_done(struct tevent_req *subreq);
+
+static struct tevent_req *cacheguard_pread_issue(
+	struct cacheguard_pread_state *state)
+{
+	struct cg_stream *s = NULL;
+	enum cg_call call = CG_CALL_NEXT;
+
+	if (state->cgf != NULL) {
+		s = &state->cgf->file.stream;
+		call = cg_file_call(&state->io, state->path);
+	}
+	switch (call) {
+	case CG_CALL_DONTCACHE:
+	case CG_CALL_PIECES:
+		return cg_uncached_pread_send(state,
+					      state->ev,
+					      state->handle,
+					      fsp_get_io_fd(state->fsp),
+					      state->data,
+					      state->n,
+					      state->offset,
+					      state->io.drop_pieces
+						      ? CG_READ_DROP
+						      : CG_RWF_DONTCACHE,
+					      s->cfg->stream_ioprio);
+	case CG_CALL_DIRECT:
+		return cg_direct_pread_send(state,
+					    state->ev,
+					    state->cgf->direct,
+					    state->data,
+					    state->n,
+					    state->offset,
+					    cg_stream_inflight(s));
+	case CG_CALL_NEXT:
+		break;
+	}
+	return SMB_VFS_NEXT_PREAD_SEND(state,
+				       state->ev,
+				       state->handle,
+				       state->fsp,
+				       state->data,
+				       state->n,
+				       state->offset);
+}
+
+struct tevent_req *cacheguard_pread_send(
+	struct vfs_handle_struct *handle,
+	TALLOC_CTX *mem_ctx,
+	struct tevent_context *ev,
+	struct files_struct *fsp,
+	void *data,
+	size_t n,
+	off_t offset)
+{
+	struct tevent_req *req = NULL;
+	struct tevent_req *subreq = NULL;
+	struct cacheguard_pread_state *state = NULL;
+	uint64_t start_ns = cacheguard_now_ns();
+
+	req = tevent_req_create(mem_ctx, &state, struct cacheguard_pread_state);
+	if (req == NULL) {
+		return NULL;
+	}
+	*state = (struct cacheguard_pread_state){
+		.handle = handle,
+		.ev = ev,
+		.fsp = fsp,
+		.cgf = cacheguard_track(handle, fsp),
+		.data = data,
+		.n = n,
+		.offset = offset,
+		.ret = -1,
+	};
+	if (state->cgf != NULL) {
+		state->cgf->file.calls.pread_send++;
+		state->io = cg_read_begin(&state->cgf->file.stream,
+					  fsp_get_io_fd(fsp),
+					  offset,
+					  n);
+		state->path = cacheguard_choose(handle, fsp, state->cgf,
+						&state->io, n);
+	}
+
+	subreq = cacheguard_pread_issue(state);
+	if (tevent_req_nomem(subreq, req)) {
+		if (state->cgf != NULL) {
+			cg_read_end(&state->cgf->file.stream,
+				    fsp_get_io_fd(state->fsp),
+				    &state->io,
+				    -1);
+		}
+		cacheguard_loop_took(state->cgf, "send", start_ns);
+		return tevent_req_post(req, ev);
+	}
+	tevent_req_set_callback(subreq, cacheguard_pread_done, req);
+	cacheguard_loop_took(state->cgf, "send", start_ns);
+	return req;
+}
+
+static void cacheguard_pread_done(struct tevent_req *subreq)
+{
+	struct tevent_req *req = tevent_req_callback_data(subreq,
+							  struct tevent_req);
+	struct cacheguard_pread_state *state =
+		tevent_req_data(req, struct cacheguard_pread_state);
+	uint64_t start_ns = cacheguard_now_ns();
+	enum cg_call call = CG_CALL_NEXT;
+
+	if (state->cgf != NULL) {
+		call = cg_file_call(&state->io, state->path);
+	}
+	switch (call) {
+	case CG_CALL_DONTCACHE:
+	case CG_CALL_PIECES:
+		state->ret = cg_uncached_pread_recv(subreq,
+						    &state->vfs_aio_state);
+		break;
+	case CG_CALL_DIRECT:
+		state->ret = cg_direct_pread_recv(subreq,
+						  &state->vfs_aio_state);
+		break;
+	case CG_CALL_NEXT:
+		state->ret = SMB_VFS_PREAD_RECV(subreq, &state->vfs_aio_state);
+		break;
+	}
+	TALLOC_FREE(subreq);
+	if (state->cgf == NULL) {
+		tevent_req_done(req);
+		return;
+	}
+	if (cacheguard_read_again(state->fsp,
+				  state->cgf,
+				  &state->io,
+				  &state->path,
+				  state->ret,
+				  state->vfs_aio_state.error)) {
+		state->vfs_aio_state = (struct vfs_aio_state){0};
+		subreq = cacheguard_pread_issue(state);
+		if (tevent_req_nomem(subreq, req)) {
+			cg_read_end(&state->cgf->file.stream,
+				    fsp_get_io_fd(state->fsp),
+				    &state->io,
+				    -1);
+			cacheguard_loop_took(state->cgf, "done", start_ns);
+			return;
+		}
+		tevent_req_set_callback(subreq, cacheguard_pread_done, req);
+		cacheguard_loop_took(state->cgf, "done", start_ns);
+		return;
+	}
+	cacheguard_served(state->cgf, state->path, state->ret);
+	cg_read_end(&state->cgf->file.stream,
+		    fsp_get_io_fd(state->fsp),
+		    &state->io,
+		    state->ret);
+	cacheguard_loop_took(state->cgf, "done", start_ns);
+	tevent_req_done(req);
+}
+
+ssize_t cacheguard_pread_recv(struct tevent_req *req,
+			      struct vfs_aio_state *vfs_aio_state)
+{
+	struct cacheguard_pread_state *state =
+		tevent_req_data(req, struct cacheguard_pread_state);
+
+	if (tevent_req_is_unix_error(req, &vfs_aio_state->error)) {
+		return -1;
+	}
+	*vfs_aio_state = state->vfs_aio_state;
+	return state->ret;
+}
+
+ssize_t cacheguard_sendfile(struct vfs_handle_struct *handle,
+			    int tofd,
+			    files_struct *fromfsp,
+			    const DATA_BLOB *hdr,
+			    off_t offset,
+			    size_t n)
+{
+	struct cacheguard_file *cgf = cacheguard_track(handle, fromfsp);
+	struct cg_io io;
+	ssize_t ret, data;
+	int err;
+
+	if (cgf == NULL) {
+		return SMB_VFS_NEXT_SENDFILE(handle, tofd, fromfsp, hdr, offset,
+					     n);
+	}
+	if (!cg_file_zerocopy_ok(&cgf->file)) {
+		/*
+		 * ENOSYS with nothing sent makes smbd read through
+		 * SMB_VFS_PREAD instead, where the stream is served
+		 * uncached or direct.
+		 */
+		errno = ENOSYS;
+		return -1;
+	}
+	cgf->file.calls.sendfile++;
+	io = cg_read_begin(&cgf->file.stream,
+			   fsp_get_io_fd(fromfsp),
+			   offset,
+			   n);
+	ret = SMB_VFS_NEXT_SENDFILE(handle, tofd, fromfsp, hdr, offset, n);
+	/*
+	 * errno is part of the answer: ENOSYS means nothing was sent,
+	 * EINTR that the header went out and smbd must send the rest.
+	 */
+	err = errno;
+	io.zerocopy = true;
+	/* The count includes the header sent ahead of the file's bytes */
+	data = ret;
+	if (ret > 0 && hdr != NULL) {
+		data = MAX(ret - (ssize_t)hdr->length, 0);
+	}
+	cacheguard_served(cgf, CG_PATH_NEXT, data);
+	cg_read_end(&cgf->file.stream, fsp_get_io_fd(fromfsp), &io, data);
+	errno = err;
+	return ret;
+}
