@@ -44,12 +44,19 @@ cg_enter_namespace()
 }
 
 # A free port, at random: test runs side by side must not meet (pids
-# wrap at pid_max, so a port derived from one is shared sooner or later)
+# wrap at pid_max, so a port derived from one is shared sooner or later).
+# Below the kernel's ephemeral range, where no client connection takes
+# it, and used by no socket at all: a bound one that does not listen
+# stops smbd's bind as well (t04).
 cg_pick_port()
 {
-	CG_PORT=$((20000 + RANDOM % 20000))
-	while ss -Htln "sport = :$CG_PORT" | grep -q .; do
-		CG_PORT=$((20000 + RANDOM % 20000))
+	local low
+
+	read -r low _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null
+	[ "${low:-0}" -gt 21024 ] || low=32768
+	CG_PORT=$((20000 + RANDOM % (low - 20000)))
+	while ss -Htan "sport = :$CG_PORT" | grep -q .; do
+		CG_PORT=$((20000 + RANDOM % (low - 20000)))
 	done
 }
 
@@ -220,7 +227,7 @@ cg_smbd_restart_elsewhere()
 	cg_smbd_stop
 	CG_PORT_TRIES=$((${CG_PORT_TRIES:-0} + 1))
 	[ "$CG_PORT_TRIES" -le 5 ] || return 1
-	echo "port $CG_PORT is another listener's; moving" >&2
+	echo "port $CG_PORT is another socket's; moving" >&2
 	cg_pick_port
 	sed -i "s/^\tsmb ports = .*/\tsmb ports = $CG_PORT/" "$CG_CONF"
 	cg_smbd_start
@@ -250,9 +257,12 @@ cg_smbd_start()
 			break
 		fi
 		if ! kill -0 "$CG_SMBD_PID" 2>/dev/null; then
-			# it could not bind: someone else holds the port
-			ss -Htln "sport = :$CG_PORT" | grep -q . &&
+			# it could not bind: someone else holds the port, a
+			# listener or a socket bound without listening (t04)
+			if ss -Htln "sport = :$CG_PORT" | grep -q . ||
+			    grep -qs "open_sockets_smbd() failed" "$CG_LOG"; then
 				cg_smbd_restart_elsewhere && return 0
+			fi
 			break
 		fi
 		sleep 0.1
