@@ -177,11 +177,10 @@ size_t cg_direct_memory_in_use(void);
 const struct cg_huge_stats *cg_direct_huge_stats(void);
 
 /*
- * What each filesystem supports (cacheguard_fs.c), per smbd process and
- * st_dev: probed once for mode auto, or learnt from the first failure.
+ * What each filesystem supports (cacheguard_fs.c over source/cg_dev.c),
+ * per smbd process and st_dev: probed once for mode auto, or learnt from
+ * the first failure.
  */
-#define CG_FS_PROBED 0x1	/* with the engine's CG_FS_NO_* flags */
-
 /*
  * auto: probe the filesystem of fsp once, log the choice at level 2;
  * may_reopen false (smbd holds a lease on fsp, which a second open would

@@ -28,5 +28,6 @@
 #include "cg_file.h"
 #include "cg_prefetch.h"
 #include "cg_budget.h"
+#include "cg_dev.h"
 
 #endif /* CACHEGUARD_H */

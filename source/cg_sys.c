@@ -22,10 +22,12 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -232,6 +234,37 @@ int cg_sys_dup(const struct cg_sys *sys, int fd)
 	return sys->dup != NULL ? sys->dup(fd) : cg_linux_dup(fd);
 }
 
+static int cg_linux_fs_type(int fd, uint64_t *f_type)
+{
+	struct statfs sfs;
+
+	if (fstatfs(fd, &sfs) != 0) {
+		return errno;
+	}
+	*f_type = (uint64_t)sfs.f_type;
+	return 0;
+}
+
+static int cg_linux_reopen_direct(int fd)
+{
+	char path[32];
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	return open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+}
+
+int cg_sys_fs_type(const struct cg_sys *sys, int fd, uint64_t *f_type)
+{
+	return sys->fs_type != NULL ? sys->fs_type(fd, f_type)
+				    : cg_linux_fs_type(fd, f_type);
+}
+
+int cg_sys_reopen_direct(const struct cg_sys *sys, int fd)
+{
+	return sys->reopen_direct != NULL ? sys->reopen_direct(fd)
+					  : cg_linux_reopen_direct(fd);
+}
+
 const struct cg_sys cg_sys_linux = {
 	.fadvise = cg_linux_fadvise,
 	.resident = cg_linux_resident,
@@ -242,6 +275,8 @@ const struct cg_sys cg_sys_linux = {
 	.copy = cg_linux_copy,
 	.lock = cg_linux_lock,
 	.dup = cg_linux_dup,
+	.fs_type = cg_linux_fs_type,
+	.reopen_direct = cg_linux_reopen_direct,
 };
 
 #ifndef SYS_ioprio_get

@@ -95,6 +95,18 @@ struct cg_sys {
 	int (*lock)(int fd, int cmd, struct flock *fl);
 	/* fcntl(fd, F_DUPFD_CLOEXEC, 0), as it does. NULL: fcntl(). */
 	int (*dup)(int fd);
+	/*
+	 * The type of fd's filesystem (fstatfs()'s f_type): 0 or an errno
+	 * value. NULL: fstatfs(). Through cg_sys_fs_type.
+	 */
+	int (*fs_type)(int fd, uint64_t *f_type);
+	/*
+	 * A second descriptor of fd's file opened with O_DIRECT, through
+	 * /proc/self/fd: as the current user, so that permissions are
+	 * checked again. -1 and errno. NULL: open() of /proc/self/fd/<fd>.
+	 * Through cg_sys_reopen_direct.
+	 */
+	int (*reopen_direct)(int fd);
 };
 
 extern const struct cg_sys cg_sys_linux;
@@ -114,6 +126,8 @@ void cg_sys_copy(const struct cg_sys *sys,
  */
 int cg_sys_lock(const struct cg_sys *sys, int fd, int cmd, struct flock *fl);
 int cg_sys_dup(const struct cg_sys *sys, int fd);
+int cg_sys_fs_type(const struct cg_sys *sys, int fd, uint64_t *f_type);
+int cg_sys_reopen_direct(const struct cg_sys *sys, int fd);
 
 /*
  * pread() semantics over sys->preadv2: read until n bytes or end of

@@ -1,0 +1,167 @@
+/*
+ * vfs_cacheguard engine: what each device supports (cg_dev.h)
+ *
+ * Copyright (C) 2026 The vfs_cacheguard authors
+ *
+ * This program is free software; you can redistribute it and/or modify
+ * it under the terms of the GNU General Public License as published by
+ * the Free Software Foundation; either version 3 of the License, or
+ * (at your option) any later version.
+ *
+ * This program is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ * GNU General Public License for more details.
+ *
+ * You should have received a copy of the GNU General Public License
+ * along with this program.  If not, see <http://www.gnu.org/licenses/>.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/sysmacros.h>
+
+#include "cg_dev.h"
+#include "cg_file.h"
+#include "cg_sys.h"
+#include "cg_write.h"
+
+void cg_devs_free(struct cg_devs *t)
+{
+	free(t->v);
+	t->v = NULL;
+	t->n = 0;
+}
+
+unsigned cg_dev_queue_value(const char *sysfs, dev_t dev, const char *name)
+{
+	static const char *const fmt[] = {
+		"%s/dev/block/%u:%u/queue/%s",
+		"%s/dev/block/%u:%u/../queue/%s",
+	};
+	unsigned v = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(fmt) / sizeof(fmt[0]) && v == 0; i++) {
+		char path[256];
+		FILE *f = NULL;
+		int len;
+
+		len = snprintf(path, sizeof(path), fmt[i],
+			       sysfs != NULL ? sysfs : "/sys",
+			       major(dev), minor(dev), name);
+		if (len < 0 || (size_t)len >= sizeof(path)) {
+			return 0;
+		}
+		f = fopen(path, "re");
+		if (f == NULL) {
+			continue;
+		}
+		if (fscanf(f, "%u", &v) != 1) {
+			v = 0;
+		}
+		fclose(f);
+	}
+	return v;
+}
+
+struct cg_dev *cg_dev_get(struct cg_devs *t, dev_t dev)
+{
+	struct cg_dev *v = NULL;
+	size_t i;
+
+	for (i = 0; i < t->n; i++) {
+		if (t->v[i].dev == dev) {
+			return &t->v[i];
+		}
+	}
+	v = realloc(t->v, (t->n + 1) * sizeof(*v));
+	if (v == NULL) {
+		return NULL;
+	}
+	t->v = v;
+	v[t->n] = (struct cg_dev){
+		.dev = dev,
+		.readahead = 1024ULL * cg_dev_queue_value(t->sysfs, dev,
+							  "read_ahead_kb"),
+		.max_request = 1024ULL * cg_dev_queue_value(t->sysfs, dev,
+							    "max_sectors_kb"),
+	};
+	return &v[t->n++];
+}
+
+unsigned cg_dev_lacks(struct cg_devs *t, dev_t dev)
+{
+	struct cg_dev *d = cg_dev_get(t, dev);
+
+	if (d == NULL) {
+		return CG_FS_NO_DONTCACHE | CG_FS_NO_DIRECT |
+		       CG_FS_NO_DONTCACHE_WRITE;
+	}
+	return d->flags & (CG_FS_NO_DONTCACHE | CG_FS_NO_DIRECT |
+			   CG_FS_NO_DONTCACHE_WRITE | CG_FS_REMOTE);
+}
+
+bool cg_dev_learn(struct cg_devs *t, dev_t dev, unsigned flag)
+{
+	struct cg_dev *d = cg_dev_get(t, dev);
+
+	if (d == NULL || (d->flags & flag) == flag) {
+		return false;
+	}
+	d->flags |= flag;
+	return true;
+}
+
+uint64_t cg_dev_readahead(struct cg_devs *t, dev_t dev)
+{
+	struct cg_dev *d = cg_dev_get(t, dev);
+
+	return d != NULL ? d->readahead : 0;
+}
+
+uint64_t cg_dev_max_request(struct cg_devs *t, dev_t dev)
+{
+	struct cg_dev *d = cg_dev_get(t, dev);
+
+	return d != NULL ? d->max_request : 0;
+}
+
+bool cg_dev_probe(struct cg_devs *t,
+		  const struct cg_sys *sys,
+		  dev_t dev,
+		  int fd,
+		  bool may_reopen)
+{
+	struct cg_dev *d = cg_dev_get(t, dev);
+	char byte = 0;
+	uint64_t f_type = 0;
+	enum cg_probe probe;
+	unsigned lacks = 0;
+	int dfd, err = 0;
+
+	if (d == NULL || (d->flags & CG_DEV_PROBED)) {
+		return false;
+	}
+	if (cg_sys_fs_type(sys, fd, &f_type) != 0) {
+		return false;
+	}
+	if (sys->preadv2(fd, &byte, 1, 0, CG_RWF_DONTCACHE) == -1) {
+		err = errno;
+	}
+	probe = cg_probe_uncached(err, may_reopen, f_type, &lacks);
+	if (probe == CG_PROBE_NO_ANSWER) {
+		return false;
+	}
+	if (probe == CG_PROBE_REOPEN) {
+		dfd = cg_sys_reopen_direct(sys, fd);
+		lacks |= cg_probe_direct(dfd == -1 ? errno : 0);
+		if (dfd != -1) {
+			close(dfd);
+		}
+	}
+	d->flags |= CG_DEV_PROBED | lacks;
+	return true;
+}

@@ -1,0 +1,334 @@
+/*
+ * Unit tests of what each device supports (cg_dev.c): its block queue's
+ * numbers from a sysfs tree of the test's own, what it is known to lack,
+ * and mode auto's probe over a fake syscall table
+ *
+ * Copyright (C) 2026 The vfs_cacheguard authors
+ *
+ * This program is free software; you can redistribute it and/or modify
+ * it under the terms of the GNU General Public License as published by
+ * the Free Software Foundation; either version 3 of the License, or
+ * (at your option) any later version.
+ *
+ * This program is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ * GNU General Public License for more details.
+ *
+ * You should have received a copy of the GNU General Public License
+ * along with this program.  If not, see <http://www.gnu.org/licenses/>.
+ */
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <cmocka.h>
+
+#include "cg_dev.h"
+#include "cg_file.h"
+#include "cg_sys.h"
+#include "cg_write.h"
+
+#define EXT4_MAGIC 0xEF53
+#define NFS_MAGIC 0x6969
+
+/* ---- a sysfs of the test's own ------------------------------------- */
+
+static char sysfs[64];
+
+static void put(const char *rel, const char *text)
+{
+	char path[256];
+	FILE *f = NULL;
+
+	snprintf(path, sizeof(path), "%s/%s", sysfs, rel);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void dir(const char *rel)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", sysfs, rel);
+	assert_int_equal(mkdir(path, 0700), 0);
+}
+
+/*
+ * As the kernel lays it out: dev/block/8:0 a link to the disk, 8:1 to its
+ * partition inside it, which has no queue of its own
+ */
+static int sysfs_setup(void **state)
+{
+	char path[256];
+
+	snprintf(sysfs, sizeof(sysfs), "/tmp/cg_dev.XXXXXX");
+	assert_non_null(mkdtemp(sysfs));
+	dir("dev");
+	dir("dev/block");
+	dir("devices");
+	dir("devices/sda");
+	dir("devices/sda/queue");
+	dir("devices/sda/sda1");
+	put("devices/sda/queue/read_ahead_kb", "128\n");
+	put("devices/sda/queue/max_sectors_kb", "1280\n");
+	snprintf(path, sizeof(path), "%s/dev/block/8:0", sysfs);
+	assert_int_equal(symlink("../../devices/sda", path), 0);
+	snprintf(path, sizeof(path), "%s/dev/block/8:1", sysfs);
+	assert_int_equal(symlink("../../devices/sda/sda1", path), 0);
+	return 0;
+}
+
+static int sysfs_teardown(void **state)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", sysfs);
+	assert_int_equal(system(cmd), 0);
+	return 0;
+}
+
+/* A disk's numbers, its partition's (its disk's), none for tmpfs's 0:40 */
+static void test_queue(void **state)
+{
+	struct cg_devs t = {.sysfs = sysfs};
+
+	assert_int_equal(cg_dev_queue_value(sysfs, makedev(8, 0),
+					    "read_ahead_kb"),
+			 128);
+	assert_int_equal(cg_dev_queue_value(sysfs, makedev(8, 1),
+					    "max_sectors_kb"),
+			 1280);
+	assert_int_equal(cg_dev_queue_value(sysfs, makedev(0, 40),
+					    "read_ahead_kb"),
+			 0);
+	assert_int_equal(cg_dev_readahead(&t, makedev(8, 1)), 128 * 1024);
+	assert_int_equal(cg_dev_max_request(&t, makedev(8, 1)), 1280 * 1024);
+	assert_int_equal(cg_dev_max_request(&t, makedev(0, 40)), 0);
+
+	/* read once, when the device is first met */
+	put("devices/sda/queue/read_ahead_kb", "4096\n");
+	assert_int_equal(cg_dev_readahead(&t, makedev(8, 1)), 128 * 1024);
+	assert_int_equal(cg_dev_readahead(&t, makedev(8, 0)), 4096 * 1024);
+	put("devices/sda/queue/read_ahead_kb", "128\n");
+	assert_int_equal(t.n, 3);
+	cg_devs_free(&t);
+}
+
+/* What a device lacks: learnt once (logged once), its own only */
+static void test_learn(void **state)
+{
+	struct cg_devs t = {.sysfs = sysfs};
+	dev_t a = makedev(8, 1), b = makedev(0, 40);
+
+	assert_int_equal(cg_dev_lacks(&t, a), 0);
+	assert_true(cg_dev_learn(&t, a, CG_FS_NO_DONTCACHE));
+	assert_false(cg_dev_learn(&t, a, CG_FS_NO_DONTCACHE));
+	assert_true(cg_dev_learn(&t, a, CG_FS_NO_DONTCACHE_WRITE));
+	assert_int_equal(cg_dev_lacks(&t, a),
+			 CG_FS_NO_DONTCACHE | CG_FS_NO_DONTCACHE_WRITE);
+	assert_int_equal(cg_dev_lacks(&t, b), 0);
+
+	/* the probe's own mark is not something the device lacks */
+	assert_true(cg_dev_learn(&t, b, CG_DEV_PROBED));
+	assert_int_equal(cg_dev_lacks(&t, b), 0);
+	cg_devs_free(&t);
+	assert_int_equal(t.n, 0);
+}
+
+/* ---- the probe, over a fake syscall table --------------------------- */
+
+static struct {
+	uint64_t f_type;
+	int fs_type_err;
+	int read_err;		/* the uncached read's errno, 0: it works */
+	int reopen_err;		/* the O_DIRECT reopen's, 0: it opens */
+	unsigned fs_types, reads, reopens;
+	int read_flags;
+} fake;
+
+static int fake_fs_type(int fd, uint64_t *f_type)
+{
+	fake.fs_types++;
+	*f_type = fake.f_type;
+	return fake.fs_type_err;
+}
+
+static ssize_t fake_preadv2(int fd, void *buf, size_t n, uint64_t off,
+			    int flags)
+{
+	fake.reads++;
+	fake.read_flags = flags;
+	if (fake.read_err != 0) {
+		errno = fake.read_err;
+		return -1;
+	}
+	return (ssize_t)n;
+}
+
+static int fake_reopen(int fd)
+{
+	fake.reopens++;
+	if (fake.reopen_err != 0) {
+		errno = fake.reopen_err;
+		return -1;
+	}
+	return dup(fd);		/* closed by the probe */
+}
+
+static const struct cg_sys fake_sys = {
+	.preadv2 = fake_preadv2,
+	.fs_type = fake_fs_type,
+	.reopen_direct = fake_reopen,
+};
+
+static int fake_reset(void **state)
+{
+	memset(&fake, 0, sizeof(fake));
+	fake.f_type = EXT4_MAGIC;
+	return 0;
+}
+
+static bool probe(struct cg_devs *t, bool may_reopen)
+{
+	return cg_dev_probe(t, &fake_sys, makedev(8, 1), 0, may_reopen);
+}
+
+/* RWF_DONTCACHE works: nothing lacking, nothing reopened, asked once */
+static void test_probe_uncached(void **state)
+{
+	struct cg_devs t = {.sysfs = sysfs};
+
+	assert_true(probe(&t, true));
+	assert_int_equal(fake.read_flags, CG_RWF_DONTCACHE);
+	assert_int_equal(fake.reopens, 0);
+	assert_int_equal(cg_dev_lacks(&t, makedev(8, 1)), 0);
+	assert_int_equal(cg_mode_resolve(CG_MODE_AUTO,
+					 cg_dev_lacks(&t, makedev(8, 1))),
+			 CG_MODE_DONTCACHE);
+	assert_false(probe(&t, true));
+	assert_int_equal(fake.reads, 1);
+	assert_int_equal(fake.fs_types, 1);
+	cg_devs_free(&t);
+}
+
+/* Refused (an old kernel: EOPNOTSUPP, or EINVAL), then O_DIRECT asked */
+static void test_probe_no_dontcache(void **state)
+{
+	struct cg_devs t = {.sysfs = sysfs};
+
+	fake.read_err = EOPNOTSUPP;
+	assert_true(probe(&t, true));
+	assert_int_equal(fake.reopens, 1);
+	assert_int_equal(cg_dev_lacks(&t, makedev(8, 1)), CG_FS_NO_DONTCACHE);
+	assert_int_equal(cg_mode_resolve(CG_MODE_AUTO,
+					 cg_dev_lacks(&t, makedev(8, 1))),
+			 CG_MODE_DIRECT);
+	cg_devs_free(&t);
+
+	/* tmpfs: no O_DIRECT either (open(2) says EINVAL) */
+	fake_reset(state);
+	fake.read_err = EINVAL;
+	fake.reopen_err = EINVAL;
+	assert_true(probe(&t, true));
+	assert_int_equal(cg_dev_lacks(&t, makedev(8, 1)),
+			 CG_FS_NO_DONTCACHE | CG_FS_NO_DIRECT);
+	cg_devs_free(&t);
+
+	/* a reopen refused for the file's sake teaches nothing of the fs */
+	fake_reset(state);
+	fake.read_err = EOPNOTSUPP;
+	fake.reopen_err = EACCES;
+	assert_true(probe(&t, true));
+	assert_int_equal(cg_dev_lacks(&t, makedev(8, 1)), CG_FS_NO_DONTCACHE);
+	cg_devs_free(&t);
+}
+
+/*
+ * No answer yet: the reopen not allowed (a lease a second open would
+ * break), a descriptor that cannot read, the type unknown. The next file
+ * asks again, and answers.
+ */
+static void test_probe_later(void **state)
+{
+	struct cg_devs t = {.sysfs = sysfs};
+
+	fake.read_err = EOPNOTSUPP;
+	assert_false(probe(&t, false));
+	assert_int_equal(fake.reopens, 0);
+	assert_int_equal(cg_dev_lacks(&t, makedev(8, 1)), 0);
+
+	fake.read_err = EBADF;
+	assert_false(probe(&t, true));
+
+	fake.read_err = 0;
+	fake.fs_type_err = EIO;
+	assert_false(probe(&t, true));
+	assert_int_equal(fake.reads, 2);	/* not read without a type */
+
+	fake.fs_type_err = 0;
+	fake.read_err = EOPNOTSUPP;
+	assert_true(probe(&t, true));
+	assert_int_equal(fake.reopens, 1);
+	assert_int_equal(cg_dev_lacks(&t, makedev(8, 1)), CG_FS_NO_DONTCACHE);
+	cg_devs_free(&t);
+}
+
+/* NFS: remote, whatever its reads can do; auto drops behind there */
+static void test_probe_remote(void **state)
+{
+	struct cg_devs t = {.sysfs = sysfs};
+
+	fake.f_type = NFS_MAGIC;
+	assert_true(probe(&t, true));
+	assert_int_equal(cg_dev_lacks(&t, makedev(8, 1)), CG_FS_REMOTE);
+	assert_int_equal(cg_mode_resolve(CG_MODE_AUTO,
+					 cg_dev_lacks(&t, makedev(8, 1))),
+			 CG_MODE_DONTNEED);
+	cg_devs_free(&t);
+}
+
+/* The real syscalls: a tmpfs or disk file of this machine answers */
+static void test_probe_linux(void **state)
+{
+	struct cg_devs t = {0};
+	char path[] = "/tmp/cg_dev_file.XXXXXX";
+	int fd = mkstemp(path);
+	struct stat st;
+
+	assert_int_not_equal(fd, -1);
+	unlink(path);
+	assert_int_equal(write(fd, "x", 1), 1);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_true(cg_dev_probe(&t, &cg_sys_linux, st.st_dev, fd, true));
+	assert_true(cg_dev_get(&t, st.st_dev)->flags & CG_DEV_PROBED);
+	assert_false(cg_dev_probe(&t, &cg_sys_linux, st.st_dev, fd, true));
+	close(fd);
+	cg_devs_free(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_queue),
+		cmocka_unit_test(test_learn),
+		cmocka_unit_test_setup(test_probe_uncached, fake_reset),
+		cmocka_unit_test_setup(test_probe_no_dontcache, fake_reset),
+		cmocka_unit_test_setup(test_probe_later, fake_reset),
+		cmocka_unit_test_setup(test_probe_remote, fake_reset),
+		cmocka_unit_test(test_probe_linux),
+	};
+
+	return cmocka_run_group_tests(tests, sysfs_setup, sysfs_teardown);
+}
