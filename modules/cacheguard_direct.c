@@ -241,12 +241,11 @@ static int cg_direct_budget_open(void)
 }
 
 /*
- * Units of the budget for mem bytes: the budget descriptor holding them,
- * or -1; *spent when there is no room for them. No room includes a
- * failure for a moment (descriptors or memory short, lock races lost):
- * the next stream asks again. Only where no budget file can be had at
- * all is this process's own total held to the limit
- * (cg_budget_local_room; counted: a prefetch buffer, not a bounce one).
+ * Units of the budget for mem bytes, as the engine counts them
+ * (cg_budget_room; counted: a prefetch buffer, not a bounce one): the
+ * budget descriptor holding them, or -1; *spent when there is no room.
+ * Logs why the budget file gave none, once per reason where it cannot
+ * be had at all.
  */
 static int cg_direct_budget_take(size_t mem,
 				 uint64_t limit,
@@ -254,35 +253,27 @@ static int cg_direct_budget_take(size_t mem,
 				 bool *spent)
 {
 	static int logged;	/* the errno last logged, once each */
-	int fd, err = 0;
+	bool room;
+	int fd, err;
 
-	*spent = false;
-	if (mem == 0) {
-		return -1;
-	}
-	fd = cg_budget_acquire(&cg_sys_linux, cg_direct_budget_open, mem, limit,
-			       &err);
-	if (fd != -1) {
+	fd = cg_budget_room(&cg_sys_linux, cg_direct_budget_open,
+			    cg_direct_mem_in_use, mem, limit, counted, &room,
+			    &err);
+	*spent = !room;
+	if (err == 0 || err == ENOSPC) {
 		return fd;
 	}
 	if (!cg_budget_absent(err)) {
-		if (err != ENOSPC) {
-			DBG_INFO("budget file: %s; no room this time\n",
-				 strerror(err));
-		}
-		*spent = true;
-		return -1;
-	}
-	if (logged != err) {
+		DBG_INFO("budget file: %s; no room this time\n",
+			 strerror(err));
+	} else if (logged != err) {
 		logged = err;
 		DBG_ERR("budget file %s/cacheguard/budget: %s; cacheguard:"
 			"direct memory bounds each smbd process on its own\n",
 			lp_state_directory(),
 			strerror(err));
 	}
-	*spent = !cg_budget_local_room(cg_direct_mem_in_use, mem, limit,
-				       counted);
-	return -1;
+	return fd;
 }
 
 /* Give back the units budget_fd holds (-1: none) */
@@ -715,27 +706,16 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 		       cfg->direct_prefetch, seg_align, size,
 		       cfg->direct_memory);
 	mem = cg_prefetch_memory(&d->sched.pf);
-	reserve = d->sched.pf.seg_size * CG_PREFETCH_MAX_SEGS;
 	budget_fd = cg_direct_budget_take(mem, cfg->direct_memory, true,
 					  &spent);
 	if (spent) {
-		/*
-		 * No room for a prefetch buffer: the stream still reads
-		 * direct, each client read one O_DIRECT read into smbd's
-		 * own buffer, so that a crowd of copies leaves nothing in
-		 * the page cache (through it, with its readahead, each
-		 * would hold tens of MiB)
-		 */
 		DBG_INFO("%s: %zu bytes of prefetch buffer would pass "
 			 "cacheguard:direct memory (%ju), all smbd processes "
 			 "together (%zu held here): direct without prefetch\n",
 			 fsp_str_dbg(fsp), mem, (uintmax_t)cfg->direct_memory,
 			 cg_direct_mem_in_use);
-		cg_dsched_init(&d->sched, &cg_direct_sched_ops, d, 0,
-			       seg_align, size, cfg->direct_memory);
-		mem = 0;
-		reserve = 0;
 	}
+	mem = cg_dsched_buffer(&d->sched, !spent, &reserve);
 	d->io = cg_direct_io_open(fd, mem, reserve, budget_fd);
 	if (d->io == NULL) {
 		int err = errno;

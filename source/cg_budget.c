@@ -190,3 +190,28 @@ bool cg_budget_local_room(uint64_t in_use,
 {
 	return !counted || (in_use <= limit && mem <= limit - in_use);
 }
+
+int cg_budget_room(const struct cg_sys *sys,
+		   int (*open_file)(void),
+		   uint64_t in_use,
+		   uint64_t mem,
+		   uint64_t limit,
+		   bool counted,
+		   bool *room,
+		   int *err)
+{
+	int fd;
+
+	*room = true;
+	*err = 0;
+	if (mem == 0) {
+		return -1;
+	}
+	fd = cg_budget_acquire(sys, open_file, mem, limit, err);
+	if (fd != -1) {
+		return fd;
+	}
+	*room = cg_budget_absent(*err) &&
+		cg_budget_local_room(in_use, mem, limit, counted);
+	return -1;
+}

@@ -77,4 +77,23 @@ bool cg_budget_local_room(uint64_t in_use,
 			  uint64_t limit,
 			  bool counted);
 
+/*
+ * Room for mem more bytes of direct memory (counted: a prefetch buffer;
+ * false: a bounce buffer), whichever way this server can count them:
+ * units of the budget file (cg_budget_acquire), or where none can be had
+ * (cg_budget_absent) this process's own in_use bytes against limit
+ * (cg_budget_local_room). Returns the descriptor that holds the units,
+ * or -1 when it holds none; *room whether mem fits (mem 0 always does);
+ * *err why the budget file gave no units (0: it did, or mem is 0), for
+ * the caller's log.
+ */
+int cg_budget_room(const struct cg_sys *sys,
+		   int (*open_file)(void),
+		   uint64_t in_use,
+		   uint64_t mem,
+		   uint64_t limit,
+		   bool counted,
+		   bool *room,
+		   int *err);
+
 #endif /* CG_BUDGET_H */

@@ -71,6 +71,15 @@ void cg_dsched_init(struct cg_dsched *s,
 	cg_prefetch_init(&s->pf, ahead, align);
 }
 
+size_t cg_dsched_buffer(struct cg_dsched *s, bool room, size_t *reserve)
+{
+	if (!room) {
+		cg_prefetch_init(&s->pf, 0, 0);
+	}
+	*reserve = s->pf.seg_size * CG_PREFETCH_MAX_SEGS;
+	return cg_prefetch_memory(&s->pf);
+}
+
 static void cg_dsched_enqueue(struct cg_dsched *s, struct cg_dsched_req *r)
 {
 	struct cg_dsched_req *last = s->waiters;

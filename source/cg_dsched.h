@@ -98,6 +98,18 @@ void cg_dsched_init(struct cg_dsched *s,
 		    uint64_t limit);
 
 /*
+ * The buffer the stream maps, once the server's budget has said whether
+ * its prefetch has room (cacheguard:direct memory, all smbd processes
+ * together): its bytes, and in *reserve the address space to reserve
+ * for the growths (cg_dsched_ops.grow). Without room the stream still
+ * reads direct, with no prefetch: each client read one O_DIRECT read
+ * into smbd's own buffer, so that a crowd of copies leaves nothing in
+ * the page cache (through it, with its readahead, each would hold tens
+ * of MiB). Then 0 and 0.
+ */
+size_t cg_dsched_buffer(struct cg_dsched *s, bool room, size_t *reserve);
+
+/*
  * A request for [off, off + n) arrived with inflight requests of the
  * file in flight (this one included): served, queued or read
  */

@@ -264,6 +264,65 @@ static void test_local_room(void **state)
 	assert_true(cg_budget_local_room(40 * MiB, 8 * MiB, 32 * MiB, false));
 }
 
+/*
+ * Room, whichever way it is counted: the file's units, none when they are
+ * spent or the file fails for a moment, the process's own where no file
+ * can be had, and a bounce buffer always there
+ */
+static void test_room(void **state)
+{
+	int held = budget_open(), fd, err = -1;
+	bool room = false;
+
+	(void)state;
+	fd = cg_budget_room(kern, budget_open_or_fail, 0, 0, 12 * MiB, true,
+			    &room, &err);
+	assert_int_equal(fd, -1);
+	assert_true(room);
+	assert_int_equal(err, 0);
+
+	fd = cg_budget_room(kern, budget_open_or_fail, 0, 8 * MiB, 12 * MiB,
+			    true, &room, &err);
+	assert_true(fd >= 0);
+	assert_true(room);
+	assert_int_equal(err, 0);
+	assert_int_equal(cg_budget_used(kern, held, 12 * MiB), 8 * MiB);
+
+	/* spent: no room, whatever this process holds itself */
+	assert_int_equal(cg_budget_room(kern, budget_open_or_fail, 0,
+					8 * MiB, 12 * MiB, true, &room, &err),
+			 -1);
+	assert_false(room);
+	assert_int_equal(err, ENOSPC);
+	close(fd);
+
+	/* a failure for a moment is no room, never no limit */
+	open_error = EMFILE;
+	assert_int_equal(cg_budget_room(kern, budget_open_or_fail, 0, MiB,
+					12 * MiB, true, &room, &err),
+			 -1);
+	assert_false(room);
+	assert_int_equal(err, EMFILE);
+
+	/* no budget file here: the process's own total against the limit */
+	open_error = EACCES;
+	assert_int_equal(cg_budget_room(kern, budget_open_or_fail, 4 * MiB,
+					8 * MiB, 12 * MiB, true, &room, &err),
+			 -1);
+	assert_true(room);
+	assert_int_equal(err, EACCES);
+	cg_budget_room(kern, budget_open_or_fail, 8 * MiB, 8 * MiB, 12 * MiB,
+		       true, &room, &err);
+	assert_false(room);
+	/* ... to which a bounce buffer is not held */
+	cg_budget_room(kern, budget_open_or_fail, 8 * MiB, 8 * MiB, 12 * MiB,
+		       false, &room, &err);
+	assert_true(room);
+	open_error = 0;
+	assert_int_equal(cg_budget_used(kern, held, 12 * MiB), 0);
+	close(held);
+}
+
 /* A share with a smaller limit sees the same pool, up to its limit */
 static void test_limits_share_a_pool(void **state)
 {
@@ -363,6 +422,7 @@ int main(void)
 		cmocka_unit_test(test_failure_is_no_room),
 		cmocka_unit_test(test_lock_failures),
 		cmocka_unit_test(test_local_room),
+		cmocka_unit_test(test_room),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

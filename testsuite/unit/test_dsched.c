@@ -640,6 +640,40 @@ static void test_no_prefetch(void **state)
 	f_free(&f);
 }
 
+/*
+ * The buffer a stream maps: the prefetch's, with address space for its
+ * growths; without room in the budget none, and the stream reads direct
+ * on demand: every request a MISS, nothing filled, nothing grown
+ */
+static void test_no_room(void **state)
+{
+	struct fake f;
+	struct req *r = NULL;
+	size_t reserve = 1;
+	uint64_t off;
+
+	f_init(&f, AHEAD, MiB);
+	assert_int_equal(cg_dsched_buffer(&f.s, true, &reserve),
+			 (size_t)f.s.pf.nseg * f.s.pf.seg_size);
+	assert_true(f.s.pf.nseg > 0);
+	assert_int_equal(reserve, f.s.pf.seg_size * CG_PREFETCH_MAX_SEGS);
+	f_free(&f);
+
+	f_init(&f, AHEAD, MiB);
+	assert_int_equal(cg_dsched_buffer(&f.s, false, &reserve), 0);
+	assert_int_equal(reserve, 0);
+	for (off = 0; off < MiB; off += 64 * KiB) {
+		r = f_send(&f, off, 64 * KiB, 4);
+		f_drain(&f);
+		assert_int_equal(r->got, 64 * KiB);
+		req_free(r);
+	}
+	assert_int_equal(f.s.misses, 16);
+	assert_int_equal(f.s.pf.fills, 0);
+	assert_int_equal(f.grow_calls, 0);
+	f_free(&f);
+}
+
 /* A request on a loading segment waits, deferred once; the fill's
  * report serves it as a HIT */
 static void test_waiter_woken(void **state)
@@ -1143,6 +1177,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_miss_then_hits),
 		cmocka_unit_test(test_no_prefetch),
+		cmocka_unit_test(test_no_room),
 		cmocka_unit_test(test_waiter_woken),
 		cmocka_unit_test(test_write_while_filling),
 		cmocka_unit_test(test_truncate_while_filling),
