@@ -272,12 +272,10 @@ static void cg_wfile_catch_up(struct cg_wfile *wf)
 ssize_t cg_wfile_recvfile(struct cg_wfile *wf, int fromfd, off_t offset,
 			  size_t n)
 {
-	struct cg_wio wio = cg_write_begin(&wf->w, offset, n);
+	struct cg_wio wio = cg_write_begin_socket(&wf->w, offset, n);
 	ssize_t ret;
 	int err;
 
-	/* From the socket into the cache: never uncached */
-	wio.path = CG_PATH_NEXT;
 	ret = SMB_VFS_NEXT_RECVFILE(wf->handle, fromfd, wf->fsp, offset, n);
 	err = errno;
 	cg_wfile_ended(wf, &wio, ret);

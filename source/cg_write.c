@@ -165,6 +165,16 @@ struct cg_wio cg_write_begin(struct cg_writer *w, uint64_t off, size_t n)
 	return wio;
 }
 
+struct cg_wio cg_write_begin_socket(struct cg_writer *w,
+				    uint64_t off,
+				    size_t n)
+{
+	struct cg_wio wio = cg_write_begin(w, off, n);
+
+	wio.path = CG_PATH_NEXT;
+	return wio;
+}
+
 unsigned cg_write_failed(struct cg_writer *w, struct cg_wio *wio, int err)
 {
 	unsigned lacks = 0;

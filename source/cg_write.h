@@ -127,6 +127,16 @@ void cg_writer_init(struct cg_writer *w,
 struct cg_wio cg_write_begin(struct cg_writer *w, uint64_t off, size_t n);
 
 /*
+ * cg_write_begin for a write from the socket (recvfile): into the page
+ * cache through the next module, never uncached. Such a write is in the
+ * file when smbd answers it, so it cannot be held: a stream that
+ * outruns the device waits instead (cg_write_catch_up).
+ */
+struct cg_wio cg_write_begin_socket(struct cg_writer *w,
+				    uint64_t off,
+				    size_t n);
+
+/*
  * An uncached write failed with err; the caller writes the range again
  * through the next module. Returns the CG_FS_* flag the filesystem now
  * lacks, or 0.

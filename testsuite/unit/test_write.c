@@ -297,11 +297,8 @@ static uint64_t slow_device_worst(enum cg_mode mode,
 	init(&w, &cfg, mode);
 	*window = cfg.window;
 	for (off = 0; off < 512 * MiB;) {
-		wio = cg_write_begin(&w, off, MiB);
-		if (recvfile) {
-			/* as the glue's recvfile: from the socket, cached */
-			wio.path = CG_PATH_NEXT;
-		}
+		wio = recvfile ? cg_write_begin_socket(&w, off, MiB)
+			       : cg_write_begin(&w, off, MiB);
 		if (cg_write_end(&w, &wio, MiB, &plan)) {
 			assert_false(have);
 			job = plan;
@@ -369,8 +366,8 @@ static void test_recvfile_catch_up(void **state)
 
 	init(&w, &cfg, CG_MODE_DONTCACHE);
 	for (off = 0; off < 512 * MiB; off += MiB) {
-		wio = cg_write_begin(&w, off, MiB);
-		wio.path = CG_PATH_NEXT;	/* from the socket, cached */
+		wio = cg_write_begin_socket(&w, off, MiB);
+		assert_int_equal(wio.path, CG_PATH_NEXT);
 		if (cg_write_end(&w, &wio, MiB, &plan)) {
 			job = plan;	/* the device never finishes it */
 		}
