@@ -790,7 +790,7 @@ static int cg_direct_read_state_destructor(struct cg_direct_read_state *state)
  * tail only: the prefetch buffers of four smbclient copies hold all of
  * the default direct memory, and their reads must stay direct.
  * Otherwise into a bounce buffer, counted in the budget while it lives;
- * without room, NULL and errno CG_DIRECT_NO_BUDGET.
+ * without room, NULL and errno CG_DIRECT_NOT_NOW.
  */
 static struct cg_direct_job *cg_direct_read_job(struct cg_direct *d,
 						uint8_t *data,
@@ -817,7 +817,7 @@ static struct cg_direct_job *cg_direct_read_job(struct cg_direct *d,
 		budget_fd = cg_direct_budget_take(len, d->limit, false,
 						  &spent);
 		if (spent) {
-			errno = CG_DIRECT_NO_BUDGET;
+			errno = CG_DIRECT_NOT_NOW;
 			return NULL;
 		}
 	}
@@ -995,7 +995,7 @@ static void cg_direct_copy_done(struct cg_direct_job *job)
 			state->ret = job->w.ret;
 			tevent_req_done(state->req);
 		} else {
-			tevent_req_error(state->req, CG_DIRECT_NO_BUDGET);
+			tevent_req_error(state->req, CG_DIRECT_NOT_NOW);
 		}
 		return;
 	}

@@ -93,10 +93,10 @@ struct cg_direct;
 /*
  * size is the file's as the engine knows it (from an fstat at its first
  * read; smbd's stat may be older).
- * NULL when O_DIRECT cannot be used on fsp or the process's direct
- * memory budget is spent; *fail says which, and whether it is this
- * file's failure or its filesystem's. The caller then serves the stream
- * with drop-behind.
+ * NULL when O_DIRECT cannot be used on fsp; *fail says whether it is
+ * this file's failure or its filesystem's, for the engine
+ * (cg_file_direct_unavailable). A spent direct-memory budget is no
+ * failure: the stream reads direct without prefetch (cg_dsched_buffer).
  */
 struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 				 struct vfs_handle_struct *handle,

@@ -87,12 +87,12 @@ static enum cg_path cacheguard_choose(struct vfs_handle_struct *handle,
 	cacheguard_fs_learnt(fsp, lacks, "O_DIRECT", EINVAL);
 	DBG_INFO("%s: no direct reads (%s), mode %s\n",
 		 fsp_str_dbg(fsp),
-		 fail == CG_DIRECT_FAIL_MEMORY ? "over direct memory"
-		 : fail == CG_DIRECT_FAIL_FS   ? "no O_DIRECT on the filesystem"
+		 fail == CG_DIRECT_FAIL_FS    ? "no O_DIRECT on the filesystem"
 		 : fail == CG_DIRECT_FAIL_LEASE ? "smbd holds a kernel oplock"
 					       : "this file cannot be reopened",
 		 cg_mode_name(cgf->file.mode));
-	return CG_PATH_NEXT;
+	/* this read too, in the file's mode now */
+	return cg_file_choose(&cgf->file, io, n);
 }
 
 /*

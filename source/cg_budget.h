@@ -70,7 +70,7 @@ bool cg_budget_absent(int err);
  * its own direct memory, in_use bytes, to the limit: whether mem more
  * bytes fit. A bounce buffer (counted false: one request's, freed as it
  * completes) is not held to it, as the budget file does not count it
- * either when it has no room (CG_DIRECT_NO_BUDGET is for a full file).
+ * either when it has no room (CG_DIRECT_NOT_NOW is for a full file).
  */
 bool cg_budget_local_room(uint64_t in_use,
 			  uint64_t mem,

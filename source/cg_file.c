@@ -242,10 +242,6 @@ unsigned cg_file_direct_unavailable(struct cg_file *f,
 						 fs_lacks | f->below |
 							 CG_FS_NO_DIRECT));
 		return CG_FS_NO_DIRECT;
-	case CG_DIRECT_FAIL_MEMORY:
-		/* Not a failure: the budget is spent, as configured */
-		cg_file_set_mode(f, fd, CG_MODE_DONTNEED);
-		return 0;
 	case CG_DIRECT_FAIL_LEASE:
 		/* the file and its filesystem are fine: the next mode */
 		cg_file_set_mode(f, fd,
@@ -282,8 +278,8 @@ unsigned cg_file_read_failed(struct cg_file *f,
 		cg_file_fell_back(f, "no RWF_DONTCACHE");
 		return CG_FS_NO_DONTCACHE;
 	}
-	if (path == CG_PATH_DIRECT && err == CG_DIRECT_NO_BUDGET) {
-		return 0;	/* no failure: the budget is spent, as set */
+	if (path == CG_PATH_DIRECT && err == CG_DIRECT_NOT_NOW) {
+		return 0;	/* no failure: read again, this once */
 	}
 	if (path == CG_PATH_DIRECT) {
 		cg_file_set_mode(f, fd, CG_MODE_DONTNEED);

@@ -49,7 +49,6 @@ enum cg_path {
 enum cg_direct_fail {
 	CG_DIRECT_FAIL_FILE = 0,	/* this file only: others keep direct */
 	CG_DIRECT_FAIL_FS,		/* the filesystem refuses O_DIRECT */
-	CG_DIRECT_FAIL_MEMORY,		/* over cacheguard:direct memory */
 	/*
 	 * smbd holds a kernel oplock (kernel oplocks = yes: a lease, for a
 	 * client's batch or exclusive oplock) on the file: any second open,
@@ -197,11 +196,13 @@ unsigned cg_file_direct_unavailable(struct cg_file *f,
 				    unsigned fs_lacks);
 
 /*
- * A direct request the prefetch could not serve found no room in the
- * server's budget for its bounce buffer (the errno it fails with): it is
- * read through the next module, this once, and nothing else changes
+ * The errno of a direct request that failed for no fault of the file or
+ * its filesystem: one the prefetch could not serve found no room in the
+ * server's budget for its bounce buffer, or a copy out of the prefetch
+ * failed after its stream had gone (the file closing under it). It is
+ * read through the next module, this once, and nothing else changes.
  */
-#define CG_DIRECT_NO_BUDGET ENOBUFS
+#define CG_DIRECT_NOT_NOW ENOBUFS
 
 /*
  * A read on path failed with err; the caller reads the range again

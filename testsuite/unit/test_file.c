@@ -308,7 +308,7 @@ static void test_zerocopy(void **state)
 	start(&f, &cfg, CG_MODE_DIRECT, NONE);
 	assert_false(cg_file_zerocopy_ok(&f));
 	/* direct set up failed: the file is served as dontneed */
-	cg_file_direct_unavailable(&f, 3, CG_DIRECT_FAIL_MEMORY, NONE);
+	cg_file_direct_unavailable(&f, 3, CG_DIRECT_FAIL_FILE, NONE);
 	assert_true(cg_file_zerocopy_ok(&f));
 	/* a dontcache stream that others share reads through the cache */
 	start(&f, &cfg, CG_MODE_DONTCACHE, NONE);
@@ -366,7 +366,7 @@ static void test_failures(void **state)
 	/* No room in the budget for one request: not a failure at all */
 	start(&f, &cfg, CG_MODE_DIRECT, NONE);
 	assert_int_equal(cg_file_read_failed(&f, 3, CG_PATH_DIRECT,
-					     CG_DIRECT_NO_BUDGET, NONE),
+					     CG_DIRECT_NOT_NOW, NONE),
 			 0);
 	assert_int_equal(f.mode, CG_MODE_DIRECT);
 	assert_int_equal(f.fallbacks, 0);
@@ -516,7 +516,7 @@ static void test_read_after(void **state)
 		 CG_CALL_DIRECT, -1, EIO, CG_AFTER_FELL_BACK, NONE, 1, false},
 		{"direct, no budget for this one: no fallback",
 		 CG_MODE_DIRECT, false, CG_PATH_DIRECT, CG_CALL_DIRECT, -1,
-		 CG_DIRECT_NO_BUDGET, CG_AFTER_FELL_BACK, NONE, 0, false},
+		 CG_DIRECT_NOT_NOW, CG_AFTER_FELL_BACK, NONE, 0, false},
 	};
 	struct cg_config cfg;
 	struct cg_file f;
@@ -574,8 +574,6 @@ static void test_direct_unavailable(void **state)
 		 NO_DIO, 0},
 		{CG_MODE_DIRECT, NONE, CG_DIRECT_FAIL_FILE, CG_MODE_DONTNEED,
 		 NONE, 1},
-		{CG_MODE_DIRECT, NONE, CG_DIRECT_FAIL_MEMORY, CG_MODE_DONTNEED,
-		 NONE, 0},
 		{CG_MODE_DIRECT, NONE, CG_DIRECT_FAIL_LEASE, CG_MODE_DONTNEED,
 		 NONE, 1},
 		{CG_MODE_AUTO, NO_DC, CG_DIRECT_FAIL_LEASE, CG_MODE_DONTNEED,
@@ -588,7 +586,7 @@ static void test_direct_unavailable(void **state)
 	/* No room in the budget for one request: not a failure at all */
 	start(&f, &cfg, CG_MODE_DIRECT, NONE);
 	assert_int_equal(cg_file_read_failed(&f, 3, CG_PATH_DIRECT,
-					     CG_DIRECT_NO_BUDGET, NONE),
+					     CG_DIRECT_NOT_NOW, NONE),
 			 0);
 	assert_int_equal(f.mode, CG_MODE_DIRECT);
 	assert_int_equal(f.fallbacks, 0);
