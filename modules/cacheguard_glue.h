@@ -72,12 +72,17 @@ struct tevent_req *cg_uncached_pread_send(TALLOC_CTX *mem_ctx,
 					  unsigned ioprio);
 ssize_t cg_uncached_pread_recv(struct tevent_req *req,
 			       struct vfs_aio_state *vfs_aio_state);
-/* The same, synchronously, for SMB_VFS_PREAD; -1 and errno on failure */
+/*
+ * The same, synchronously, for SMB_VFS_PREAD, on smbd's main thread at
+ * ioprio for the read's time, as a job's thread is; -1 and errno on
+ * failure
+ */
 ssize_t cg_uncached_pread(int fd,
 			  void *data,
 			  size_t n,
 			  off_t offset,
-			  int flags);
+			  int flags,
+			  unsigned ioprio);
 
 /*
  * Direct reads (cacheguard_direct.c): aligned O_DIRECT reads on a second

@@ -171,6 +171,7 @@ ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
 	int fd = fsp_get_io_fd(fsp);
 	enum cg_path path;
 	struct cg_io io;
+	unsigned ioprio;
 	ssize_t ret = -1;
 	int err;
 
@@ -178,17 +179,18 @@ ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
 		return SMB_VFS_NEXT_PREAD(handle, fsp, data, n, offset);
 	}
 	cgf->file.calls.pread++;
+	ioprio = cgf->file.stream.cfg->stream_ioprio;
 	io = cg_read_begin(&cgf->file.stream, fd, offset, n);
 	path = cacheguard_choose(handle, fsp, cgf, &io, n);
 	do {
 		switch (cg_file_call(&io, path)) {
 		case CG_CALL_DONTCACHE:
 			ret = cg_uncached_pread(fd, data, n, offset,
-						CG_RWF_DONTCACHE);
+						CG_RWF_DONTCACHE, ioprio);
 			break;
 		case CG_CALL_PIECES:
 			ret = cg_uncached_pread(fd, data, n, offset,
-						CG_READ_DROP);
+						CG_READ_DROP, ioprio);
 			break;
 		case CG_CALL_DIRECT:
 			ret = cg_direct_pread(

@@ -55,14 +55,20 @@ ssize_t cg_uncached_pread(int fd,
 			  void *data,
 			  size_t n,
 			  off_t offset,
-			  int flags)
+			  int flags,
+			  unsigned ioprio)
 {
+	int saved = cg_ioprio_enter(ioprio);
 	ssize_t ret;
+	int err;
 
 	START_PROFILE_BYTES(syscall_pread, n);
 	ret = cg_pread_full(&cg_sys_linux, fd, data, n, (uint64_t)offset,
 			    flags);
 	END_PROFILE_BYTES(syscall_pread);
+	err = errno;
+	cg_ioprio_leave(saved);
+	errno = err;
 	return ret;
 }
 

@@ -6,8 +6,9 @@
 # thread): on a direct share with "idle" the O_DIRECT reads of the pool
 # threads are issued while the thread is in the idle class, and each
 # thread gets its own priority back after; on a dontcache share with
-# "low" the uncached reads are at best-effort 7; a share without the
-# option makes no ioprio_set call. Whether the device's scheduler
+# "low" the uncached reads are at best-effort 7; the same on the
+# synchronous read path (aio read size = 0), where smbd's own thread
+# reads; a share without the option makes no ioprio_set call. Whether the device's scheduler
 # honours it is the benchmark's question (make bench, scenarios D, E).
 set -u
 . "$(dirname "$0")/../lib/check.sh"
@@ -28,6 +29,12 @@ cg_share direct_idle "vfs objects = cacheguard" "cacheguard:mode = direct" \
 cg_share direct_none "vfs objects = cacheguard" "cacheguard:mode = direct"
 cg_share dontcache_low "vfs objects = cacheguard" \
 	"cacheguard:mode = dontcache" "cacheguard:stream ioprio = low"
+cg_share dontcache_low_sync "vfs objects = cacheguard" \
+	"cacheguard:mode = dontcache" "cacheguard:stream ioprio = low" \
+	"aio read size = 0"
+cg_share direct_idle_sync "vfs objects = cacheguard" \
+	"cacheguard:mode = direct" "cacheguard:stream ioprio = idle" \
+	"aio read size = 0"
 cg_smbd_start || { cg_fail "smbd starts" "see above"; exit 1; }
 head -c "$SIZE" /dev/urandom >"$CG_SHARE/big.bin"
 chmod 0644 "$CG_SHARE/big.bin"
@@ -93,6 +100,8 @@ in_class()
 
 in_class direct_idle "IOPRIO_CLASS_IDLE, 0" "the idle class"
 in_class dontcache_low "IOPRIO_CLASS_BE, 7" "best-effort 7"
+in_class dontcache_low_sync "IOPRIO_CLASS_BE, 7" "best-effort 7"
+in_class direct_idle_sync "IOPRIO_CLASS_IDLE, 0" "the idle class"
 
 traced direct_none
 cg_expect "[direct_none] without the option, no ioprio_set call" \
