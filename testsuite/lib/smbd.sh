@@ -427,24 +427,33 @@ cg_smbd_pids()
 			print $1 }'
 }
 
+# cg_rss_anon_of PID...: "SUM MAX", the RssAnon of those processes
+# summed and the largest one's, in bytes ("0 0" when all are gone); one
+# grep for all of them, so that a sampler stays a few processes per line.
+# The one reader of RssAnon: cg_rss_anon and cg_smbd_rss_anon use it.
+cg_rss_anon_of()
+{
+	[ $# -gt 0 ] && printf '/proc/%s/status\n' "$@" |
+		xargs -r grep -hs '^RssAnon:' |
+		awk '{ s += $2; if ($2 > m) m = $2 }
+		     END { print s * 1024, m * 1024 }' ||
+		echo "0 0"
+}
+
 # cg_rss_anon PID: its anonymous resident memory in bytes (0 if gone)
 cg_rss_anon()
 {
-	local kb
+	local sum max
 
-	kb=$(awk '$1 == "RssAnon:" {print $2}' "/proc/$1/status" 2>/dev/null)
-	echo $((${kb:-0} * 1024))
+	read -r sum max < <(cg_rss_anon_of "$1")
+	echo "$sum"
 }
 
-# cg_smbd_rss_anon: "SUM MAX", the RssAnon of all the server's smbd
-# processes summed and the largest one's, in bytes; one grep for all of
-# them, so that a sampler stays a few processes per line
+# cg_smbd_rss_anon: "SUM MAX" of all the server's smbd processes
 cg_smbd_rss_anon()
 {
-	cg_smbd_pids | sed 's|.*|/proc/&/status|' |
-		xargs -r grep -s '^RssAnon:' |
-		awk '{ s += $2; if ($2 > m) m = $2 }
-		     END { print s * 1024, m * 1024 }'
+	# shellcheck disable=SC2046 # one PID per word
+	cg_rss_anon_of $(cg_smbd_pids)
 }
 
 # cg_session_open SHARE NAME: a long smbclient session on SHARE that
