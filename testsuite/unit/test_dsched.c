@@ -620,23 +620,30 @@ static void test_miss_then_hits(void **state)
 	f_free(&f);
 }
 
+/* A MiB read in 64 KiB requests: each a MISS, nothing filled or grown */
+static void misses_only(struct fake *f)
+{
+	struct req *r = NULL;
+	uint64_t off;
+
+	for (off = 0; off < MiB; off += 64 * KiB) {
+		r = f_send(f, off, 64 * KiB, 4);
+		f_drain(f);
+		assert_int_equal(r->got, 64 * KiB);
+		req_free(r);
+	}
+	assert_int_equal(f->s.misses, 16);
+	assert_int_equal(f->s.pf.fills, 0);
+	assert_int_equal(f->grow_calls, 0);
+}
+
 /* No prefetch: every request is a MISS and nothing is filled */
 static void test_no_prefetch(void **state)
 {
 	struct fake f;
-	struct req *r = NULL;
-	uint64_t off;
 
 	f_init(&f, 0, MiB);
-	for (off = 0; off < MiB; off += 64 * KiB) {
-		r = f_send(&f, off, 64 * KiB, 4);
-		f_drain(&f);
-		assert_int_equal(r->got, 64 * KiB);
-		req_free(r);
-	}
-	assert_int_equal(f.s.misses, 16);
-	assert_int_equal(f.s.pf.fills, 0);
-	assert_int_equal(f.grow_calls, 0);
+	misses_only(&f);
 	f_free(&f);
 }
 
@@ -648,9 +655,7 @@ static void test_no_prefetch(void **state)
 static void test_no_room(void **state)
 {
 	struct fake f;
-	struct req *r = NULL;
 	size_t reserve = 1;
-	uint64_t off;
 
 	f_init(&f, AHEAD, MiB);
 	assert_int_equal(cg_dsched_buffer(&f.s, true, &reserve),
@@ -662,15 +667,7 @@ static void test_no_room(void **state)
 	f_init(&f, AHEAD, MiB);
 	assert_int_equal(cg_dsched_buffer(&f.s, false, &reserve), 0);
 	assert_int_equal(reserve, 0);
-	for (off = 0; off < MiB; off += 64 * KiB) {
-		r = f_send(&f, off, 64 * KiB, 4);
-		f_drain(&f);
-		assert_int_equal(r->got, 64 * KiB);
-		req_free(r);
-	}
-	assert_int_equal(f.s.misses, 16);
-	assert_int_equal(f.s.pf.fills, 0);
-	assert_int_equal(f.grow_calls, 0);
+	misses_only(&f);
 	f_free(&f);
 }
 
