@@ -26,7 +26,9 @@
  *                              +--> RWF_DONTCACHE --fail--> NEXT +
  *                                                               |
  *   cg_write_end --> plan? --> writeback job in smbd's pool  <--+
- *                              (sync_file_range, DONTNEED)
+ *         |                    (sync_file_range, DONTNEED)
+ *         +--> lagging? pwrite_send: its answer held until the job ends
+ *                       pwrite, recvfile: cg_write_catch_up, waited for
  *                                      |
  *   flush --> NEXT fsync --> job in flight? wait --> kept error first
  *
@@ -189,7 +191,38 @@ not_run:
 			 0);
 }
 
-/* A write of nwritten bytes ended: the engine may plan a job */
+/*
+ * A write whose answer cannot be held (synchronous, or recvfile's: smbd
+ * answers as the hook returns) ended while the stream lags: it waits
+ * here, on smbd's main thread, for what it wrote to be written back, and
+ * drops it, as the kernel's dirty throttling makes any writer wait (the
+ * main thread was blocked by the write itself anyway)
+ */
+static void cg_wfile_catch_up(struct cg_wfile *wf, const struct cg_wio *wio)
+{
+	struct cg_wb_plan plan;
+	int err;
+
+	if (!cg_write_catch_up(&wf->w, wio, &plan)) {
+		return;
+	}
+	err = cg_write_writeback(&cg_sys_linux, fsp_get_io_fd(wf->fsp),
+				 &plan);
+	if (err != 0) {
+		DBG_ERR("%s: writeback of [%ju, %ju) failed: %s; kept for "
+			"the client's next flush\n",
+			fsp_str_dbg(wf->fsp),
+			(uintmax_t)plan.wait.off,
+			(uintmax_t)plan.wait.end,
+			strerror(err));
+	}
+	cg_write_caught_up(&wf->w, err);
+}
+
+/*
+ * A write of nwritten bytes ended: the engine may plan a job, and a
+ * write whose answer cannot be held catch up
+ */
 static void cg_wfile_ended(struct cg_wfile *wf,
 			   const struct cg_wio *wio,
 			   ssize_t nwritten)
@@ -198,6 +231,9 @@ static void cg_wfile_ended(struct cg_wfile *wf,
 
 	if (cg_write_end(&wf->w, wio, nwritten, &plan)) {
 		cg_wb_start(wf, &plan);
+	}
+	if (nwritten > 0) {
+		cg_wfile_catch_up(wf, wio);
 	}
 }
 
@@ -219,7 +255,7 @@ ssize_t cg_wfile_pwrite(struct cg_wfile *wf,
 			size_t n,
 			off_t offset)
 {
-	struct cg_wio wio = cg_write_begin(&wf->w, offset, n);
+	struct cg_wio wio = cg_write_begin_sync(&wf->w, offset, n);
 	ssize_t ret = -1;
 	int err;
 
@@ -241,34 +277,6 @@ ssize_t cg_wfile_pwrite(struct cg_wfile *wf,
 	return ret;
 }
 
-/*
- * recvfile's writes are in the file when smbd answers them, so they
- * cannot be held: a stream that outruns the device waits here, on smbd's
- * main thread, for what it wrote to be written back, and drops it, as
- * the kernel's dirty throttling makes any writer wait (recvfile blocks
- * the main thread on the socket anyway)
- */
-static void cg_wfile_catch_up(struct cg_wfile *wf)
-{
-	struct cg_wb_plan plan;
-	int err;
-
-	if (!cg_write_catch_up(&wf->w, &plan)) {
-		return;
-	}
-	err = cg_write_writeback(&cg_sys_linux, fsp_get_io_fd(wf->fsp),
-				 &plan);
-	if (err != 0) {
-		DBG_ERR("%s: writeback of [%ju, %ju) failed: %s; kept for "
-			"the client's next flush\n",
-			fsp_str_dbg(wf->fsp),
-			(uintmax_t)plan.wait.off,
-			(uintmax_t)plan.wait.end,
-			strerror(err));
-	}
-	cg_write_caught_up(&wf->w, err);
-}
-
 ssize_t cg_wfile_recvfile(struct cg_wfile *wf, int fromfd, off_t offset,
 			  size_t n)
 {
@@ -279,9 +287,6 @@ ssize_t cg_wfile_recvfile(struct cg_wfile *wf, int fromfd, off_t offset,
 	ret = SMB_VFS_NEXT_RECVFILE(wf->handle, fromfd, wf->fsp, offset, n);
 	err = errno;
 	cg_wfile_ended(wf, &wio, ret);
-	if (ret > 0) {
-		cg_wfile_catch_up(wf);
-	}
 	errno = err;
 	return ret;
 }
@@ -635,6 +640,8 @@ ssize_t cg_write_pwrite(struct vfs_handle_struct *handle,
 
 	cg_changes(fsp, "pwrite", offset, n);
 	if (wf != NULL) {
+		DBG_DEBUG("%s: synchronous pwrite of %zu at %jd\n",
+			  fsp_str_dbg(fsp), n, (intmax_t)offset);
 		ret = cg_wfile_pwrite(wf, data, n, offset);
 	} else {
 		ret = SMB_VFS_NEXT_PWRITE(handle, fsp, data, n, offset);

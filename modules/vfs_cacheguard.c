@@ -51,10 +51,10 @@
  *
  * Every read path smbd uses for SMB2 READ comes through the module:
  * pread_send (the default, "aio read size = 1"), sendfile ("use sendfile
- * = yes") and plain pread (cacheguard_read.c). Reads that are not part of a stream go to the next module
- * untouched. A fast path that fails (EOPNOTSUPP, EINVAL, anything) is
- * retried as a plain buffered read, so the client always gets the bytes
- * pread() would have returned:
+ * = yes") and plain pread (cacheguard_read.c). Reads that are not part
+ * of a stream go to the next module untouched. A fast path that fails
+ * (EOPNOTSUPP, EINVAL, anything) is retried as a plain buffered read, so
+ * the client always gets the bytes pread() would have returned:
  *
  *   pread_send --> choose path --+--> NEXT pread_send ----------+--> done
  *                                +--> uncached / direct --fail--+

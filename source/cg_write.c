@@ -165,11 +165,19 @@ struct cg_wio cg_write_begin(struct cg_writer *w, uint64_t off, size_t n)
 	return wio;
 }
 
+struct cg_wio cg_write_begin_sync(struct cg_writer *w, uint64_t off, size_t n)
+{
+	struct cg_wio wio = cg_write_begin(w, off, n);
+
+	wio.unheld = true;
+	return wio;
+}
+
 struct cg_wio cg_write_begin_socket(struct cg_writer *w,
 				    uint64_t off,
 				    size_t n)
 {
-	struct cg_wio wio = cg_write_begin(w, off, n);
+	struct cg_wio wio = cg_write_begin_sync(w, off, n);
 
 	wio.path = CG_PATH_NEXT;
 	return wio;
@@ -325,13 +333,15 @@ bool cg_write_lagging(const struct cg_writer *w)
 	       w->seq.front > from + CG_W_MAX_BEHIND * w->cfg->window;
 }
 
-bool cg_write_catch_up(struct cg_writer *w, struct cg_wb_plan *plan)
+bool cg_write_catch_up(struct cg_writer *w,
+		       const struct cg_wio *wio,
+		       struct cg_wb_plan *plan)
 {
 	uint64_t window = w->cfg->window;
 	uint64_t end = w->started_to;
 
 	*plan = (struct cg_wb_plan){.start = {0, 0}, .wait = {0, 0}};
-	if (!cg_write_lagging(w)) {
+	if (!wio->unheld || !cg_write_lagging(w)) {
 		return false;
 	}
 	/* everything written in whole windows, as a job would start it */

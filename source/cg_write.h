@@ -112,6 +112,12 @@ struct cg_wio {
 	uint64_t off;
 	bool in_stream;
 	enum cg_path path;	/* CG_PATH_NEXT or CG_PATH_UNCACHED */
+	/*
+	 * Its answer cannot be held (cg_write_lagging): a synchronous
+	 * write or recvfile's, which smbd answers as the hook returns. A
+	 * stream of them that lags catches up instead (cg_write_catch_up).
+	 */
+	bool unheld;
 };
 
 /*
@@ -127,11 +133,11 @@ void cg_writer_init(struct cg_writer *w,
 struct cg_wio cg_write_begin(struct cg_writer *w, uint64_t off, size_t n);
 
 /*
- * cg_write_begin for a write from the socket (recvfile): into the page
- * cache through the next module, never uncached. Such a write is in the
- * file when smbd answers it, so it cannot be held: a stream that
- * outruns the device waits instead (cg_write_catch_up).
+ * cg_write_begin for a write whose answer cannot be held: a synchronous
+ * one (SMB_VFS_PWRITE), or one from the socket (recvfile), which goes
+ * into the page cache through the next module, never uncached
  */
+struct cg_wio cg_write_begin_sync(struct cg_writer *w, uint64_t off, size_t n);
 struct cg_wio cg_write_begin_socket(struct cg_writer *w,
 				    uint64_t off,
 				    size_t n);
@@ -165,13 +171,16 @@ bool cg_write_replan(struct cg_writer *w, struct cg_wb_plan *plan);
 bool cg_write_lagging(const struct cg_writer *w);
 
 /*
- * A write that cannot be held (recvfile: its bytes are in the file when
- * the hook returns, and smbd answers it at once) ended while the stream
- * lags: the caller writes back and drops plan->wait itself, now, as the
+ * After every write that ended with bytes written: true when it was one
+ * whose answer cannot be held (wio->unheld) and the stream lags. The
+ * caller then writes back and drops plan->wait itself, now, as the
  * kernel's dirty throttling makes a writer wait, and reports the result
- * with cg_write_caught_up(). False when there is nothing to wait for.
+ * with cg_write_caught_up(). False when there is nothing to wait for,
+ * or the answer of the write can be held instead.
  */
-bool cg_write_catch_up(struct cg_writer *w, struct cg_wb_plan *plan);
+bool cg_write_catch_up(struct cg_writer *w,
+		       const struct cg_wio *wio,
+		       struct cg_wb_plan *plan);
 /* The catch-up's writeback ended with err: kept as a job's error is */
 void cg_write_caught_up(struct cg_writer *w, int err);
 

@@ -3,7 +3,8 @@
 # Uploads through real smbd and smbclient: a 1 GiB + 123 byte put through
 # every mode is byte-identical and leaves at most 48 MiB of the file
 # cached, peaking at 64 MiB while it runs (a plain share keeps it all);
-# the same through smbd's recvfile path (96 MiB per mode); a small file
+# the same through smbd's recvfile path and its synchronous writes (aio
+# write size = 0; 96 MiB per mode); a small file
 # and random writes stay cached; a client that vanishes, or
 # its smbd killed, mid-upload loses no acknowledged byte; and a
 # writeback error the module's own sync_file_range saw reaches the
@@ -37,6 +38,13 @@ cg_share plain
 for m in $modes; do
 	cg_share "$m" "vfs objects = cacheguard" "cacheguard:mode = $m" \
 		"cacheguard:window = 8M"
+done
+
+# Synchronous writes (aio write size = 0): answered as the hook returns,
+# so a stream that lags catches up instead of being held
+for m in dontneed dontcache; do
+	cg_share "syncw-$m" "vfs objects = cacheguard" "cacheguard:mode = $m" \
+		"cacheguard:window = 8M" "aio write size = 0"
 done
 
 # Every write followed by smbd's own fsync, through the module's hook
@@ -163,6 +171,22 @@ cg_expect "[sync always] the upload was a write stream" \
 	grep -qE "mid.bin: written $((96 * MiB + 5)) mode dontneed; .*jobs" \
 	"$CG_LOG"
 rm -f "$CG_SHARE/mid.bin"
+
+for m in dontneed dontcache; do
+	before=$(grep -c "mid.bin: synchronous pwrite of " "$CG_LOG")
+	put "syncw-$m" mid.bin "$CG_ROOT/mid.bin"
+	cg_expect "[$m] synchronous writes: a 96 MiB upload is byte-identical" \
+		test "$same" = yes
+	cg_expect "[$m] synchronous writes: through the module's pwrite" test \
+		"$(grep -c "mid.bin: synchronous pwrite of " "$CG_LOG")" \
+		-gt "$before"
+	# the same bounds as smbd's asynchronous writes (above)
+	cg_expect_le "[$m] synchronous writes: cached after the upload" \
+		"$resident" $((48 * MiB))
+	cg_expect_le "[$m] synchronous writes: peak cached during the upload" \
+		"$peak" $((64 * MiB))
+	rm -f "$CG_SHARE/mid.bin"
+done
 
 # Below min file size (16M): untouched, in every mode
 head -c $((12 * MiB)) /dev/urandom >"$CG_ROOT/small.bin"

@@ -259,8 +259,9 @@ static void test_reorder_writeback(void **state)
  * The clients' uploads, as they reach the module (issue 25): Windows'
  * CopyFileEx writes 1 MiB with ten outstanding, which smbd's threads
  * finish in any order (one such order here); Linux's cifs client writes
- * back up to 4 MiB at a time (its wsize), several in flight; two here. Each is one stream, written back in order, with
- * nothing dirty more than three windows behind the front, and the close
+ * back up to 4 MiB at a time (its wsize), several in flight; two here.
+ * Each is one stream, written back in order, with nothing dirty more
+ * than three windows behind the front, and the close
  * drops all of it.
  */
 static void test_clients_uploads(void **state)
@@ -347,15 +348,15 @@ static void test_footprint_bound(void **state)
 }
 
 /*
- * recvfile's writes cannot be held: smbd answers them at once. With a
- * device that never finishes the job in flight, a stream of them keeps
- * at most CG_W_MAX_BEHIND windows and a write past what is dropped, the
- * glue catching up (cg_write_catch_up) whenever the stream lags; the
- * catch-up's wait starts where the last one ended, and a job planned
- * after it does not take dropped_to back. Without catch-ups, the 512 MiB
- * would all stay cached.
+ * Writes whose answers cannot be held, recvfile's and synchronous ones:
+ * smbd answers them at once. With a device that never finishes the job
+ * in flight, a stream of them keeps at most CG_W_MAX_BEHIND windows and
+ * a write past what is dropped, the glue catching up (cg_write_catch_up)
+ * whenever the stream lags; the catch-up's wait starts where the last
+ * one ended, and a job planned after it does not take dropped_to back.
+ * Without catch-ups, the 512 MiB would all stay cached.
  */
-static void test_recvfile_catch_up(void **state)
+static void unheld_catch_up(enum cg_mode mode, bool socket)
 {
 	struct cg_config cfg;
 	struct cg_writer w;
@@ -364,14 +365,17 @@ static void test_recvfile_catch_up(void **state)
 	uint64_t off, dropped = 0, worst = 0;
 	unsigned catch_ups = 0;
 
-	init(&w, &cfg, CG_MODE_DONTCACHE);
+	init(&w, &cfg, mode);
 	for (off = 0; off < 512 * MiB; off += MiB) {
-		wio = cg_write_begin_socket(&w, off, MiB);
-		assert_int_equal(wio.path, CG_PATH_NEXT);
+		wio = socket ? cg_write_begin_socket(&w, off, MiB)
+			     : cg_write_begin_sync(&w, off, MiB);
+		if (socket) {
+			assert_int_equal(wio.path, CG_PATH_NEXT);
+		}
 		if (cg_write_end(&w, &wio, MiB, &plan)) {
 			job = plan;	/* the device never finishes it */
 		}
-		if (cg_write_catch_up(&w, &plan)) {
+		if (cg_write_catch_up(&w, &wio, &plan)) {
 			catch_ups++;
 			assert_int_equal(plan.wait.off, dropped);
 			assert_true(plan.wait.end > dropped);
@@ -393,6 +397,18 @@ static void test_recvfile_catch_up(void **state)
 	/* a catch-up's writeback error is kept for the client's flush */
 	cg_write_caught_up(&w, EIO);
 	assert_int_equal(cg_write_flush(&w, 0), EIO);
+}
+
+/* recvfile into a dontcache share: from the socket, through the cache */
+static void test_recvfile_catch_up(void **state)
+{
+	unheld_catch_up(CG_MODE_DONTCACHE, true);
+}
+
+/* SMB_VFS_PWRITE (aio write size = 0): answered as it returns */
+static void test_sync_catch_up(void **state)
+{
+	unheld_catch_up(CG_MODE_DONTNEED, false);
 }
 
 /* A job in flight holds back the next one; nothing is lost meanwhile */
@@ -418,6 +434,8 @@ static void test_one_job(void **state)
 	assert_true(cg_write_busy(&w));
 	/* 64 MiB written, nothing waited for: the writes are held back */
 	assert_true(cg_write_lagging(&w));
+	/* ... which is pwrite_send's way: its writes never catch up */
+	assert_false(cg_write_catch_up(&w, &wio, &plan));
 	cg_write_wb_done(&w, &held, 0);
 	assert_false(cg_write_lagging(&w));
 	wio = cg_write_begin(&w, off, MiB);
@@ -596,6 +614,7 @@ int main(void)
 		cmocka_unit_test_setup(test_one_job, setup),
 		cmocka_unit_test_setup(test_footprint_bound, setup),
 		cmocka_unit_test_setup(test_recvfile_catch_up, setup),
+		cmocka_unit_test_setup(test_sync_catch_up, setup),
 		cmocka_unit_test_setup(test_error_reaches_flush, setup),
 		cmocka_unit_test_setup(test_start_error_is_no_error, setup),
 		cmocka_unit_test_setup(test_dontcache, setup),
