@@ -318,6 +318,21 @@ cg_resident()
 	"$CG_BUILD/cgcache" stat "$@"
 }
 
+# cg_kept FILE [OFF LEN]: the bytes of a file that nobody dropped, the
+# lower bound of a "stays cached" check: those resident and those the
+# kernel's reclaim took (cgcache evicted). The machine's other work may
+# push a page the module left out of memory; only an invalidation, the
+# module's POSIX_FADV_DONTNEED, leaves no trace where the page was.
+# Without cachestat (Linux before 6.5) the resident bytes alone.
+cg_kept()
+{
+	local resident evicted
+
+	resident=$(cg_resident "$@") || return 1
+	evicted=$("$CG_BUILD/cgcache" evicted "$@" 2>/dev/null) || evicted=0
+	echo $((resident + evicted))
+}
+
 # cg_sample_start FILE...: sample the files' residency, summed, in the
 # background, every 100 ms for at most 5 minutes, until cg_sample_stop;
 # that sets CG_PEAK, the largest sample in bytes (0 without one). With
