@@ -345,6 +345,7 @@ struct cg_direct_job {
 	struct cg_djob w;
 	struct cg_once once;		/* who runs it (cg_once.h) */
 	bool reported;			/* by the sync path already */
+	bool paced;			/* a MISS the scheduler counts */
 	struct cg_direct_io *io;
 	size_t bounce_len;		/* w.bounce is owned */
 	int budget_fd;			/* the bounce buffer's units */
@@ -601,7 +602,7 @@ static bool cg_direct_grow(void *priv, size_t extra)
 static bool cg_direct_start_copy(void *priv,
 				 struct cg_dsched_req *r,
 				 size_t avail);
-static void cg_direct_start_read(void *priv, struct cg_dsched_req *r);
+static bool cg_direct_start_read(void *priv, struct cg_dsched_req *r);
 static void cg_direct_defer(void *priv, struct cg_dsched_req *r);
 static bool cg_direct_finish_fills(void *priv, uint64_t off, size_t n);
 
@@ -649,6 +650,17 @@ static int cg_direct_destructor(struct cg_direct *d)
 		  (uintmax_t)d->sched.pf.fills,
 		  (uintmax_t)d->sched.pf.discarded,
 		  (uintmax_t)d->sched.pf.unsettled);
+	if (d->sched.pace.max != 0) {
+		DBG_DEBUG("direct stream paced: window %u, at most %u "
+			  "reads at once, baseline %ju us/MiB, %ju held, %ju "
+			  "grows, %ju cuts\n",
+			  d->sched.pace.window,
+			  d->sched.pace.peak,
+			  (uintmax_t)(cg_pace_base(&d->sched.pace) / 1000),
+			  (uintmax_t)d->sched.held,
+			  (uintmax_t)d->sched.pace.grows,
+			  (uintmax_t)d->sched.pace.cuts);
+	}
 	if (d->io->mem_used > 0 && d->io->huge_known) {
 		DBG_NOTICE("%s: prefetch buffer %zu bytes, %ju in huge pages "
 			   "(THP %s)%s\n",
@@ -705,6 +717,7 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 	cg_dsched_init(&d->sched, &cg_direct_sched_ops, d,
 		       cfg->direct_prefetch, seg_align, size,
 		       cfg->direct_memory);
+	cg_dsched_pace(&d->sched, cfg->stream_pacing);
 	mem = cg_prefetch_memory(&d->sched.pf);
 	budget_fd = cg_direct_budget_take(mem, cfg->direct_memory, true,
 					  &spent);
@@ -865,7 +878,7 @@ static ssize_t cg_direct_read_result(const struct cg_direct_job *job,
 	return (ssize_t)got;
 }
 
-static void cg_direct_read_start(struct cg_direct *d,
+static bool cg_direct_read_start(struct cg_direct *d,
 				 struct cg_direct_read_state *state)
 {
 	struct cg_direct_job *job = NULL;
@@ -874,16 +887,18 @@ static void cg_direct_read_start(struct cg_direct *d,
 				 &state->plan);
 	if (job == NULL) {
 		tevent_req_error(state->req, errno);
-		return;
+		return false;
 	}
 	job->rs = state;
+	job->paced = true;
 	if (!cg_direct_job_start(d, state->ev, job)) {
 		TALLOC_FREE(job);
 		tevent_req_error(state->req, ENOMEM);
-		return;
+		return false;
 	}
 	state->job = job;
 	DLIST_ADD(d->jobs, job);
+	return true;
 }
 
 static void cg_direct_read_done(struct cg_direct_job *job)
@@ -893,6 +908,10 @@ static void cg_direct_read_done(struct cg_direct_job *job)
 
 	if (job->d != NULL) {
 		DLIST_REMOVE(job->d->jobs, job);
+		if (job->paced) {
+			cg_dsched_read_done(&job->d->sched, job->w.ret,
+					    job->w.duration);
+		}
 	}
 	if (state == NULL) {
 		return;		/* nobody wants the bytes any more */
@@ -914,13 +933,14 @@ static void cg_direct_read_done(struct cg_direct_job *job)
 }
 
 
-static void cg_direct_start_read(void *priv, struct cg_dsched_req *r)
+static bool cg_direct_start_read(void *priv, struct cg_dsched_req *r)
 {
 	struct cg_direct *d = talloc_get_type_abort(priv, struct cg_direct);
 
-	cg_direct_read_start(d,
-			     talloc_get_type_abort(
-				     r->owner, struct cg_direct_read_state));
+	return cg_direct_read_start(d,
+				    talloc_get_type_abort(
+					    r->owner,
+					    struct cg_direct_read_state));
 }
 
 /*
@@ -1023,9 +1043,8 @@ static void cg_direct_fill_done(struct cg_direct_job *job)
 		return;		/* the stream was closed meanwhile */
 	}
 	DLIST_REMOVE(d->fills, job);
-	cg_dsched_fill_took(&d->sched, job->w.duration);
 	if (cg_dsched_fill_done(&d->sched, (unsigned)job->slot, job->w.ret,
-				&job->w.ver)) {
+				&job->w.ver, job->w.duration)) {
 		DBG_INFO("prefetch read at %jd failed (%s); no more prefetch "
 			 "for this stream\n",
 			 (intmax_t)job->w.offset,

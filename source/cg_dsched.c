@@ -36,8 +36,16 @@
  *                         +-- MISS ----> own read (ops->start_read)
  *           --> refill: a fill per segment to load (ops->submit_fill)
  *
- *   fill done --> table, wake waiters (each HIT / PENDING / MISS again)
+ *   fill done --> table, refill, wake waiters (each HIT / PENDING /
+ *                 MISS again), refill
+ *   read done --> refill, wake waiters, refill
  *   copy done --> unpin; the version check failed: serve it again
+ *
+ * Pacing (cacheguard:stream pacing, cg_pace.c). Fills and MISS reads are
+ * the stream's reads at the device; paced, they are at most the pacer's
+ * window together. A MISS with no room waits as for a fill; a read that
+ * comes back lets the fills the table wants go first, so that what they
+ * cover is waited for rather than read twice.
  *
  * Coherence. A segment never hands out bytes older than the file:
  * writes this smbd makes are noted (cg_dsched_note_write) before and
@@ -69,6 +77,13 @@ void cg_dsched_init(struct cg_dsched *s,
 		.limit = limit,
 	};
 	cg_prefetch_init(&s->pf, ahead, align);
+	cg_pace_init(&s->pace, 0);
+}
+
+void cg_dsched_pace(struct cg_dsched *s, bool on)
+{
+	/* as deep as the table can load */
+	cg_pace_init(&s->pace, on ? CG_PREFETCH_MAX_SEGS : 0);
 }
 
 size_t cg_dsched_buffer(struct cg_dsched *s, bool room, size_t *reserve)
@@ -127,7 +142,7 @@ static void cg_dsched_refill(struct cg_dsched *s)
 	for (w = s->waiters; w != NULL; w = w->next) {
 		keep = CG_MIN(keep, w->off);
 	}
-	while (!s->prefetch_off &&
+	while (!s->prefetch_off && cg_pace_may_start(&s->pace) &&
 	       cg_prefetch_next_fill(&s->pf, s->file_size, keep, &slot, &off,
 				     &len)) {
 		if (!s->ops->submit_fill(s->priv, slot, off, len)) {
@@ -135,6 +150,7 @@ static void cg_dsched_refill(struct cg_dsched *s)
 			s->prefetch_off = true;
 			break;
 		}
+		cg_pace_started(&s->pace);
 	}
 }
 
@@ -163,6 +179,17 @@ static void cg_dsched_adapt(struct cg_dsched *s, unsigned inflight)
 	cg_prefetch_grow(&s->pf, want);
 }
 
+/* r waits for a fill, or for room in the window, to be served again */
+static void cg_dsched_wait(struct cg_dsched *s, struct cg_dsched_req *r)
+{
+	if (!r->deferred) {
+		/* woken from a read's completion: do not nest */
+		s->ops->defer(s->priv, r);
+		r->deferred = true;
+	}
+	cg_dsched_enqueue(s, r);
+}
+
 /* Serve a request from the table, queue it behind a fill, or read it */
 static void cg_dsched_serve(struct cg_dsched *s, struct cg_dsched_req *r)
 {
@@ -182,17 +209,22 @@ static void cg_dsched_serve(struct cg_dsched *s, struct cg_dsched_req *r)
 	case CG_PF_PENDING:
 		if (!r->deferred) {
 			s->waits++;
-			/* woken from a fill's completion: do not nest */
-			s->ops->defer(s->priv, r);
-			r->deferred = true;
 		}
-		cg_dsched_enqueue(s, r);
+		cg_dsched_wait(s, r);
 		return;
 	case CG_PF_MISS:
 		break;
 	}
+	if (!cg_pace_may_start(&s->pace)) {
+		/* the stream's window is full: the next read back lets it go */
+		s->held++;
+		cg_dsched_wait(s, r);
+		return;
+	}
 	s->misses++;
-	s->ops->start_read(s->priv, r);
+	if (s->ops->start_read(s->priv, r)) {
+		cg_pace_started(&s->pace);
+	}
 }
 
 /* A fill ended: serve, or read, what waited for it */
@@ -317,22 +349,44 @@ uint64_t cg_dsched_sync_deadline(const struct cg_dsched *s,
 	return started_ns + wait;
 }
 
+/*
+ * One of the stream's reads at the device came back: the fills the
+ * table wants start first, so that a request they cover waits for them
+ * rather than read the same bytes itself; then the waiters, each served
+ * again; then fills for what room they left.
+ */
+static void cg_dsched_back(struct cg_dsched *s, ssize_t got, uint64_t ns)
+{
+	cg_pace_done(&s->pace, ns, got > 0 ? (size_t)got : 0);
+	cg_dsched_refill(s);
+	cg_dsched_wake(s);
+	cg_dsched_refill(s);
+}
+
 bool cg_dsched_fill_done(struct cg_dsched *s,
 			 unsigned slot,
 			 ssize_t got,
-			 const struct cg_pf_version *ver)
+			 const struct cg_pf_version *ver,
+			 uint64_t ns)
 {
 	bool turned_off = false;
 
+	if (ns != 0) {
+		cg_dsched_fill_took(s, ns);
+	}
 	if (got == -1 && !s->prefetch_off) {
 		/* requests still read on demand, and fall back from there */
 		s->prefetch_off = true;
 		turned_off = true;
 	}
 	cg_prefetch_filled(&s->pf, slot, got, ver);
-	cg_dsched_wake(s);
-	cg_dsched_refill(s);
+	cg_dsched_back(s, got, ns);
 	return turned_off;
+}
+
+void cg_dsched_read_done(struct cg_dsched *s, ssize_t got, uint64_t ns)
+{
+	cg_dsched_back(s, got, ns);
 }
 
 unsigned cg_dsched_pieces_max(const struct cg_dsched *s,

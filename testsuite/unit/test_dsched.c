@@ -127,6 +127,7 @@ struct fake {
 	bool fills_busy;	/* every fill is overdue in a thread */
 	uint64_t served_hits, served_misses;
 	bool drop;		/* a request's bytes go once checked */
+	uint64_t ns;		/* what a fill or read took; 0: untimed */
 };
 
 /* ---- the model file ------------------------------------------------ */
@@ -276,6 +277,14 @@ static void req_free(struct req *r)
 
 /* ---- the fake ops -------------------------------------------------- */
 
+/* Paced, the stream's reads at the device fit the window */
+static void f_check_window(const struct fake *f)
+{
+	if (f->s.pace.max != 0) {
+		assert_true(f->s.pace.inflight < f->s.pace.window);
+	}
+}
+
 static bool fo_submit_fill(void *priv, unsigned slot, uint64_t off,
 			   size_t len)
 {
@@ -285,6 +294,7 @@ static bool fo_submit_fill(void *priv, unsigned slot, uint64_t off,
 	if (f->refuse_submit) {
 		return false;
 	}
+	f_check_window(f);
 	/* a slot a thread writes or copies out of is never handed out */
 	for (i = 0; i < f->nfills; i++) {
 		assert_int_not_equal(f->fills[i].slot, slot);
@@ -344,12 +354,14 @@ static bool fo_start_copy(void *priv, struct cg_dsched_req *sr,
 	return true;
 }
 
-static void fo_start_read(void *priv, struct cg_dsched_req *sr)
+static bool fo_start_read(void *priv, struct cg_dsched_req *sr)
 {
 	struct fake *f = priv;
 
+	f_check_window(f);
 	assert_true(f->nreads < MAX_JOBS);
 	f->reads[f->nreads++] = sr->owner;
+	return true;
 }
 
 static void fo_defer(void *priv, struct cg_dsched_req *sr)
@@ -498,7 +510,8 @@ static void f_complete_fill(struct fake *f, unsigned i, bool fail)
 	assert_true(fl.ran);
 	f->fills[i] = f->fills[--f->nfills];
 	cg_dsched_saw_version(&f->s, &fl.ver);
-	cg_dsched_fill_done(&f->s, fl.slot, fail ? -1 : fl.got, &fl.ver);
+	cg_dsched_fill_done(&f->s, fl.slot, fail ? -1 : fl.got, &fl.ver,
+			    f->ns);
 }
 
 static void f_run_all(struct fake *f)
@@ -566,6 +579,7 @@ static void f_complete_read(struct fake *f, unsigned i)
 	cg_dsched_saw_version(&f->s, &now);
 	memcpy(r->buf, f->file + r->off, got);
 	f->served_misses++;
+	cg_dsched_read_done(&f->s, (ssize_t)got, f->ns);
 	f_served(f, r, (ssize_t)got);
 }
 
@@ -614,6 +628,47 @@ static void test_miss_then_hits(void **state)
 	assert_int_equal(r[2]->got, 90 * KiB);
 	assert_int_equal(f.served_hits, 2);
 	assert_int_equal(f.served_misses, 1);
+	req_free(r[0]);
+	req_free(r[1]);
+	req_free(r[2]);
+	f_free(&f);
+}
+
+/*
+ * Paced (cacheguard:stream pacing), a stream starts with one read at the
+ * device: the first request's own read holds it, so no fill starts and
+ * the next request, a MISS, waits; when the read comes back the fill of
+ * the next request's segment goes first and the request waits for it
+ * rather than read the same bytes itself
+ */
+static void test_paced(void **state)
+{
+	struct fake f;
+	struct req *r[3];
+
+	f_init(&f, AHEAD, MiB);
+	cg_dsched_pace(&f.s, true);
+	f.ns = 1000000;
+	r[0] = f_send(&f, 0, SEG, 1);
+	assert_int_equal(f.nreads, 1);
+	assert_int_equal(f.nfills, 0);
+	r[1] = f_send(&f, SEG, 4096, 2);
+	assert_int_equal(f.s.held, 1);
+	assert_int_equal(r[1]->defers, 1);
+	assert_int_equal(f.nreads, 1);
+	f_complete_read(&f, 0);
+	/* a read at the baseline: the window grew to two, both fills */
+	assert_int_equal(f.s.pace.window, 2);
+	assert_int_equal(f.nreads, 0);
+	assert_int_equal(f.nfills, 2);
+	assert_int_equal(f.s.misses, 1);
+	r[2] = f_send(&f, 3 * SEG, 4096, 2);
+	assert_int_equal(f.s.held, 2);
+	f_drain(&f);
+	assert_int_equal(r[1]->got, 4096);
+	assert_int_equal(r[2]->got, 4096);
+	assert_int_equal(f.s.misses, 1);
+	assert_int_equal(f.s.pace.inflight, 0);
 	req_free(r[0]);
 	req_free(r[1]);
 	req_free(r[2]);
@@ -1076,6 +1131,18 @@ static void test_sync_deadline(void **state)
 
 /* ---- the property ------------------------------------------------- */
 
+/* Requests queued in the scheduler */
+static unsigned f_waiting(const struct fake *f)
+{
+	const struct cg_dsched_req *w = NULL;
+	unsigned n = 0;
+
+	for (w = f->s.waiters; w != NULL; w = w->next) {
+		n++;
+	}
+	return n;
+}
+
 static void random_pass(unsigned seed)
 {
 	struct fake f;
@@ -1090,9 +1157,20 @@ static void random_pass(unsigned seed)
 	f_init(&f, AHEAD, MiB + 555);
 	f.drop = true;
 	f.room = (uint64_t)(random() % 3) * 4 * SEG;
+	/* a third of the passes paced, at costs that move the window */
+	if (seed % 3 == 2) {
+		cg_dsched_pace(&f.s, true);
+	}
 	for (step = 0; step < 20000 && nreqs < MAX_REQS; step++) {
+		f.ns = 1000000 + (uint64_t)(random() % 4) * 1000000;
+		/* every read at the device is counted, and only those */
+		if (f.s.pace.max != 0) {
+			assert_int_equal(f.s.pace.inflight,
+					 f.nfills + f.nreads);
+		}
 		long r = random() % 100;
-		unsigned busy = f.ncopies + f.nreads + f.nfills;
+		unsigned busy = f.ncopies + f.nreads + f.nfills +
+				f_waiting(&f);
 		uint64_t off = cursor + (uint64_t)(random() % (3 * SEG));
 		size_t n = 1 + (size_t)(random() % (SEG + SEG / 2));
 
@@ -1155,6 +1233,13 @@ static void random_pass(unsigned seed)
 			 seed, f.served_hits, f.served_misses, f.s.waits,
 			 f.s.stale, f.s.pf.discarded);
 	}
+	/* paced: requests waited for room, and the window moved both ways */
+	if (f.s.pace.max != 0 &&
+	    (f.s.held < 20 || f.s.pace.cuts == 0 || f.s.pace.grows == 0)) {
+		fail_msg("seed %u: paced, %" PRIu64 " held, %" PRIu64
+			 " cuts, %" PRIu64 " grows",
+			 seed, f.s.held, f.s.pace.cuts, f.s.pace.grows);
+	}
 	f_free(&f);
 }
 
@@ -1173,6 +1258,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_miss_then_hits),
+		cmocka_unit_test(test_paced),
 		cmocka_unit_test(test_no_prefetch),
 		cmocka_unit_test(test_no_room),
 		cmocka_unit_test(test_waiter_woken),

@@ -1,0 +1,135 @@
+/*
+ * vfs_cacheguard engine: a stream's claim on the device
+ *
+ * Copyright (C) 2026 The vfs_cacheguard authors
+ *
+ * This program is free software; you can redistribute it and/or modify
+ * it under the terms of the GNU General Public License as published by
+ * the Free Software Foundation; either version 3 of the License, or
+ * (at your option) any later version.
+ *
+ * This program is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ * GNU General Public License for more details.
+ *
+ * You should have received a copy of the GNU General Public License
+ * along with this program.  If not, see <http://www.gnu.org/licenses/>.
+ */
+
+/*
+ * The kernel's io.latency controller and TCP's congestion control do
+ * this for their own queues: a read that took longer than the stream's
+ * own reads take when nobody else is there says that somebody was, and
+ * the stream sends fewer; reads back at the baseline let it send more.
+ * Why a window of one, on mq-deadline (this project's virtio disk and
+ * most SATA and SCSI disks): a sequential stream with a second request
+ * queued always has the next one in sector order, and a neighbour's
+ * random read waits behind it until the scheduler's read_expire
+ * (500 ms); at one the neighbour's read goes next
+ * (docs/benchmarks.md, "What the device's scheduler does with a
+ * stream's depth").
+ */
+
+#include "cg_pace.h"
+
+#define CG_MIB (1024 * 1024ULL)
+
+void cg_pace_init(struct cg_pace *p, unsigned max)
+{
+	*p = (struct cg_pace){
+		.max = max,
+		.window = 1,
+	};
+}
+
+bool cg_pace_may_start(const struct cg_pace *p)
+{
+	return p->max == 0 || p->inflight < p->window;
+}
+
+void cg_pace_started(struct cg_pace *p)
+{
+	p->inflight++;
+	if (p->inflight > p->peak) {
+		p->peak = p->inflight;
+	}
+}
+
+uint64_t cg_pace_base(const struct cg_pace *p)
+{
+	return p->base;
+}
+
+/* cost of a read, ns per MiB; costs saturate rather than wrap */
+static uint64_t cg_pace_cost(uint64_t ns, size_t bytes)
+{
+	if (ns > UINT64_MAX / CG_MIB) {
+		return UINT64_MAX / 2;
+	}
+	return ns * CG_MIB / bytes;
+}
+
+/* The window moved: decide again once the reads sent before are back */
+static void cg_pace_moved(struct cg_pace *p)
+{
+	p->credit = 0;
+	p->hold = p->inflight + 2;
+}
+
+void cg_pace_done(struct cg_pace *p, uint64_t ns, size_t bytes)
+{
+	uint64_t cost;
+	uint64_t q4;	/* reads queued, in quarters */
+
+	if (p->inflight > 0) {
+		p->inflight--;
+	}
+	if (p->max == 0 || ns == 0 || bytes < CG_PACE_SAMPLE_MIN) {
+		return;
+	}
+	cost = cg_pace_cost(ns, bytes);
+	if (p->base == 0 || cost < p->base) {
+		p->base = cost;
+	}
+	p->cost = p->cost == 0 ? cost : (3 * p->cost + cost) / 4;
+	if (p->hold > 0) {
+		p->hold--;
+		return;
+	}
+	q4 = p->cost <= p->base ? 0
+	     : 4 * (uint64_t)p->window * (p->cost - p->base) / p->cost;
+	if (q4 >= 3) {
+		unsigned fall = q4 / 4 > 1 ? (unsigned)(q4 / 4) : 1;
+
+		if (p->window > 1) {
+			p->window = fall < p->window ? p->window - fall : 1;
+			p->cuts++;
+			if (p->probing) {
+				p->wait = p->wait == 0 ? 4 : 2 * p->wait;
+				if (p->wait > CG_PACE_MAX_WAIT) {
+					p->wait = CG_PACE_MAX_WAIT;
+				}
+			}
+			p->probing = false;
+			cg_pace_moved(p);
+		}
+		p->credit = 0;
+		return;
+	}
+	if (q4 > 1) {
+		p->credit = 0;	/* some queued: the window holds */
+		return;
+	}
+	if (++p->credit < p->window || p->credit < p->wait ||
+	    p->window == p->max) {
+		return;
+	}
+	if (p->probing) {
+		p->wait = 0;	/* the last growth held */
+	}
+	p->window++;
+	p->grows++;
+	p->probing = true;
+	cg_pace_moved(p);
+}

@@ -1,0 +1,81 @@
+/*
+ * vfs_cacheguard engine: a stream's claim on the device
+ *
+ * Copyright (C) 2026 The vfs_cacheguard authors
+ *
+ * This program is free software; you can redistribute it and/or modify
+ * it under the terms of the GNU General Public License as published by
+ * the Free Software Foundation; either version 3 of the License, or
+ * (at your option) any later version.
+ *
+ * This program is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ * GNU General Public License for more details.
+ *
+ * You should have received a copy of the GNU General Public License
+ * along with this program.  If not, see <http://www.gnu.org/licenses/>.
+ */
+
+#ifndef CG_PACE_H
+#define CG_PACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * How many of a stream's reads may be at the device at once
+ * (cacheguard:stream pacing), from what they take. The stream's baseline
+ * is the least a read of it ever cost (ns per MiB); from its smoothed
+ * cost it knows how many of its reads wait in a queue rather than at
+ * the device, as TCP Vegas does: window x (1 - baseline / cost). None:
+ * the window grows by one after a window's worth of reads; most of one
+ * or more: it falls by that many, never below one, which keeps the copy
+ * moving. A growth that a fall follows was a probe that failed: the next
+ * one waits twice as long (up to CG_PACE_MAX_WAIT reads), so that on a
+ * disk that serves one read at a time the stream stays at one (at two,
+ * a neighbour's read on mq-deadline can wait for its read_expire). On a
+ * device that serves reads side by side (NVMe, a RAID) the cost does not
+ * rise with the depth, and the window grows to the device's queues.
+ * The baseline never rises: a neighbour that stays keeps the stream at
+ * one for good, and streams cannot lift each other's baselines by
+ * growing (a baseline that followed the device's cost would let them).
+ */
+struct cg_pace {
+	unsigned max;		/* the window at most; 0: not paced */
+	unsigned window;	/* reads the stream may have at the device */
+	unsigned peak;		/* the most it ever had */
+	unsigned inflight;	/* reads it has */
+	unsigned credit;	/* reads in a row with none queued */
+	unsigned hold;		/* reads to come back before it moves again */
+	unsigned wait;		/* credits the next growth needs at least */
+	bool probing;		/* it grew, and has not moved since */
+	uint64_t cost;		/* smoothed, ns per MiB; 0: no sample */
+	uint64_t base;		/* the lowest cost seen; 0: none yet */
+	uint64_t cuts, grows;
+};
+
+/* Credits a growth waits for at most after failed probes */
+#define CG_PACE_MAX_WAIT 256
+
+/* Reads smaller than this are counted but not sampled: their cost is
+ * the device's per-request one, not its bandwidth */
+#define CG_PACE_SAMPLE_MIN (64 * 1024)
+
+/* max 0: never paced (cg_pace_may_start is always true) */
+void cg_pace_init(struct cg_pace *p, unsigned max);
+
+/* The stream may send one more read to the device now */
+bool cg_pace_may_start(const struct cg_pace *p);
+
+/* It did */
+void cg_pace_started(struct cg_pace *p);
+
+/* One came back: it took ns for bytes (0 ns: not sampled) */
+void cg_pace_done(struct cg_pace *p, uint64_t ns, size_t bytes);
+
+/* The stream's baseline, ns per MiB; 0 before a sample */
+uint64_t cg_pace_base(const struct cg_pace *p);
+
+#endif

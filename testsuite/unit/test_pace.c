@@ -1,0 +1,447 @@
+/*
+ * vfs_cacheguard unit tests: a stream's claim on the device (cg_pace.c)
+ *
+ * Copyright (C) 2026 The vfs_cacheguard authors
+ *
+ * This program is free software; you can redistribute it and/or modify
+ * it under the terms of the GNU General Public License as published by
+ * the Free Software Foundation; either version 3 of the License, or
+ * (at your option) any later version.
+ *
+ * This program is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ * GNU General Public License for more details.
+ *
+ * You should have received a copy of the GNU General Public License
+ * along with this program.  If not, see <http://www.gnu.org/licenses/>.
+ */
+
+/*
+ * A simulated device: chans queues served side by side (1: a virtio or
+ * SATA disk under mq-deadline; 8: NVMe, a RAID), each read of a MiB
+ * taking svc there, first come first served on the queue that frees
+ * first. Streams read greedily, each as its pacer lets it, and send the
+ * next read a turnaround after one came back (the pool thread's hop to
+ * smbd's event loop and back). A neighbour's read arriving at any moment
+ * waits for the work queued ahead of it: the backlog, sampled at every
+ * completion.
+ */
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cg_pace.h"
+
+#define MiB (1024 * 1024)
+#define US 1000ULL
+#define MAX_STREAMS 8
+#define MAX_CHANS 8
+#define MAX_FLIGHT 256
+
+struct flight {
+	unsigned stream;
+	uint64_t sent, done;
+};
+
+struct sim {
+	unsigned chans;
+	uint64_t svc;		/* what a MiB takes on one queue */
+	uint64_t turn;		/* a completion to the next send */
+	uint64_t now;
+	uint64_t free_at[MAX_CHANS];
+	struct cg_pace pace[MAX_STREAMS];
+	unsigned depth[MAX_STREAMS];	/* unpaced streams: fixed depth */
+	bool active[MAX_STREAMS];
+	uint64_t bytes[MAX_STREAMS];
+	struct flight fl[MAX_FLIGHT];
+	unsigned nfl;
+	uint64_t backlog_sum, backlog_n, backlog_max;
+};
+
+static void sim_init(struct sim *s, unsigned chans, uint64_t svc)
+{
+	memset(s, 0, sizeof(*s));
+	s->chans = chans;
+	s->svc = svc;
+	s->turn = 50 * US;
+}
+
+static unsigned sim_inflight(const struct sim *s, unsigned st)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < s->nfl; i++) {
+		n += s->fl[i].stream == st;
+	}
+	return n;
+}
+
+static bool sim_may_send(const struct sim *s, unsigned st)
+{
+	if (!s->active[st]) {
+		return false;
+	}
+	if (s->depth[st] > 0) {
+		return sim_inflight(s, st) < s->depth[st];
+	}
+	return cg_pace_may_start(&s->pace[st]);
+}
+
+static void sim_send(struct sim *s, unsigned st, uint64_t at)
+{
+	unsigned c, best = 0;
+	uint64_t start;
+
+	for (c = 1; c < s->chans; c++) {
+		if (s->free_at[c] < s->free_at[best]) {
+			best = c;
+		}
+	}
+	start = s->free_at[best] > at ? s->free_at[best] : at;
+	s->free_at[best] = start + s->svc;
+	assert_true(s->nfl < MAX_FLIGHT);
+	s->fl[s->nfl++] = (struct flight){.stream = st, .sent = at,
+					  .done = start + s->svc};
+	if (s->depth[st] == 0) {
+		cg_pace_started(&s->pace[st]);
+	}
+}
+
+static void sim_fill(struct sim *s, unsigned st, uint64_t at)
+{
+	while (sim_may_send(s, st)) {
+		sim_send(s, st, at);
+	}
+	/* never stuck: a paced stream with nothing out may always send */
+	if (s->active[st]) {
+		assert_true(sim_inflight(s, st) > 0);
+	}
+}
+
+/* One read comes back (the earliest); its stream sends what it may */
+static void sim_step(struct sim *s)
+{
+	struct flight f;
+	uint64_t backlog = UINT64_MAX;
+	unsigned i, c, first = 0;
+
+	assert_true(s->nfl > 0);
+	for (i = 1; i < s->nfl; i++) {
+		if (s->fl[i].done < s->fl[first].done) {
+			first = i;
+		}
+	}
+	f = s->fl[first];
+	s->fl[first] = s->fl[--s->nfl];
+	s->now = f.done;
+	s->bytes[f.stream] += MiB;
+	if (s->depth[f.stream] == 0) {
+		cg_pace_done(&s->pace[f.stream], f.done - f.sent, MiB);
+	}
+	for (c = 0; c < s->chans; c++) {
+		uint64_t b = s->free_at[c] > s->now ? s->free_at[c] - s->now
+						    : 0;
+		backlog = b < backlog ? b : backlog;
+	}
+	s->backlog_sum += backlog;
+	s->backlog_n++;
+	s->backlog_max = backlog > s->backlog_max ? backlog : s->backlog_max;
+	sim_fill(s, f.stream, s->now + s->turn);
+}
+
+static void sim_start(struct sim *s, unsigned st, unsigned max,
+		      unsigned depth)
+{
+	cg_pace_init(&s->pace[st], max);
+	s->depth[st] = depth;
+	s->active[st] = true;
+	sim_fill(s, st, s->now);
+}
+
+static void sim_reset_stats(struct sim *s)
+{
+	memset(s->bytes, 0, sizeof(s->bytes));
+	s->backlog_sum = s->backlog_n = s->backlog_max = 0;
+}
+
+/* MB/s of stream st since t0 */
+static double sim_rate(const struct sim *s, unsigned st, uint64_t t0)
+{
+	return (double)s->bytes[st] / MiB / ((double)(s->now - t0) / 1e9);
+}
+
+/* Alone on a disk that serves one read at a time: the window stays at
+ * one or two and the copy runs near the device's speed */
+static void test_serial_alone(void **state)
+{
+	struct sim s;
+	uint64_t t0;
+	unsigned i;
+	double dev;
+
+	sim_init(&s, 1, 800 * US);
+	dev = 1e9 / (double)s.svc;
+	sim_start(&s, 0, 64, 0);
+	for (i = 0; i < 100; i++) {
+		sim_step(&s);
+	}
+	t0 = s.now;
+	sim_reset_stats(&s);
+	for (i = 0; i < 5000; i++) {
+		sim_step(&s);
+		assert_true(s.pace[0].window <= 2);
+	}
+	if (sim_rate(&s, 0, t0) < 0.9 * dev) {
+		fail_msg("%.0f MB/s of the device's %.0f", sim_rate(&s, 0, t0),
+			 dev);
+	}
+	/* a neighbour waits for at most the read at the device and one */
+	assert_true(s.backlog_max <= 2 * s.svc);
+	assert_true(s.pace[0].peak <= 2);
+}
+
+/* A device that serves reads side by side: the latency does not rise
+ * with the depth, and the window grows to its queues and more */
+static void test_parallel_grows(void **state)
+{
+	struct sim s;
+	uint64_t t0;
+	unsigned i;
+	double dev;
+
+	sim_init(&s, 8, 4000 * US);
+	dev = 8 * 1e9 / (double)s.svc;
+	sim_start(&s, 0, 64, 0);
+	for (i = 0; i < 200; i++) {
+		sim_step(&s);
+	}
+	assert_true(s.pace[0].window >= 8);
+	t0 = s.now;
+	sim_reset_stats(&s);
+	for (i = 0; i < 4000; i++) {
+		sim_step(&s);
+	}
+	if (sim_rate(&s, 0, t0) < 0.9 * dev) {
+		fail_msg("%.0f MB/s of the device's %.0f", sim_rate(&s, 0, t0),
+			 dev);
+	}
+}
+
+/*
+ * Four paced copies on one disk: each holds about one read at the
+ * device, so a neighbour waits for at most about four; unpaced at depth
+ * eight, for thirty and more. Together they still get the device.
+ */
+static void test_four_streams(void **state)
+{
+	struct sim s;
+	uint64_t t0, paced_mean, paced_max;
+	double sum = 0, dev;
+	unsigned i, st;
+
+	sim_init(&s, 1, 800 * US);
+	dev = 1e9 / (double)s.svc;
+	for (st = 0; st < 4; st++) {
+		sim_start(&s, st, 64, 0);
+	}
+	for (i = 0; i < 400; i++) {
+		sim_step(&s);
+	}
+	t0 = s.now;
+	sim_reset_stats(&s);
+	for (i = 0; i < 8000; i++) {
+		sim_step(&s);
+	}
+	for (st = 0; st < 4; st++) {
+		assert_true(sim_rate(&s, st, t0) > 0.15 * dev);
+		sum += sim_rate(&s, st, t0);
+	}
+	assert_true(sum >= 0.95 * dev);
+	paced_mean = s.backlog_sum / s.backlog_n;
+	paced_max = s.backlog_max;
+	assert_true(paced_max <= 5 * s.svc);
+
+	/* the same four unpaced, eight reads each in flight */
+	sim_init(&s, 1, 800 * US);
+	for (st = 0; st < 4; st++) {
+		sim_start(&s, st, 0, 8);
+	}
+	for (i = 0; i < 8000; i++) {
+		sim_step(&s);
+	}
+	assert_true(s.backlog_sum / s.backlog_n > 5 * paced_mean);
+	assert_true(s.backlog_max > 5 * paced_max);
+}
+
+/*
+ * On a parallel device the stream runs deep; others arrive and fill the
+ * queues (unpaced, eight reads each): the stream falls back to a read or
+ * two; they leave and it runs deep again.
+ */
+static void test_others_come_and_go(void **state)
+{
+	struct sim s;
+	unsigned i, st, low = UINT32_MAX, high = 0;
+
+	sim_init(&s, 8, 4000 * US);
+	sim_start(&s, 0, 64, 0);
+	for (i = 0; i < 300; i++) {
+		sim_step(&s);
+		high = s.pace[0].window > high ? s.pace[0].window : high;
+	}
+	assert_true(high >= 8);
+	for (st = 1; st <= 3; st++) {
+		sim_start(&s, st, 0, 8);
+	}
+	for (i = 0; i < 400; i++) {
+		sim_step(&s);
+		low = s.pace[0].window < low ? s.pace[0].window : low;
+	}
+	assert_true(low <= 2);
+	for (st = 1; st <= 3; st++) {
+		s.active[st] = false;
+	}
+	high = 0;
+	for (i = 0; i < 2000; i++) {
+		sim_step(&s);
+		high = s.pace[0].window > high ? s.pace[0].window : high;
+	}
+	assert_true(high >= 8);
+}
+
+/* A neighbour that stays: the stream stays at one, and keeps moving */
+static void test_baseline_stays(void **state)
+{
+	struct cg_pace p;
+	unsigned i;
+
+	cg_pace_init(&p, 64);
+	for (i = 0; i < 10; i++) {
+		cg_pace_started(&p);
+		cg_pace_done(&p, 1000 * US, MiB);
+	}
+	assert_int_equal(cg_pace_base(&p), 1000 * US);
+	assert_true(p.window > 1);
+	for (i = 0; i < 2000; i++) {
+		while (cg_pace_may_start(&p)) {
+			cg_pace_started(&p);
+		}
+		cg_pace_done(&p, 5000 * US, MiB);
+	}
+	assert_int_equal(cg_pace_base(&p), 1000 * US);
+	assert_int_equal(p.window, 1);
+	assert_true(cg_pace_may_start(&p) || p.inflight == 1);
+}
+
+/*
+ * Reads that cost four times the baseline at a window of eight: six of
+ * them waited in a queue, and the window falls by that many at once,
+ * then holds until the reads sent before are back; never below one
+ */
+static void test_cut_by_queue(void **state)
+{
+	struct cg_pace p;
+	unsigned i;
+
+	cg_pace_init(&p, 64);
+	cg_pace_started(&p);
+	cg_pace_done(&p, 1000 * US, MiB);
+	p.window = 8;
+	for (i = 0; i < 8; i++) {
+		cg_pace_started(&p);
+	}
+	assert_false(cg_pace_may_start(&p));
+	/* the smoothed cost climbs: 1.75, 2.3, 2.7 x the baseline */
+	for (i = 0; i < 3; i++) {
+		cg_pace_done(&p, 4000 * US, MiB);
+	}
+	assert_true(p.window <= 3);
+	assert_int_equal(p.cuts, 1);
+	for (i = 0; i < 5; i++) {
+		cg_pace_done(&p, 4000 * US, MiB);
+	}
+	assert_int_equal(p.cuts, 1);	/* held */
+	for (i = 0; i < 20; i++) {
+		cg_pace_started(&p);
+		cg_pace_done(&p, 4000 * US, MiB);
+	}
+	assert_int_equal(p.window, 1);
+	assert_true(cg_pace_may_start(&p));
+}
+
+/* A growth a fall follows was a failed probe: the next waits longer */
+static void test_probe_backoff(void **state)
+{
+	struct cg_pace p;
+	unsigned i;
+
+	cg_pace_init(&p, 64);
+	for (i = 0; i < 3; i++) {
+		cg_pace_started(&p);
+		cg_pace_done(&p, 1000 * US, MiB);
+	}
+	assert_int_equal(p.window, 2);
+	assert_true(p.probing);
+	for (i = 0; i < 6 && p.window == 2; i++) {
+		cg_pace_started(&p);
+		cg_pace_done(&p, 2000 * US, MiB);
+	}
+	assert_int_equal(p.window, 1);
+	assert_int_equal(p.wait, 4);
+	/* back at the baseline: four reads in a row before it grows */
+	for (i = 0; i < 30 && p.window == 1; i++) {
+		cg_pace_started(&p);
+		cg_pace_done(&p, 1000 * US, MiB);
+	}
+	assert_int_equal(p.window, 2);
+	assert_true(i >= 4);
+}
+
+/* Small reads cost the device's per-request time, not a queue: counted,
+ * never sampled. Off: anything may start. */
+static void test_small_and_off(void **state)
+{
+	struct cg_pace p;
+	unsigned i;
+
+	cg_pace_init(&p, 64);
+	cg_pace_started(&p);
+	cg_pace_done(&p, 1000 * US, MiB);
+	p.window = 4;
+	for (i = 0; i < 20; i++) {
+		cg_pace_started(&p);
+		cg_pace_done(&p, 100000 * US, 4096);
+	}
+	assert_int_equal(p.window, 4);
+	assert_int_equal(p.inflight, 0);
+
+	cg_pace_init(&p, 0);
+	for (i = 0; i < 1000; i++) {
+		assert_true(cg_pace_may_start(&p));
+		cg_pace_started(&p);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_serial_alone),
+		cmocka_unit_test(test_parallel_grows),
+		cmocka_unit_test(test_four_streams),
+		cmocka_unit_test(test_others_come_and_go),
+		cmocka_unit_test(test_baseline_stays),
+		cmocka_unit_test(test_cut_by_queue),
+		cmocka_unit_test(test_probe_backoff),
+		cmocka_unit_test(test_small_and_off),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
