@@ -36,9 +36,9 @@
  *                         +-- MISS ----> own read (ops->start_read)
  *           --> refill: a fill per segment to load (ops->submit_fill)
  *
- *   fill done --> table, refill, wake waiters (each HIT / PENDING /
- *                 MISS again), refill
- *   read done --> refill, wake waiters, refill
+ *   fill done --> table, wake waiters (each HIT / PENDING / MISS
+ *                 again), refill; paced, a refill first
+ *   read done --> paced: refill, wake waiters, refill
  *   copy done --> unpin; the version check failed: serve it again
  *
  * Pacing (cacheguard:stream pacing, cg_pace.c). Fills and MISS reads are
@@ -358,7 +358,9 @@ uint64_t cg_dsched_sync_deadline(const struct cg_dsched *s,
 static void cg_dsched_back(struct cg_dsched *s, ssize_t got, uint64_t ns)
 {
 	cg_pace_done(&s->pace, ns, got > 0 ? (size_t)got : 0);
-	cg_dsched_refill(s);
+	if (s->pace.max != 0) {
+		cg_dsched_refill(s);
+	}
 	cg_dsched_wake(s);
 	cg_dsched_refill(s);
 }
@@ -386,7 +388,10 @@ bool cg_dsched_fill_done(struct cg_dsched *s,
 
 void cg_dsched_read_done(struct cg_dsched *s, ssize_t got, uint64_t ns)
 {
-	cg_dsched_back(s, got, ns);
+	/* unpaced, a MISS's read holds nothing back: nothing to do */
+	if (s->pace.max != 0) {
+		cg_dsched_back(s, got, ns);
+	}
 }
 
 unsigned cg_dsched_pieces_max(const struct cg_dsched *s,
