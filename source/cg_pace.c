@@ -50,6 +50,9 @@ bool cg_pace_may_start(const struct cg_pace *p)
 
 void cg_pace_started(struct cg_pace *p)
 {
+	if (p->max == 0) {
+		return;		/* unpaced: nobody counts */
+	}
 	p->inflight++;
 	if (p->inflight > p->peak) {
 		p->peak = p->inflight;
