@@ -43,21 +43,7 @@ chmod 0644 "$CG_SHARE/big.bin"
 # in $CG_ROOT/strace.SHARE
 traced()
 {
-	local out=$CG_ROOT/strace.$1 pid
-
-	sync
-	cg_drop_cache "$CG_SHARE/big.bin"
-	strace -f -qq -e trace=ioprio_set,pread64,preadv2 -o "$out" \
-		-p "$CG_SMBD_PID" &
-	pid=$!
-	sleep 1
-	rm -f "$CG_ROOT/got"
-	cg_smbclient "$1" "get big.bin $CG_ROOT/got" >/dev/null 2>&1
-	sleep 0.5
-	kill "$pid"
-	wait "$pid" 2>/dev/null
-	cg_expect "[$1] the copy is byte-identical" \
-		cmp -s "$CG_SHARE/big.bin" "$CG_ROOT/got"
+	cg_traced_get "$1" big.bin -e trace=ioprio_set,pread64,preadv2
 }
 
 # read_in CLASS SHARE: "IN OTHER SETS RESTORES": bytes read while the

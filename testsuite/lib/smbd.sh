@@ -19,6 +19,8 @@
 #   cg_guard_shares MODES OPTS	plain, and guard_MODE per mode (benchmarks)
 #   cg_smbd_start		start smbd and wait until it answers
 #   cg_smbclient SHARE CMD	run smbclient commands against a share
+#   cg_traced_get SHARE FILE STRACE-ARGS...
+#				a cold get of FILE under strace of smbd
 #   cg_smbd_stop		stop smbd (also on exit)
 #   cg_shim NAME		build $CG_ROOT/NAME.c into an LD_PRELOAD shim
 
@@ -279,6 +281,29 @@ cg_smbclient()
 	shift 2
 	smbclient "//127.0.0.1/$share" -p "$CG_PORT" \
 		-U "$CG_USER%$CG_PASS" "$@" -c "$cmds"
+}
+
+# cg_traced_get SHARE FILE STRACE-ARGS...: a cold get of $CG_SHARE/FILE
+# from SHARE while strace (-f -qq, the given arguments) follows every
+# smbd thread; the trace in $CG_ROOT/strace.SHARE; the copy must be
+# byte-identical (a cg_expect of its own)
+cg_traced_get()
+{
+	local share=$1 file=$2 out=$CG_ROOT/strace.$1 pid
+	shift 2
+
+	sync
+	cg_drop_cache "$CG_SHARE/$file"
+	strace -f -qq "$@" -o "$out" -p "$CG_SMBD_PID" &
+	pid=$!
+	sleep 1
+	rm -f "$CG_ROOT/got"
+	cg_smbclient "$share" "get $file $CG_ROOT/got" >/dev/null 2>&1
+	sleep 0.5
+	kill "$pid"
+	wait "$pid" 2>/dev/null
+	cg_expect "[$share] the copy is byte-identical" \
+		cmp -s "$CG_SHARE/$file" "$CG_ROOT/got"
 }
 
 cg_smbd_stop()
