@@ -28,9 +28,9 @@
  *   so the job) alive while a thread may still use it, even when the
  *   caller frees the request;
  * - a pool that cannot start a thread (EAGAIN) has the job run inline,
- *   so the client still gets its bytes; only work that may be skipped
- *   (CG_POOL_MAY_SKIP: a writeback, which the next flush does anyway)
- *   is not run then;
+ *   so the client still gets its bytes; only work the engine says may
+ *   be skipped (CG_POOL_MAY_SKIP: a writeback, whose ranges the next
+ *   job takes over, cg_write_wb_skipped) is not run then;
  * - smbd's profile (smbd profiling level) counts the job's bytes as
  *   vfs_default's own asynchronous preads or pwrites, busy while the
  *   thread runs.

@@ -121,37 +121,36 @@ static void cg_wb_done(struct tevent_req *subreq)
 	struct cg_wb_job *job = talloc_get_type_abort(cg_pool_job(subreq),
 						      struct cg_wb_job);
 	struct cg_wfile *wf = job->wf;
-	struct cg_wb_plan plan;
-	int ret, err;
+	struct cg_wb_plan plan = job->plan;
+	int err = job->err;
+	bool ran;
 
-	ret = cg_pool_recv(subreq);
+	ran = cg_pool_recv(subreq) == 0;
 	close(job->fd);
-	if (ret != 0) {
-		/* Not run: nothing waited for, no error consumed */
-		job->plan = (struct cg_wb_plan){.start = {0, 0}};
-		job->err = 0;
-	}
-	if (job->err != 0) {
+	if (ran && err != 0) {
 		DBG_ERR("%s: writeback of [%ju, %ju) failed: %s; kept for "
 			"the client's next flush\n",
 			wf != NULL ? fsp_str_dbg(wf->fsp) : "(closed file)",
-			(uintmax_t)job->plan.wait.off,
-			(uintmax_t)job->plan.start.end,
-			strerror(job->err));
+			(uintmax_t)plan.wait.off,
+			(uintmax_t)plan.start.end,
+			strerror(err));
 	}
-	plan = job->plan;
-	err = job->err;
 	TALLOC_FREE(subreq);	/* and the job */
 	if (wf == NULL) {
 		return;
 	}
 	wf->job = NULL;
-	cg_write_wb_done(&wf->w, &plan, err);
+	if (!ran) {
+		/* skipped (cg_pool_send's flags): the next write's job */
+		cg_write_wb_skipped(&wf->w, &plan);
+	} else {
+		cg_write_wb_done(&wf->w, &plan, err);
+	}
 	while (wf->waiters != NULL) {
 		cg_wfsync_finish(wf->waiters);
 	}
 	/* Catch up at once: what was written meanwhile needs no new write */
-	if (cg_write_replan(&wf->w, &plan)) {
+	if (ran && cg_write_replan(&wf->w, &plan)) {
 		cg_wb_start(wf, &plan);
 	}
 	cg_wpwrite_release(wf);
@@ -173,9 +172,8 @@ static void cg_wb_start(struct cg_wfile *wf, const struct cg_wb_plan *plan)
 	if (job->fd == -1) {
 		goto not_run;
 	}
-	/* a writeback the pool has no thread for is the next flush's */
 	subreq = cg_pool_send(NULL, sconn->ev_ctx, sconn->pool, cg_wb_do,
-			      job, 0, CG_POOL_MAY_SKIP);
+			      job, 0, plan->may_skip ? CG_POOL_MAY_SKIP : 0);
 	if (subreq == NULL) {
 		close(job->fd);
 		goto not_run;
@@ -186,9 +184,7 @@ static void cg_wb_start(struct cg_wfile *wf, const struct cg_wb_plan *plan)
 
 not_run:
 	TALLOC_FREE(job);
-	cg_write_wb_done(&wf->w,
-			 &(struct cg_wb_plan){.start = {0, 0}, .wait = {0, 0}},
-			 0);
+	cg_write_wb_skipped(&wf->w, plan);
 }
 
 /*

@@ -253,7 +253,21 @@ bool cg_write_replan(struct cg_writer *w, struct cg_wb_plan *plan)
 	w->started_to += n;
 	w->busy = true;
 	w->stats.jobs++;
+	plan->may_skip = true;
 	return true;
+}
+
+void cg_write_wb_skipped(struct cg_writer *w, const struct cg_wb_plan *plan)
+{
+	w->busy = false;
+	w->stats.jobs--;
+	/*
+	 * Back to before the plan, except what a catch-up did meanwhile
+	 * (it waited for and dropped up to dropped_to on its own)
+	 */
+	w->waited_to = CG_MAX(plan->wait.off, w->dropped_to);
+	w->started_to = CG_MAX(plan->start.off, w->dropped_to);
+	w->started_to = CG_MAX(w->started_to, w->waited_to);
 }
 
 int cg_write_writeback(const struct cg_sys *sys,

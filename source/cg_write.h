@@ -55,6 +55,12 @@ struct cg_wb_plan {
 	struct cg_range start;
 	/* started one job earlier: wait for it, then DONTNEED */
 	struct cg_range wait;
+	/*
+	 * A job the pool has no thread for may be skipped rather than run
+	 * on smbd's main thread (cg_write_wb_skipped): the next job does
+	 * its work. A catch-up's never is: it runs where it is asked for.
+	 */
+	bool may_skip;
 };
 
 struct cg_wstats {
@@ -197,6 +203,12 @@ int cg_write_writeback(const struct cg_sys *sys,
 void cg_write_wb_done(struct cg_writer *w,
 		      const struct cg_wb_plan *plan,
 		      int err);
+
+/*
+ * The job of *plan never ran (the pool had no thread for it, and it may
+ * be skipped): the next job starts and waits for its ranges
+ */
+void cg_write_wb_skipped(struct cg_writer *w, const struct cg_wb_plan *plan);
 
 /* A job is in flight: a flush must wait for it before it is answered */
 bool cg_write_busy(const struct cg_writer *w);

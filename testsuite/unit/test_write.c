@@ -469,6 +469,46 @@ static void test_one_job(void **state)
 }
 
 /*
+ * A job the pool had no thread for (smbd's pthreadpool failed to make
+ * one) may be skipped, and is not lost: the next job starts what it
+ * would have started and waits for what it would have waited for
+ */
+static void test_skipped_job(void **state)
+{
+	struct cg_config cfg;
+	struct cg_writer w;
+	struct cg_wb_plan first, skipped, next;
+	struct cg_wio wio;
+	uint64_t off = 0;
+
+	init(&w, &cfg, CG_MODE_DONTNEED);
+	do {
+		wio = cg_write_begin(&w, off, MiB);
+		off += MiB;
+	} while (!cg_write_end(&w, &wio, MiB, &first));
+	assert_true(first.may_skip);
+	cg_write_wb_done(&w, &first, 0);
+	do {
+		wio = cg_write_begin(&w, off, MiB);
+		off += MiB;
+	} while (!cg_write_end(&w, &wio, MiB, &skipped));
+	assert_true(skipped.may_skip);
+	assert_int_equal(skipped.wait.off, first.start.off);
+	cg_write_wb_skipped(&w, &skipped);
+	assert_false(cg_write_busy(&w));
+	do {
+		wio = cg_write_begin(&w, off, MiB);
+		off += MiB;
+	} while (!cg_write_end(&w, &wio, MiB, &next));
+	assert_int_equal(next.start.off, skipped.start.off);
+	assert_true(next.start.end > skipped.start.end);
+	assert_int_equal(next.wait.off, skipped.wait.off);
+	assert_int_equal(next.wait.end, skipped.wait.end);
+	cg_write_wb_done(&w, &next, 0);
+	assert_false(cg_write_busy(&w));
+}
+
+/*
  * The point of it all: an error a job's wait consumed reaches the next
  * flush (even when smbd's own fsync then succeeds), exactly once
  */
@@ -612,6 +652,7 @@ int main(void)
 		cmocka_unit_test_setup(test_reorder_writeback, setup),
 		cmocka_unit_test_setup(test_clients_uploads, setup),
 		cmocka_unit_test_setup(test_one_job, setup),
+		cmocka_unit_test_setup(test_skipped_job, setup),
 		cmocka_unit_test_setup(test_footprint_bound, setup),
 		cmocka_unit_test_setup(test_recvfile_catch_up, setup),
 		cmocka_unit_test_setup(test_sync_catch_up, setup),
