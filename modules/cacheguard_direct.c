@@ -681,24 +681,24 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 				 struct files_struct *fsp,
 				 const struct cg_config *cfg,
 				 uint64_t size,
+				 bool kernel_oplock,
 				 enum cg_direct_fail *fail)
 {
 	struct cg_direct *d = NULL;
 	int fd = fsp_get_io_fd(fsp);
 	dev_t dev = fsp->fsp_name->st.st_ex_dev;
-	size_t align = cg_direct_alignment(fd, dev);
+	size_t align = kernel_oplock ? 0 : cg_direct_alignment(fd, dev);
 	size_t seg_align;
 	size_t mem;
 	size_t reserve;
 	int budget_fd;
 	bool spent;
 
-	*fail = CG_DIRECT_FAIL_FILE;
-	if (align == 0) {
-		DBG_INFO("%s: the kernel gives no direct-I/O alignment\n",
-			 fsp_str_dbg(fsp));
+	*fail = cg_direct_may_open(kernel_oplock, align);
+	if (*fail != CG_DIRECT_OK) {
 		return NULL;
 	}
+	*fail = CG_DIRECT_FAIL_FILE;
 	d = talloc_zero(mem_ctx, struct cg_direct);
 	if (d == NULL) {
 		return NULL;

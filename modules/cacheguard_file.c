@@ -192,7 +192,7 @@ void cacheguard_file_done(struct files_struct *fsp,
 		return;
 	}
 	cgf->done = true;
-	if (!cgf->untracked) {
+	if (cgf->track == CG_TRACKING_YES) {
 		uint64_t start_ns = cacheguard_now_ns();
 
 		cg_stream_close(&cgf->file.stream, fsp_get_io_fd(fsp));
@@ -215,7 +215,7 @@ static void cacheguard_file_destroy(void *p)
 		}
 		cacheguard_file_done(cgf->fsp, cgf);
 	}
-	if (!cgf->untracked) {
+	if (cgf->track == CG_TRACKING_YES) {
 		cg_status_file_close(&cgf->file);
 		if (!closed) {
 			cg_status_write(true);
@@ -252,8 +252,7 @@ struct cacheguard_file *cacheguard_add(
 		return NULL;	/* no memory: serve the file untouched */
 	}
 	cgf->fsp = fsp;
-	cgf->untracked = true;
-	cgf->reads_pending = is_file;
+	cgf->track = is_file ? CG_TRACKING_UNASKED : CG_TRACKING_NO;
 	cgf->foreign = !is_file;
 	if (!is_file) {
 		cacheguard_foreign(share, fsp);
@@ -287,10 +286,11 @@ struct cacheguard_file *cacheguard_track(
 	struct cg_config *cfg = NULL;
 	dev_t dev = fsp->fsp_name->st.st_ex_dev;
 	struct stat st;
+	bool known;
 
 	cgf = VFS_FETCH_FSP_EXTENSION(handle, fsp);
-	if (cgf != NULL && !cgf->reads_pending) {
-		return cgf->untracked ? NULL : cgf;
+	if (cgf != NULL && cgf->track != CG_TRACKING_UNASKED) {
+		return cgf->track == CG_TRACKING_YES ? cgf : NULL;
 	}
 	SMB_VFS_HANDLE_GET_DATA(handle, share, struct cacheguard_share,
 				return NULL);
@@ -315,13 +315,11 @@ struct cacheguard_file *cacheguard_track(
 	if (cgf == NULL || cgf->foreign) {
 		return NULL;
 	}
-	cgf->reads_pending = false;
-	if (fstat(fsp_get_io_fd(fsp), &st) != 0 ||
-	    !cg_file_tracks(cfg, (uint64_t)st.st_size)) {
-		/* decided once: later reads of this open cost no fstat */
+	known = fstat(fsp_get_io_fd(fsp), &st) == 0;
+	if (!cg_file_track_read(&cgf->track, cfg, known,
+				known ? (uint64_t)st.st_size : 0)) {
 		return NULL;
 	}
-	cgf->untracked = false;
 	if (cg_config_probes(cfg, share->below, CG_BELOW_READS)) {
 		cg_fs_probe(fsp, !cacheguard_kernel_oplock(fsp));
 	}

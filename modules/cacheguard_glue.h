@@ -97,9 +97,10 @@ struct cg_direct;
 
 /*
  * size is the file's as the engine knows it (from an fstat at its first
- * read; smbd's stat may be older).
- * NULL when O_DIRECT cannot be used on fsp; *fail says whether it is
- * this file's failure or its filesystem's, for the engine
+ * read; smbd's stat may be older); kernel_oplock: smbd holds one on fsp
+ * (cacheguard_kernel_oplock).
+ * NULL when O_DIRECT cannot be used on fsp; *fail says why, from the
+ * engine (cg_direct_may_open, cg_direct_open_failure), for the engine
  * (cg_file_direct_unavailable). A spent direct-memory budget is no
  * failure: the stream reads direct without prefetch (cg_dsched_buffer).
  */
@@ -108,6 +109,7 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 				 struct files_struct *fsp,
 				 const struct cg_config *cfg,
 				 uint64_t size,
+				 bool kernel_oplock,
 				 enum cg_direct_fail *fail);
 /*
  * Exactly the bytes pread() would return for [offset, offset + n),
@@ -257,15 +259,14 @@ struct cacheguard_share {
 /* What the module keeps per open file, as an fsp extension */
 struct cacheguard_file {
 	/*
-	 * The module leaves this open file's reads alone: its I/O
-	 * descriptor is not a kernel descriptor of it (a lower module owns
-	 * I/O, foreign: its writes too), or it was below min file size at
-	 * its first read, or it has not been read yet (reads_pending: the
-	 * extension came with a write).
+	 * Whether the module tracks this open file's reads (cg_file_track_read:
+	 * not below min file size at its first read; not yet read: the
+	 * extension came with a write). Never where its I/O descriptor is
+	 * not a kernel descriptor of it (a lower module owns I/O, foreign:
+	 * its writes too).
 	 */
-	bool untracked;
+	enum cg_tracking track;
 	bool foreign;
-	bool reads_pending;
 	bool done;			/* cacheguard_file_done ran */
 	struct files_struct *fsp;	/* whose extension this is */
 	struct cg_wfile *writer;	/* once a client wrote to it */

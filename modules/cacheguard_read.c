@@ -66,16 +66,13 @@ static enum cg_path cacheguard_choose(struct vfs_handle_struct *handle,
 	 * On fsp, not cgf: an fsp extension's data area is not a talloc
 	 * context. fsp is freed right after the close.
 	 */
-	if (cacheguard_kernel_oplock(fsp)) {
-		fail = CG_DIRECT_FAIL_LEASE;
-	} else {
-		cgf->direct = cg_direct_open(fsp,
-					     handle,
-					     fsp,
-					     cgf->file.stream.cfg,
-					     cgf->file.stream.file_size,
-					     &fail);
-	}
+	cgf->direct = cg_direct_open(fsp,
+				     handle,
+				     fsp,
+				     cgf->file.stream.cfg,
+				     cgf->file.stream.file_size,
+				     cacheguard_kernel_oplock(fsp),
+				     &fail);
 	if (cgf->direct != NULL) {
 		return CG_PATH_DIRECT;
 	}
@@ -87,9 +84,7 @@ static enum cg_path cacheguard_choose(struct vfs_handle_struct *handle,
 	cacheguard_fs_learnt(fsp, lacks, "O_DIRECT", EINVAL);
 	DBG_INFO("%s: no direct reads (%s), mode %s\n",
 		 fsp_str_dbg(fsp),
-		 fail == CG_DIRECT_FAIL_FS    ? "no O_DIRECT on the filesystem"
-		 : fail == CG_DIRECT_FAIL_LEASE ? "smbd holds a kernel oplock"
-					       : "this file cannot be reopened",
+		 cg_direct_fail_name(fail),
 		 cg_mode_name(cgf->file.mode));
 	/* this read too, in the file's mode now */
 	return cg_file_choose(&cgf->file, io, n);

@@ -40,41 +40,39 @@ int vfs_cacheguard_debug_level = DBGC_VFS;
 #define DBGC_CLASS vfs_cacheguard_debug_level
 
 /*
- * The module's directory of lock and status files: "cacheguard" in smbd's
- * state directory, which is the node's own. A state directory on a
- * filesystem that other machines mount too (network, FUSE or cluster:
- * a mistake in a CTDB cluster, which would make every node share one
- * direct memory budget and take the other nodes' streams for its own)
- * gets "cacheguard.node<PNN>" instead, so that the module's files stay
- * per node, and one line at level 0 per process. The answer is kept for
- * the life of the process, NULL when no memory.
+ * The module's directory of lock and status files, by cg_state_dir_name's
+ * rule, with one line at level 0 per process where it is per node. The
+ * answer is kept for the life of the process, NULL when no memory.
  */
 const char *cg_state_dir(void)
 {
 	static char *dir;
 	const char *state = lp_state_directory();
 	struct statfs sfs;
+	bool shared = false;
+	bool per_node;
+	char name[32];
 
 	if (dir != NULL) {
 		return dir;
 	}
-	if (lp_clustering() && statfs(state, &sfs) == 0 &&
-	    cg_fs_type_shared((uint64_t)sfs.f_type)) {
-		dir = talloc_asprintf(NULL,
-				      "%s/cacheguard.node%u",
-				      state,
-				      (unsigned)get_my_vnn());
-		DBG_ERR("state directory %s is on a filesystem other "
-			"nodes mount too (f_type %#jx): every node would "
-			"share cacheguard's lock and status files; it keeps "
-			"this node's in %s. Put the state directory on a "
-			"local disk.\n",
-			state,
-			(uintmax_t)sfs.f_type,
-			dir != NULL ? dir : "?");
-	} else {
-		dir = talloc_asprintf(NULL, "%s/cacheguard", state);
+	if (lp_clustering() && statfs(state, &sfs) == 0) {
+		shared = cg_fs_type_shared((uint64_t)sfs.f_type);
 	}
+	per_node = cg_state_dir_name(lp_clustering(), shared,
+				     shared ? (unsigned)get_my_vnn() : 0,
+				     name, sizeof(name));
+	dir = talloc_asprintf(NULL, "%s/%s", state, name);
+	if (!per_node) {
+		return dir;
+	}
+	DBG_ERR("state directory %s is on a filesystem other nodes mount "
+		"too (f_type %#jx): every node would share cacheguard's lock "
+		"and status files; it keeps this node's in %s. Put the state "
+		"directory on a local disk.\n",
+		state,
+		(uintmax_t)sfs.f_type,
+		dir != NULL ? dir : "?");
 	return dir;
 }
 

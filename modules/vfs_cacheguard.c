@@ -295,7 +295,7 @@ static int cacheguard_close(struct vfs_handle_struct *handle,
 		TALLOC_FREE(cgf->writer);
 	}
 	if (cgf != NULL) {
-		bool tracked = !cgf->untracked;
+		bool tracked = cgf->track == CG_TRACKING_YES;
 
 		/* the direct buffer goes first: the status won't count it */
 		cacheguard_file_done(fsp, cgf);

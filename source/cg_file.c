@@ -123,6 +123,22 @@ bool cg_fs_type_shared(uint64_t f_type)
 	       cg_fs_type_lacks(f_type) == CG_FS_REMOTE;
 }
 
+bool cg_state_dir_name(bool clustered,
+		       bool shared_fs,
+		       unsigned pnn,
+		       char *name,
+		       size_t len)
+{
+	bool per_node = clustered && shared_fs;
+
+	if (per_node) {
+		snprintf(name, len, "cacheguard.node%u", pnn);
+	} else {
+		snprintf(name, len, "cacheguard");
+	}
+	return per_node;
+}
+
 enum cg_mode cg_mode_resolve(enum cg_mode want, unsigned fs_lacks)
 {
 	if (fs_lacks & CG_BELOW_READS) {
@@ -183,6 +199,18 @@ bool cg_file_may_track(const struct cg_config *cfg,
 bool cg_file_tracks(const struct cg_config *cfg, uint64_t size)
 {
 	return cfg->mode != CG_MODE_OFF && size >= cfg->min_file_size;
+}
+
+bool cg_file_track_read(enum cg_tracking *t,
+			const struct cg_config *cfg,
+			bool known,
+			uint64_t size)
+{
+	if (*t == CG_TRACKING_UNASKED) {
+		*t = known && cg_file_tracks(cfg, size) ? CG_TRACKING_YES
+							: CG_TRACKING_NO;
+	}
+	return *t == CG_TRACKING_YES;
 }
 
 void cg_file_init(struct cg_file *f,

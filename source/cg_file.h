@@ -55,6 +55,7 @@ enum cg_direct_fail {
 	 * the O_DIRECT one too, would break it. This open only.
 	 */
 	CG_DIRECT_FAIL_LEASE,
+	CG_DIRECT_OK,			/* set up: no failure */
 };
 
 /* What a filesystem lacks, learnt from a probe or a failure */
@@ -103,6 +104,21 @@ unsigned cg_probe_direct(int err);
  * cluster would share them).
  */
 bool cg_fs_type_shared(uint64_t f_type);
+
+/*
+ * The module's directory in smbd's state directory, into name (len
+ * bytes): "cacheguard", which is the node's own; where smbd is clustered
+ * and the state directory is on a filesystem other nodes mount too
+ * (shared_fs: cg_fs_type_shared; a mistake in a CTDB cluster, which would
+ * make every node share one direct memory budget and take the other
+ * nodes' streams for its own), "cacheguard.node<pnn>", so that its files
+ * stay per node. true for the second, which the caller logs.
+ */
+bool cg_state_dir_name(bool clustered,
+		       bool shared_fs,
+		       unsigned pnn,
+		       char *name,
+		       size_t len);
 
 /* What smbd's hooks did with a tracked file, for its close summary */
 struct cg_calls {
@@ -168,6 +184,24 @@ bool cg_file_may_track(const struct cg_config *cfg,
 		       uint64_t open_size,
 		       bool modified);
 bool cg_file_tracks(const struct cg_config *cfg, uint64_t size);
+
+/* Where one open stands with the module's read side */
+enum cg_tracking {
+	CG_TRACKING_UNASKED = 0,	/* not read yet: came with a write */
+	CG_TRACKING_NO,			/* left alone until it is closed */
+	CG_TRACKING_YES,		/* its reads have a stream */
+};
+
+/*
+ * A read of an open: the first asks cg_file_tracks() with the kernel's
+ * size then (known false: there was none to be had, and the file is left
+ * alone); later ones get the same answer without asking, so that they
+ * cost no fstat, a file grown since included. true: tracked.
+ */
+bool cg_file_track_read(enum cg_tracking *t,
+			const struct cg_config *cfg,
+			bool known,
+			uint64_t size);
 
 /*
  * Track a file of size bytes whose filesystem lacks fs_lacks, with the

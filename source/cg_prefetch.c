@@ -82,6 +82,32 @@ size_t cg_dio_alignment(bool have_dioalign,
 	return 4096;
 }
 
+enum cg_direct_fail cg_direct_may_open(bool kernel_oplock, size_t align)
+{
+	if (kernel_oplock) {
+		return CG_DIRECT_FAIL_LEASE;	/* this open only */
+	}
+	if (align == 0) {
+		return CG_DIRECT_FAIL_FILE;	/* the kernel: not this file */
+	}
+	return CG_DIRECT_OK;
+}
+
+const char *cg_direct_fail_name(enum cg_direct_fail fail)
+{
+	switch (fail) {
+	case CG_DIRECT_FAIL_FS:
+		return "no O_DIRECT on the filesystem";
+	case CG_DIRECT_FAIL_LEASE:
+		return "smbd holds a kernel oplock";
+	case CG_DIRECT_OK:
+		return "set up";
+	case CG_DIRECT_FAIL_FILE:
+	default:
+		return "no O_DIRECT for this file: no alignment, or no reopen";
+	}
+}
+
 enum cg_direct_fail cg_direct_open_failure(int err)
 {
 	/*

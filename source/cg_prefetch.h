@@ -66,6 +66,17 @@ size_t cg_dio_alignment(bool have_dioalign,
 			uint32_t dio_offset_align,
 			uint32_t logical_block_size);
 
+/*
+ * Whether direct reads of a file may be set up, before its O_DIRECT open:
+ * smbd holds a kernel oplock on it (kernel_oplock: the open would break
+ * it), or the kernel gives it no direct-I/O alignment (align 0,
+ * cg_dio_alignment), or CG_DIRECT_OK
+ */
+enum cg_direct_fail cg_direct_may_open(bool kernel_oplock, size_t align);
+
+/* Why, in words for the log */
+const char *cg_direct_fail_name(enum cg_direct_fail fail);
+
 /* open(O_DIRECT) of a file failed with err: the file, or its filesystem? */
 enum cg_direct_fail cg_direct_open_failure(int err);
 

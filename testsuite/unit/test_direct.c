@@ -200,6 +200,24 @@ static void test_open_failure_scope(void **state)
 	}
 }
 
+/*
+ * Whether a file's direct reads may be set up at all: not while smbd
+ * holds a kernel oplock on it (the O_DIRECT open would break it), not
+ * when the kernel gives it no direct-I/O alignment (this file only)
+ */
+static void test_may_open(void **state)
+{
+	assert_int_equal(cg_direct_may_open(false, 512), CG_DIRECT_OK);
+	assert_int_equal(cg_direct_may_open(false, 4096), CG_DIRECT_OK);
+	assert_int_equal(cg_direct_may_open(true, 4096),
+			 CG_DIRECT_FAIL_LEASE);
+	assert_int_equal(cg_direct_may_open(false, 0), CG_DIRECT_FAIL_FILE);
+	/* the oplock is the first reason: nothing else is asked */
+	assert_int_equal(cg_direct_may_open(true, 0), CG_DIRECT_FAIL_LEASE);
+	assert_string_equal(cg_direct_fail_name(CG_DIRECT_FAIL_LEASE),
+			    "smbd holds a kernel oplock");
+}
+
 static void test_plan_table(void **state)
 {
 	size_t i;
@@ -1483,6 +1501,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_alignment),
 		cmocka_unit_test(test_open_failure_scope),
+		cmocka_unit_test(test_may_open),
 		cmocka_unit_test(test_plan_table),
 		cmocka_unit_test(test_plan_refuses),
 		cmocka_unit_test(test_plan_property),

@@ -213,6 +213,29 @@ static void test_fs_shared(void **state)
 }
 
 /*
+ * The module's directory in smbd's state directory: one per node where
+ * a cluster's nodes would otherwise share it, else the plain name
+ */
+static void test_state_dir_name(void **state)
+{
+	char name[32];
+
+	(void)state;
+	assert_false(cg_state_dir_name(false, false, 3, name, sizeof(name)));
+	assert_string_equal(name, "cacheguard");
+	/* a shared filesystem without clustering: smbd's own choice */
+	assert_false(cg_state_dir_name(false, true, 3, name, sizeof(name)));
+	assert_string_equal(name, "cacheguard");
+	assert_false(cg_state_dir_name(true, false, 3, name, sizeof(name)));
+	assert_string_equal(name, "cacheguard");
+	assert_true(cg_state_dir_name(true, true, 3, name, sizeof(name)));
+	assert_string_equal(name, "cacheguard.node3");
+	assert_true(cg_state_dir_name(true, true, 4294967295U, name,
+				      sizeof(name)));
+	assert_string_equal(name, "cacheguard.node4294967295");
+}
+
+/*
  * A module below that must see the reads (full_audit, commit for
  * writes, one not known) gets every stream read whole: dontneed, no
  * reads in pieces of the module's own, whatever the mode and whatever
@@ -396,6 +419,7 @@ static void test_failures(void **state)
 static void test_track(void **state)
 {
 	struct cg_config cfg;
+	enum cg_tracking t;
 	uint64_t min;
 
 	(void)state;
@@ -411,6 +435,20 @@ static void test_track(void **state)
 	/* a file that stayed small after all is not tracked */
 	assert_true(cg_file_may_track(&cfg, 0, true));
 	assert_false(cg_file_tracks(&cfg, 4096));
+
+	/* the first read decides for the rest of the open, either way */
+	t = CG_TRACKING_UNASKED;
+	assert_false(cg_file_track_read(&t, &cfg, true, min - 1));
+	assert_int_equal(t, CG_TRACKING_NO);
+	assert_false(cg_file_track_read(&t, &cfg, true, min));
+	t = CG_TRACKING_UNASKED;
+	assert_true(cg_file_track_read(&t, &cfg, true, min));
+	assert_int_equal(t, CG_TRACKING_YES);
+	assert_true(cg_file_track_read(&t, &cfg, true, 0));
+	/* no size to be had (fstat failed): left alone */
+	t = CG_TRACKING_UNASKED;
+	assert_false(cg_file_track_read(&t, &cfg, false, min));
+	assert_int_equal(t, CG_TRACKING_NO);
 
 	cfg.mode = CG_MODE_AUTO;
 	assert_true(cg_config_probes(&cfg, 0, CG_BELOW_READS));
@@ -719,6 +757,7 @@ int main(void)
 		cmocka_unit_test(test_resolve),
 		cmocka_unit_test(test_fs_type),
 		cmocka_unit_test(test_fs_shared),
+		cmocka_unit_test(test_state_dir_name),
 		cmocka_unit_test(test_choose),
 		cmocka_unit_test(test_zerocopy),
 		cmocka_unit_test(test_below),
