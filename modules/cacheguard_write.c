@@ -150,7 +150,7 @@ static void cg_wb_done(struct tevent_req *subreq)
 		cg_wfsync_finish(wf->waiters);
 	}
 	/* Catch up at once: what was written meanwhile needs no new write */
-	if (ran && cg_write_replan(&wf->w, &plan)) {
+	if (cg_write_replan(&wf->w, &plan)) {
 		cg_wb_start(wf, &plan);
 	}
 	cg_wpwrite_release(wf);
@@ -194,12 +194,14 @@ not_run:
  * drops it, as the kernel's dirty throttling makes any writer wait (the
  * main thread was blocked by the write itself anyway)
  */
-static void cg_wfile_catch_up(struct cg_wfile *wf, const struct cg_wio *wio)
+static void cg_wfile_catch_up(struct cg_wfile *wf,
+			      const struct cg_wio *wio,
+			      ssize_t nwritten)
 {
 	struct cg_wb_plan plan;
 	int err;
 
-	if (!cg_write_catch_up(&wf->w, wio, &plan)) {
+	if (!cg_write_catch_up(&wf->w, wio, nwritten, &plan)) {
 		return;
 	}
 	err = cg_write_writeback(&cg_sys_linux, fsp_get_io_fd(wf->fsp),
@@ -228,9 +230,7 @@ static void cg_wfile_ended(struct cg_wfile *wf,
 	if (cg_write_end(&wf->w, wio, nwritten, &plan)) {
 		cg_wb_start(wf, &plan);
 	}
-	if (nwritten > 0) {
-		cg_wfile_catch_up(wf, wio);
-	}
+	cg_wfile_catch_up(wf, wio, nwritten);
 }
 
 /* An uncached write failed with err: learn, then write it buffered */

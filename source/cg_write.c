@@ -225,6 +225,7 @@ bool cg_write_end(struct cg_writer *w,
 		w->through_cache = true;
 	}
 	cg_wnote_done(w, wio->off, wio->off + (uint64_t)nwritten);
+	w->skipped = false;
 	return cg_write_replan(w, plan);
 }
 
@@ -234,8 +235,8 @@ bool cg_write_replan(struct cg_writer *w, struct cg_wb_plan *plan)
 	uint64_t n;
 
 	*plan = (struct cg_wb_plan){.start = {0, 0}, .wait = {0, 0}};
-	if (w->state != CG_W_ACTIVE ||
-	    w->busy || w->done.contig < w->started_to + window) {
+	if (w->state != CG_W_ACTIVE || w->busy || w->skipped ||
+	    w->done.contig < w->started_to + window) {
 		return false;
 	}
 	n = (w->done.contig - w->started_to) / window * window;
@@ -260,6 +261,7 @@ bool cg_write_replan(struct cg_writer *w, struct cg_wb_plan *plan)
 void cg_write_wb_skipped(struct cg_writer *w, const struct cg_wb_plan *plan)
 {
 	w->busy = false;
+	w->skipped = true;
 	w->stats.jobs--;
 	/*
 	 * Back to before the plan, except what a catch-up did meanwhile
@@ -349,13 +351,14 @@ bool cg_write_lagging(const struct cg_writer *w)
 
 bool cg_write_catch_up(struct cg_writer *w,
 		       const struct cg_wio *wio,
+		       ssize_t nwritten,
 		       struct cg_wb_plan *plan)
 {
 	uint64_t window = w->cfg->window;
 	uint64_t end = w->started_to;
 
 	*plan = (struct cg_wb_plan){.start = {0, 0}, .wait = {0, 0}};
-	if (!wio->unheld || !cg_write_lagging(w)) {
+	if (nwritten <= 0 || !wio->unheld || !cg_write_lagging(w)) {
 		return false;
 	}
 	/* everything written in whole windows, as a job would start it */

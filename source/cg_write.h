@@ -95,6 +95,7 @@ struct cg_writer {
 	uint64_t waited_to;
 	uint64_t dropped_to;
 	bool busy;		/* a writeback job is in flight */
+	bool skipped;		/* the last was skipped: none until a write */
 	/*
 	 * dontcache: a stream write went through the page cache (smbd's
 	 * recvfile, a fallback): the kernel drops none of those pages at
@@ -177,7 +178,8 @@ bool cg_write_replan(struct cg_writer *w, struct cg_wb_plan *plan);
 bool cg_write_lagging(const struct cg_writer *w);
 
 /*
- * After every write that ended with bytes written: true when it was one
+ * After every write that ended (nwritten bytes, or -1): true when it
+ * wrote bytes and was one
  * whose answer cannot be held (wio->unheld) and the stream lags. The
  * caller then writes back and drops plan->wait itself, now, as the
  * kernel's dirty throttling makes a writer wait, and reports the result
@@ -186,6 +188,7 @@ bool cg_write_lagging(const struct cg_writer *w);
  */
 bool cg_write_catch_up(struct cg_writer *w,
 		       const struct cg_wio *wio,
+		       ssize_t nwritten,
 		       struct cg_wb_plan *plan);
 /* The catch-up's writeback ended with err: kept as a job's error is */
 void cg_write_caught_up(struct cg_writer *w, int err);
@@ -206,7 +209,8 @@ void cg_write_wb_done(struct cg_writer *w,
 
 /*
  * The job of *plan never ran (the pool had no thread for it, and it may
- * be skipped): the next job starts and waits for its ranges
+ * be skipped): the job the next write plans starts and waits for its
+ * ranges; none is planned before (cg_write_replan)
  */
 void cg_write_wb_skipped(struct cg_writer *w, const struct cg_wb_plan *plan);
 

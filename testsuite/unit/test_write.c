@@ -375,7 +375,9 @@ static void unheld_catch_up(enum cg_mode mode, bool socket)
 		if (cg_write_end(&w, &wio, MiB, &plan)) {
 			job = plan;	/* the device never finishes it */
 		}
-		if (cg_write_catch_up(&w, &wio, &plan)) {
+		/* a write that failed waits for nothing */
+		assert_false(cg_write_catch_up(&w, &wio, -1, &plan));
+		if (cg_write_catch_up(&w, &wio, MiB, &plan)) {
 			catch_ups++;
 			assert_int_equal(plan.wait.off, dropped);
 			assert_true(plan.wait.end > dropped);
@@ -435,7 +437,7 @@ static void test_one_job(void **state)
 	/* 64 MiB written, nothing waited for: the writes are held back */
 	assert_true(cg_write_lagging(&w));
 	/* ... which is pwrite_send's way: its writes never catch up */
-	assert_false(cg_write_catch_up(&w, &wio, &plan));
+	assert_false(cg_write_catch_up(&w, &wio, MiB, &plan));
 	cg_write_wb_done(&w, &held, 0);
 	assert_false(cg_write_lagging(&w));
 	wio = cg_write_begin(&w, off, MiB);
@@ -496,6 +498,8 @@ static void test_skipped_job(void **state)
 	assert_int_equal(skipped.wait.off, first.start.off);
 	cg_write_wb_skipped(&w, &skipped);
 	assert_false(cg_write_busy(&w));
+	/* not planned again at once: the pool had no thread a moment ago */
+	assert_false(cg_write_replan(&w, &next));
 	do {
 		wio = cg_write_begin(&w, off, MiB);
 		off += MiB;
