@@ -347,7 +347,8 @@ static const void *cacheguard_passthrough[4 * sizeof(struct vfs_fn_pointers) /
  * The VFS structures this module uses (files_struct, connection_struct,
  * vfs_handle_struct) may change with any upstream release, point releases
  * included, and smbd checks only SMB_VFS_INTERFACE_VERSION. The module
- * runs in the smbd of the upstream release it was built for (its
+ * runs in the smbd of the upstream release it was built for
+ * (cg_samba_compatible; its
  * SAMBA_VERSION_STRING, such as "4.17.12-Debian", which Debian's security
  * updates of that release keep), the rule the package's dependency
  * states: samba (>= the build's), samba (<< the next upstream release).
@@ -359,7 +360,8 @@ NTSTATUS vfs_cacheguard_init(TALLOC_CTX *ctx)
 {
 	NTSTATUS status;
 
-	if (strcmp(samba_version_string(), SAMBA_VERSION_STRING) != 0) {
+	if (!cg_samba_compatible(SAMBA_VERSION_STRING,
+				 samba_version_string())) {
 		DBG_ERR("cacheguard was built for Samba %s (package %s), "
 			"this smbd is %s: it passes every call through and "
 			"protects nothing; rebuild it against this samba "

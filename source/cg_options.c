@@ -394,3 +394,8 @@ void cg_config_describe(const struct cg_config *cfg, char *buf, size_t len)
 		 cg_ioprio_name(cfg->stream_ioprio),
 		 cfg->stream_pacing ? "yes" : "no");
 }
+
+bool cg_samba_compatible(const char *built, const char *running)
+{
+	return built != NULL && running != NULL && strcmp(built, running) == 0;
+}

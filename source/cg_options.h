@@ -154,4 +154,14 @@ void cg_config_describe(const struct cg_config *cfg, char *buf, size_t len);
 /* Sizes with an optional K/M/G/T suffix (powers of 1024) */
 int cg_parse_size(const char *s, uint64_t *out);
 
+/*
+ * Whether the module may run in an smbd whose samba_version_string() is
+ * running, built against SAMBA_VERSION_STRING built: only the same
+ * release. The VFS structures it uses (files_struct, connection_struct,
+ * vfs_handle_struct) may change with any upstream release, point releases
+ * included, and smbd checks only SMB_VFS_INTERFACE_VERSION. Anywhere else
+ * the module passes every call through.
+ */
+bool cg_samba_compatible(const char *built, const char *running);
+
 #endif /* CG_OPTIONS_H */

@@ -787,6 +787,23 @@ static void test_option_known(void **state)
 	assert_int_equal(names[8], 'x');
 }
 
+/*
+ * The module runs only in the smbd of the release it was built for: the
+ * structures it uses may change with any upstream release
+ */
+static void test_samba_compatible(void **state)
+{
+	(void)state;
+	assert_true(cg_samba_compatible("4.17.12-Debian", "4.17.12-Debian"));
+	assert_true(cg_samba_compatible("4.22.6-Debian-4.22.6+dfsg-0+deb13u1",
+					"4.22.6-Debian-4.22.6+dfsg-0+deb13u1"));
+	assert_false(cg_samba_compatible("4.17.12-Debian", "4.17.13-Debian"));
+	assert_false(cg_samba_compatible("4.17.12-Debian", "4.17.12"));
+	assert_false(cg_samba_compatible("4.17.12", "4.17.12-Debian"));
+	assert_false(cg_samba_compatible("4.17.12-Debian", ""));
+	assert_false(cg_samba_compatible("4.17.12-Debian", NULL));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -805,6 +822,7 @@ int main(void)
 		cmocka_unit_test(test_describe),
 		cmocka_unit_test(test_option_known),
 		cmocka_unit_test(test_long_bad_value),
+		cmocka_unit_test(test_samba_compatible),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
