@@ -543,12 +543,7 @@ static bool cg_direct_submit_fill(void *priv,
 	if (job == NULL) {
 		return false;
 	}
-	/*
-	 * The first fill of the table's last segment has faulted in the
-	 * pages of all of them (fills go in order): what were they. Once
-	 * per table size: a look costs about 6 ms (smbd has ~800 mappings)
-	 */
-	job->w.probe = slot + 1 == nseg && d->io->probed_nseg != nseg;
+	job->w.probe = cg_huge_probe_due(slot, nseg, d->io->probed_nseg);
 	if (!cg_direct_job_start(d, d->ev, job)) {
 		TALLOC_FREE(job);
 		return false;

@@ -233,3 +233,8 @@ bool cg_huge_probe(const void *mem, uint64_t *bytes)
 	fclose(f);
 	return ret == 0;
 }
+
+bool cg_huge_probe_due(unsigned slot, unsigned nseg, unsigned probed_nseg)
+{
+	return nseg > 0 && slot + 1 == nseg && probed_nseg != nseg;
+}

@@ -74,6 +74,15 @@ bool cg_huge_commit(void *p, size_t off, size_t len);
  */
 bool cg_huge_probe(const void *mem, uint64_t *bytes);
 
+/*
+ * Whether the fill of segment slot of a table of nseg looks for huge
+ * pages after it (cg_huge_probe): the first fill of the last segment has
+ * touched the whole buffer (fills go in order), and a look costs about
+ * 6 ms (smbd has ~800 mappings), so once per table size; probed_nseg is
+ * the size last looked at, 0 for none
+ */
+bool cg_huge_probe_due(unsigned slot, unsigned nseg, unsigned probed_nseg);
+
 /* /sys/kernel/mm/transparent_hugepage/enabled: the choice in brackets */
 enum cg_thp {
 	CG_THP_UNKNOWN = 0,

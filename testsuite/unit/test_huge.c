@@ -215,6 +215,24 @@ static void test_buffers(void **state)
 	cg_huge_unmap(NULL, 0);
 }
 
+/*
+ * When a fill looks for huge pages: the first fill of the table's last
+ * segment (fills go in order, so all of the buffer has been touched),
+ * once per table size (a look reads all of smaps: about 6 ms)
+ */
+static void test_probe_due(void **state)
+{
+	(void)state;
+	assert_false(cg_huge_probe_due(0, 4, 0));
+	assert_false(cg_huge_probe_due(2, 4, 0));
+	assert_true(cg_huge_probe_due(3, 4, 0));
+	assert_false(cg_huge_probe_due(3, 4, 4));	/* looked already */
+	/* the table grew to eight: its new last segment looks again */
+	assert_false(cg_huge_probe_due(3, 8, 4));
+	assert_true(cg_huge_probe_due(7, 8, 4));
+	assert_false(cg_huge_probe_due(0, 0, 0));	/* no table */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -223,6 +241,7 @@ int main(void)
 		cmocka_unit_test(test_smaps_of_this_process),
 		cmocka_unit_test(test_counters),
 		cmocka_unit_test(test_buffers),
+		cmocka_unit_test(test_probe_due),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
