@@ -812,6 +812,7 @@ static struct cg_direct_job *cg_direct_read_job(struct cg_direct *d,
 	bool inplace;
 	size_t len;
 	int budget_fd = -1;
+	bool charge;
 	bool spent;
 
 	if (!cg_dio_plan((uint64_t)offset, n, d->align, plan)) {
@@ -820,8 +821,8 @@ static struct cg_direct_job *cg_direct_read_job(struct cg_direct *d,
 	}
 	inplace = cg_dio_inplace((uint64_t)offset, n, (uintptr_t)data,
 				 d->align, &in);
-	len = inplace ? in.tail.len : plan->len;
-	if (!inplace) {
+	len = cg_dio_read_bounce(inplace, &in, plan, &charge);
+	if (charge) {
 		budget_fd = cg_direct_budget_take(len, d->limit, false,
 						  &spent);
 		if (spent) {

@@ -182,6 +182,15 @@ bool cg_dio_inplace(uint64_t off,
 	return cg_dio_plan(off + body, n - body, align, &p->tail);
 }
 
+size_t cg_dio_read_bounce(bool inplace,
+			  const struct cg_dio_inplace *in,
+			  const struct cg_dio_plan *plan,
+			  bool *charge)
+{
+	*charge = !inplace;
+	return inplace ? in->tail.len : plan->len;
+}
+
 ssize_t cg_dio_read_inplace(const struct cg_dio_inplace *p,
 			    uint8_t *buf,
 			    uint64_t off,

@@ -111,6 +111,19 @@ bool cg_dio_inplace(uint64_t off,
 		    size_t align,
 		    struct cg_dio_inplace *p);
 
+/*
+ * The bounce buffer a request read on its own needs, in bytes, and
+ * whether the server's direct memory budget must have room for it
+ * (*charge): in place (cg_dio_inplace gave in), its tail's few blocks,
+ * charged nothing, so that a MISS stays direct when the prefetch of a
+ * few streams holds all of the budget; else the widened read of plan,
+ * charged (as a bounce buffer: cg_budget_room's counted false).
+ */
+size_t cg_dio_read_bounce(bool inplace,
+			  const struct cg_dio_inplace *in,
+			  const struct cg_dio_plan *plan,
+			  bool *charge);
+
 /* An aligned read of len bytes at off into buf: bytes, or -1 and errno */
 typedef ssize_t (*cg_dio_read_fn)(void *ctx,
 				  uint8_t *buf,

@@ -411,6 +411,31 @@ static void test_inplace_property(void **state)
 	free(mem);
 }
 
+/*
+ * What a request read on its own (a MISS) costs: in place, only its
+ * tail's small bounce and nothing of the budget (the prefetch of a few
+ * streams may hold all of it, and their MISSes must stay direct); else a
+ * bounce of the widened read, which the budget must have room for
+ */
+static void test_read_bounce(void **state)
+{
+	struct cg_dio_inplace in;
+	struct cg_dio_plan plan;
+	bool charge = true;
+
+	(void)state;
+	assert_true(cg_dio_plan(0, 8 * MiB, 4096, &plan));
+	assert_true(cg_dio_inplace(0, 8 * MiB, 0x10000 + 512, 4096, &in));
+	assert_int_equal(cg_dio_read_bounce(true, &in, &plan, &charge),
+			 in.tail.len);
+	assert_false(charge);
+	assert_true(cg_dio_read_bounce(true, &in, &plan, &charge) < 3 * 4096);
+	assert_true(cg_dio_plan(100, 8 * MiB, 4096, &plan));
+	assert_int_equal(cg_dio_read_bounce(false, &in, &plan, &charge),
+			 plan.len);
+	assert_true(charge);
+}
+
 static void test_inplace_refuses(void **state)
 {
 	struct cg_dio_inplace p;
@@ -1507,6 +1532,7 @@ int main(void)
 		cmocka_unit_test(test_plan_property),
 		cmocka_unit_test(test_inplace_property),
 		cmocka_unit_test(test_inplace_refuses),
+		cmocka_unit_test(test_read_bounce),
 		cmocka_unit_test(test_geometry),
 		cmocka_unit_test(test_device_segment),
 		cmocka_unit_test(test_lookup_table),
