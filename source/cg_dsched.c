@@ -37,15 +37,16 @@
  *           --> refill: a fill per segment to load (ops->submit_fill)
  *
  *   fill done --> table, wake waiters (each HIT / PENDING / MISS
- *                 again), refill; paced, a refill first
- *   read done --> paced: refill, wake waiters, refill
+ *                 again), refill
+ *   read done --> paced: wake waiters, refill
  *   copy done --> unpin; the version check failed: serve it again
  *
  * Pacing (cacheguard:stream pacing, cg_pace.c). Fills and MISS reads are
  * the stream's reads at the device; paced, they are at most the pacer's
- * window together. A MISS with no room waits as for a fill; a read that
- * comes back lets the fills the table wants go first, so that what they
- * cover is waited for rather than read twice.
+ * window together. A MISS starts fills for its own range instead of
+ * reading on its own and waits for them; with no room it waits for a
+ * read to come back, and is served before the fills the table loads
+ * ahead.
  *
  * Coherence. A segment never hands out bytes older than the file:
  * writes this smbd makes are noted (cg_dsched_note_write) before and
@@ -190,6 +191,40 @@ static void cg_dsched_wait(struct cg_dsched *s, struct cg_dsched_req *r)
 	cg_dsched_enqueue(s, r);
 }
 
+/*
+ * Paced: load the segments of r's own range the table lacks, as far as
+ * the window lets (true when one started), so that r is served from the
+ * table rather than read on its own: a read into smbd's buffer costs far
+ * more CPU than a copy out of the table, and the fills keep the device
+ * busy ahead of the client with one read at a time
+ */
+static bool cg_dsched_fill_for(struct cg_dsched *s, struct cg_dsched_req *r)
+{
+	const struct cg_pf_version none = {0};
+	const struct cg_dsched_req *w = NULL;
+	uint64_t keep = r->off;
+	bool started = false;
+	unsigned slot;
+	uint64_t off;
+	size_t len;
+
+	for (w = s->waiters; w != NULL; w = w->next) {
+		keep = CG_MIN(keep, w->off);
+	}
+	while (!s->prefetch_off && cg_pace_may_start(&s->pace) &&
+	       cg_prefetch_fill_for(&s->pf, s->file_size, r->off, r->n, keep,
+				    &slot, &off, &len)) {
+		if (!s->ops->submit_fill(s->priv, slot, off, len)) {
+			cg_prefetch_filled(&s->pf, slot, -1, &none);
+			s->prefetch_off = true;
+			break;
+		}
+		cg_pace_started(&s->pace);
+		started = true;
+	}
+	return started;
+}
+
 /* Serve a request from the table, queue it behind a fill, or read it */
 static void cg_dsched_serve(struct cg_dsched *s, struct cg_dsched_req *r)
 {
@@ -214,6 +249,14 @@ static void cg_dsched_serve(struct cg_dsched *s, struct cg_dsched_req *r)
 		return;
 	case CG_PF_MISS:
 		break;
+	}
+	if (s->pace.max != 0 && cg_dsched_fill_for(s, r)) {
+		/* its own segments load: it waits for them */
+		if (!r->deferred) {
+			s->waits++;
+		}
+		cg_dsched_wait(s, r);
+		return;
 	}
 	if (!cg_pace_may_start(&s->pace)) {
 		/* the stream's window is full: the next read back lets it go */
@@ -350,17 +393,14 @@ uint64_t cg_dsched_sync_deadline(const struct cg_dsched *s,
 }
 
 /*
- * One of the stream's reads at the device came back: the fills the
- * table wants start first, so that a request they cover waits for them
- * rather than read the same bytes itself; then the waiters, each served
- * again; then fills for what room they left.
+ * One of the stream's reads at the device came back: the waiters, each
+ * served again (paced, one that waited for room starts the fills of its
+ * own range now: the client waits for it before anything the table loads
+ * ahead), then fills for what room they left.
  */
 static void cg_dsched_back(struct cg_dsched *s, ssize_t got, uint64_t ns)
 {
 	cg_pace_done(&s->pace, ns, got > 0 ? (size_t)got : 0);
-	if (s->pace.max != 0) {
-		cg_dsched_refill(s);
-	}
 	cg_dsched_wake(s);
 	cg_dsched_refill(s);
 }

@@ -650,38 +650,27 @@ static int cg_pf_slot(struct cg_prefetch *pf, uint64_t lo, uint64_t hi)
 	return best;
 }
 
-bool cg_prefetch_next_fill(struct cg_prefetch *pf,
-			   uint64_t file_size,
-			   uint64_t keep,
-			   unsigned *slot,
-			   uint64_t *off,
-			   size_t *len)
+/*
+ * The first segment of [from, to) not in the table, in a slot outside
+ * [lo, hi), marked LOADING
+ */
+static bool cg_pf_claim(struct cg_prefetch *pf,
+			uint64_t from,
+			uint64_t to,
+			uint64_t lo,
+			uint64_t hi,
+			unsigned *slot,
+			uint64_t *off,
+			size_t *len)
 {
-	uint64_t start;
-	uint64_t limit;
-	uint64_t lo;
 	uint64_t o;
 	int i;
 
-	/*
-	 * Requests larger than the whole table are never a HIT: loading
-	 * segments for them would only read the file twice
-	 */
-	if (pf->nseg == 0 || pf->max_read > cg_prefetch_memory(pf) ||
-	    pf->clock_ns < pf->hold_ns) {
-		return false;
-	}
-	start = pf->front - pf->front % pf->seg_size;
-	limit = pf->ahead > UINT64_MAX - pf->front ? UINT64_MAX
-						   : pf->front + pf->ahead;
-	limit = CG_MIN(limit, file_size);
-	lo = pf->front > cg_pf_reorder(pf) ? pf->front - cg_pf_reorder(pf) : 0;
-	lo = CG_MIN(lo, keep);
-	for (o = start; o < limit; o += pf->seg_size) {
+	for (o = from - from % pf->seg_size; o < to; o += pf->seg_size) {
 		if (cg_pf_find(pf, o) >= 0) {
 			continue;
 		}
-		i = cg_pf_slot(pf, lo, limit);
+		i = cg_pf_slot(pf, lo, hi);
 		if (i < 0) {
 			return false;
 		}
@@ -696,6 +685,60 @@ bool cg_prefetch_next_fill(struct cg_prefetch *pf,
 		return true;
 	}
 	return false;
+}
+
+/*
+ * Requests larger than the whole table are never a HIT: loading
+ * segments for them would only read the file twice
+ */
+static bool cg_pf_may_fill(const struct cg_prefetch *pf)
+{
+	return pf->nseg > 0 && pf->max_read <= cg_prefetch_memory(pf) &&
+	       pf->clock_ns >= pf->hold_ns;
+}
+
+bool cg_prefetch_next_fill(struct cg_prefetch *pf,
+			   uint64_t file_size,
+			   uint64_t keep,
+			   unsigned *slot,
+			   uint64_t *off,
+			   size_t *len)
+{
+	uint64_t limit;
+	uint64_t lo;
+
+	if (!cg_pf_may_fill(pf)) {
+		return false;
+	}
+	limit = pf->ahead > UINT64_MAX - pf->front ? UINT64_MAX
+						   : pf->front + pf->ahead;
+	limit = CG_MIN(limit, file_size);
+	lo = pf->front > cg_pf_reorder(pf) ? pf->front - cg_pf_reorder(pf) : 0;
+	lo = CG_MIN(lo, keep);
+	return cg_pf_claim(pf, pf->front, limit, lo, limit, slot, off, len);
+}
+
+bool cg_prefetch_fill_for(struct cg_prefetch *pf,
+			  uint64_t file_size,
+			  uint64_t roff,
+			  size_t rn,
+			  uint64_t keep,
+			  unsigned *slot,
+			  uint64_t *off,
+			  size_t *len)
+{
+	uint64_t end = rn > UINT64_MAX - roff ? UINT64_MAX : roff + rn;
+	uint64_t hi;
+
+	if (!cg_pf_may_fill(pf)) {
+		return false;
+	}
+	end = CG_MIN(end, file_size);
+	hi = pf->ahead > UINT64_MAX - pf->front ? UINT64_MAX
+						: pf->front + pf->ahead;
+	hi = CG_MAX(hi, end);
+	return cg_pf_claim(pf, roff, end, CG_MIN(roff, keep), hi, slot, off,
+			   len);
 }
 
 void cg_prefetch_filled(struct cg_prefetch *pf,

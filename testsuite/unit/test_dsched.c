@@ -636,10 +636,11 @@ static void test_miss_then_hits(void **state)
 
 /*
  * Paced (cacheguard:stream pacing), a stream starts with one read at the
- * device: the first request's own read holds it, so no fill starts and
- * the next request, a MISS, waits; when the read comes back the fill of
- * the next request's segment goes first and the request waits for it
- * rather than read the same bytes itself
+ * device, and a request the table lacks loads its own segments rather
+ * than read on its own: the first request's fill holds the window, the
+ * next request waits for room; when the fill comes back the first is a
+ * HIT and the second's segment loads. Nothing is read on its own, and
+ * no more reads are at the device than the window.
  */
 static void test_paced(void **state)
 {
@@ -650,28 +651,66 @@ static void test_paced(void **state)
 	cg_dsched_pace(&f.s, true);
 	f.ns = 1000000;
 	r[0] = f_send(&f, 0, SEG, 1);
-	assert_int_equal(f.nreads, 1);
-	assert_int_equal(f.nfills, 0);
+	assert_int_equal(f.nreads, 0);
+	assert_int_equal(f.nfills, 1);
+	assert_int_equal(f.fills[0].off, 0);
 	r[1] = f_send(&f, SEG, 4096, 2);
 	assert_int_equal(f.s.held, 1);
 	assert_int_equal(r[1]->defers, 1);
-	assert_int_equal(f.nreads, 1);
-	f_complete_read(&f, 0);
-	/* a read at the baseline: the window grew to two, both fills */
+	assert_int_equal(f.nfills, 1);
+	f_run_fill(&f, 0);
+	f_complete_fill(&f, 0, false);
+	/* a fill at the baseline: the window grew to two */
 	assert_int_equal(f.s.pace.window, 2);
 	assert_int_equal(f.nreads, 0);
-	assert_int_equal(f.nfills, 2);
-	assert_int_equal(f.s.misses, 1);
+	assert_int_equal(f.s.pace.inflight, f.nfills);
+	assert_true(f.nfills <= 2);
 	r[2] = f_send(&f, 3 * SEG, 4096, 2);
-	assert_int_equal(f.s.held, 2);
 	f_drain(&f);
+	assert_int_equal(r[0]->got, SEG);
 	assert_int_equal(r[1]->got, 4096);
 	assert_int_equal(r[2]->got, 4096);
-	assert_int_equal(f.s.misses, 1);
+	assert_int_equal(f.s.misses, 0);
 	assert_int_equal(f.s.pace.inflight, 0);
+	assert_true(f.s.pace.peak <= 2);
 	req_free(r[0]);
 	req_free(r[1]);
 	req_free(r[2]);
+	f_free(&f);
+}
+
+/*
+ * Paced, the room a read leaves goes to the lowest offset the client
+ * waits for: a held request longer than a segment, which the table's
+ * fills from the front on cannot cover, starts its own segments' fills
+ * first; left behind those fills it would wait until the table is full
+ * (smbclient's 8 MiB reads are such requests), and read on its own it
+ * would cost a read into smbd's buffer
+ */
+static void test_paced_oldest_first(void **state)
+{
+	struct fake f;
+	struct req *r[2];
+
+	f_init(&f, AHEAD, MiB);
+	cg_dsched_pace(&f.s, true);
+	f.ns = 1000000;
+	r[0] = f_send(&f, 0, SEG, 1);
+	assert_int_equal(f.nfills, 1);
+	r[1] = f_send(&f, SEG, 2 * SEG, 2);
+	assert_int_equal(f.s.held, 1);
+	f_run_fill(&f, 0);
+	f_complete_fill(&f, 0, false);
+	assert_true(f.nfills >= 1);
+	assert_int_equal(f.fills[0].off, SEG);
+	assert_int_equal(f.nreads, 0);
+	assert_int_equal(f.s.pace.inflight, f.nfills);
+	f_drain(&f);
+	assert_int_equal(r[1]->got, 2 * SEG);
+	assert_int_equal(f.s.misses, 0);
+	assert_int_equal(f.s.pace.inflight, 0);
+	req_free(r[0]);
+	req_free(r[1]);
 	f_free(&f);
 }
 
@@ -1259,6 +1298,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_miss_then_hits),
 		cmocka_unit_test(test_paced),
+		cmocka_unit_test(test_paced_oldest_first),
 		cmocka_unit_test(test_no_prefetch),
 		cmocka_unit_test(test_no_room),
 		cmocka_unit_test(test_waiter_woken),
