@@ -147,6 +147,30 @@ static uint64_t keep_from(const struct fz_pf *f)
 	return keep;
 }
 
+/* A fill the table handed out: a free slot, a whole segment in the file */
+static void claimed(struct fz_pf *f, unsigned slot, uint64_t off, size_t len)
+{
+	if (slot >= f->pf.nseg) {
+		fz_violation("fill into slot %u of %u", slot, f->pf.nseg);
+	}
+	if (f->jobs[slot].step != JOB_NONE) {
+		fz_violation("slot %u handed out again while its fill of %"
+			     PRIu64 " still runs",
+			     slot, f->jobs[slot].off);
+	}
+	if (len != f->pf.seg_size || off % f->pf.seg_size != 0 ||
+	    off >= f->size) {
+		fz_violation("fill [%" PRIu64 ", +%zu): segment %zu, file %"
+			     PRIu64,
+			     off, len, f->pf.seg_size, f->size);
+	}
+	f->jobs[slot] = (struct job){
+		.step = JOB_STARTED,
+		.off = off,
+		.len = len,
+	};
+}
+
 static void refill(struct fz_pf *f)
 {
 	unsigned slot;
@@ -155,26 +179,25 @@ static void refill(struct fz_pf *f)
 
 	while (cg_prefetch_next_fill(&f->pf, f->size, keep_from(f), &slot,
 				     &off, &len)) {
-		if (slot >= f->pf.nseg) {
-			fz_violation("fill into slot %u of %u", slot,
-				     f->pf.nseg);
+		claimed(f, slot, off, len);
+	}
+}
+
+/* A paced stream's request loads its own segments (cg_dsched.c) */
+static void refill_for(struct fz_pf *f, uint64_t roff, size_t rn)
+{
+	unsigned slot;
+	uint64_t off;
+	size_t len;
+
+	while (cg_prefetch_fill_for(&f->pf, f->size, roff, rn, keep_from(f),
+				    &slot, &off, &len)) {
+		if (off + len <= roff || off >= roff + rn) {
+			fz_violation("fill [%" PRIu64 ", +%zu) for the request "
+				     "[%" PRIu64 ", +%zu)",
+				     off, len, roff, rn);
 		}
-		if (f->jobs[slot].step != JOB_NONE) {
-			fz_violation("slot %u handed out again while its "
-				     "fill of %" PRIu64 " still runs",
-				     slot, f->jobs[slot].off);
-		}
-		if (len != f->pf.seg_size || off % f->pf.seg_size != 0 ||
-		    off >= f->size) {
-			fz_violation("fill [%" PRIu64 ", +%zu): segment %zu, "
-				     "file %" PRIu64,
-				     off, len, f->pf.seg_size, f->size);
-		}
-		f->jobs[slot] = (struct job){
-			.step = JOB_STARTED,
-			.off = off,
-			.len = len,
-		};
+		claimed(f, slot, off, len);
 	}
 }
 
@@ -375,6 +398,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct fz_pf f;
 	struct fz_in in = {.p = data, .n = size};
 	uint64_t off;
+	size_t n;
 	unsigned s;
 	uint8_t op;
 
@@ -391,7 +415,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 1:
 		case 2:
 			off = pick_offset(&f, &in);
-			serve(&f, off, pick_length(&in), false);
+			n = pick_length(&in);
+			serve(&f, off, n, false);
+			if (op & 0x40) {
+				refill_for(&f, off, n);
+			}
 			refill(&f);
 			break;
 		case 3:
