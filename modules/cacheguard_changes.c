@@ -37,16 +37,20 @@
  * kept for the caller.
  */
 void cg_changes(struct files_struct *fsp,
-		const char *how,
+		enum cg_change how,
+		const char *hook,
 		off_t offset,
 		uint64_t n)
 {
 	int err = errno;
+	int64_t off;
+	uint64_t len;
 
-	if (cg_direct_note_write(fsp->file_id, offset,
-				 (size_t)MIN(n, SIZE_MAX)) > 0) {
+	cg_file_change(how, (int64_t)offset, n, &off, &len);
+	if (cg_direct_note_write(fsp->file_id, (off_t)off,
+				 (size_t)MIN(len, SIZE_MAX)) > 0) {
 		DBG_DEBUG("%s: %s at %jd+%ju: prefetch there dropped\n",
-			  fsp_str_dbg(fsp), how, (intmax_t)offset,
+			  fsp_str_dbg(fsp), hook, (intmax_t)offset,
 			  (uintmax_t)n);
 	}
 	errno = err;
@@ -60,9 +64,9 @@ ssize_t cacheguard_recvfile(struct vfs_handle_struct *handle,
 {
 	ssize_t ret;
 
-	cg_changes(tofsp, "recvfile", offset, n);
+	cg_changes(tofsp, CG_CHANGE_WRITE, "recvfile", offset, n);
 	ret = SMB_VFS_NEXT_RECVFILE(handle, fromfd, tofsp, offset, n);
-	cg_changes(tofsp, "recvfile", offset, n);
+	cg_changes(tofsp, CG_CHANGE_WRITE, "recvfile", offset, n);
 	return ret;
 }
 
@@ -72,24 +76,26 @@ int cacheguard_fallocate(struct vfs_handle_struct *handle,
 			 off_t offset,
 			 off_t len)
 {
+	enum cg_change how = (mode & VFS_FALLOCATE_FL_KEEP_SIZE) != 0
+				     ? CG_CHANGE_ALLOCATE
+				     : CG_CHANGE_GROW;
 	int ret;
 
-	cg_changes(fsp, "fallocate", offset, (uint64_t)MAX(len, 0));
+	cg_changes(fsp, how, "fallocate", offset, (uint64_t)MAX(len, 0));
 	ret = SMB_VFS_NEXT_FALLOCATE(handle, fsp, mode, offset, len);
-	cg_changes(fsp, "fallocate", offset, (uint64_t)MAX(len, 0));
+	cg_changes(fsp, how, "fallocate", offset, (uint64_t)MAX(len, 0));
 	return ret;
 }
 
-/* The end of file moves: any segment may now end in the wrong place */
 int cacheguard_ftruncate(struct vfs_handle_struct *handle,
 			 struct files_struct *fsp,
 			 off_t len)
 {
 	int ret;
 
-	cg_changes(fsp, "ftruncate", -1, 0);
+	cg_changes(fsp, CG_CHANGE_TRUNCATE, "ftruncate", 0, 0);
 	ret = SMB_VFS_NEXT_FTRUNCATE(handle, fsp, len);
-	cg_changes(fsp, "ftruncate", -1, 0);
+	cg_changes(fsp, CG_CHANGE_TRUNCATE, "ftruncate", 0, 0);
 	return ret;
 }
 
@@ -130,7 +136,7 @@ struct tevent_req *cacheguard_offload_write_send(
 		.dest_off = dest_off,
 		.num = num,
 	};
-	cg_changes(dest_fsp, "server-side copy", dest_off,
+	cg_changes(dest_fsp, CG_CHANGE_COPY, "server-side copy", dest_off,
 			   (uint64_t)MAX(num, 0));
 	subreq = SMB_VFS_NEXT_OFFLOAD_WRITE_SEND(handle, state, ev, fsctl,
 						 token, transfer_offset,
@@ -153,7 +159,7 @@ static void cacheguard_offload_write_done(struct tevent_req *subreq)
 	status = SMB_VFS_NEXT_OFFLOAD_WRITE_RECV(state->handle, subreq,
 						 &state->copied);
 	TALLOC_FREE(subreq);
-	cg_changes(state->dest_fsp, "server-side copy",
+	cg_changes(state->dest_fsp, CG_CHANGE_COPY, "server-side copy",
 			   state->dest_off, (uint64_t)MAX(state->num, 0));
 	if (tevent_req_nterror(req, status)) {
 		return;

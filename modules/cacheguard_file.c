@@ -149,12 +149,13 @@ static bool cacheguard_fd_is_file(struct vfs_handle_struct *handle,
 {
 	const SMB_STRUCT_STAT *sbuf = &fsp->fsp_name->st;
 	int fd = fsp_get_io_fd(fsp);
+	bool stat_ok = fd >= 0 && fstat(fd, st) == 0;
 
-	if (!handle->conn->have_proc_fds || !fsp->fsp_flags.have_proc_fds ||
-	    fd < 0 || fstat(fd, st) != 0) {
-		return false;
-	}
-	return st->st_dev == sbuf->st_ex_dev && st->st_ino == sbuf->st_ex_ino;
+	return cg_file_fd_is_own(handle->conn->have_proc_fds &&
+					 fsp->fsp_flags.have_proc_fds,
+				 stat_ok,
+				 stat_ok && st->st_dev == sbuf->st_ex_dev &&
+					 st->st_ino == sbuf->st_ex_ino);
 }
 
 /* A file the module leaves alone for good: logged once per share */
@@ -227,8 +228,10 @@ static void cacheguard_file_destroy(void *p)
 bool cacheguard_watched(const struct cg_config *cfg,
 			struct files_struct *fsp)
 {
-	return cg_config_watches(cfg) && !fsp->fsp_flags.is_pathref &&
-	       !fsp->fsp_flags.is_directory && !fsp_is_alternate_stream(fsp);
+	return cg_file_watches(cfg,
+			       fsp->fsp_flags.is_pathref,
+			       fsp->fsp_flags.is_directory,
+			       fsp_is_alternate_stream(fsp));
 }
 
 /*

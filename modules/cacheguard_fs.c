@@ -77,16 +77,18 @@ void cg_fs_probe(struct files_struct *fsp, bool may_reopen)
 {
 	dev_t dev = fsp->fsp_name->st.st_ex_dev;
 	struct cg_sys sys = cg_sys_linux;
+	enum cg_mode auto_mode;
 
 	sys.reopen_direct = cg_fs_reopen_direct;
 	if (!cg_dev_probe(&cacheguard_devs, &sys, dev, fsp_get_io_fd(fsp),
 			  may_reopen)) {
 		return;
 	}
+	auto_mode = cg_mode_resolve(CG_MODE_AUTO,
+				    cg_dev_lacks(&cacheguard_devs, dev));
 	DBG_PREFIX(2,
 		   ("device %u:%u: mode auto serves streams with %s\n",
 		    (unsigned)major(dev),
 		    (unsigned)minor(dev),
-		    cg_mode_name(cg_mode_resolve(
-			    CG_MODE_AUTO, cg_dev_lacks(&cacheguard_devs, dev)))));
+		    cg_mode_name(auto_mode)));
 }

@@ -139,10 +139,12 @@ ssize_t cg_direct_pread(struct cg_direct *d,
 unsigned cg_direct_note_write(struct file_id id, off_t offset, size_t n);
 /*
  * The paths smbd changes a file through (cacheguard_changes.c): each
- * tells direct streams before and after the change, via cg_changes().
+ * tells direct streams before and after the change, via cg_changes(),
+ * what of their prefetch it drops being cg_file_change()'s answer.
  */
 void cg_changes(struct files_struct *fsp,
-		const char *how,
+		enum cg_change how,
+		const char *hook,
 		off_t offset,
 		uint64_t n);
 ssize_t cacheguard_recvfile(struct vfs_handle_struct *handle,

@@ -165,6 +165,7 @@ ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
 	struct cacheguard_file *cgf = cacheguard_track(handle, fsp);
 	int fd = fsp_get_io_fd(fsp);
 	enum cg_path path;
+	enum cg_call call;
 	struct cg_io io;
 	unsigned ioprio;
 	ssize_t ret = -1;
@@ -178,14 +179,13 @@ ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
 	io = cg_read_begin(&cgf->file.stream, fd, offset, n);
 	path = cacheguard_choose(handle, fsp, cgf, &io, n);
 	do {
-		switch (cg_file_call(&io, path)) {
+		call = cg_file_call(&io, path);
+		switch (call) {
 		case CG_CALL_DONTCACHE:
-			ret = cg_uncached_pread(fd, data, n, offset,
-						CG_RWF_DONTCACHE, ioprio);
-			break;
 		case CG_CALL_PIECES:
 			ret = cg_uncached_pread(fd, data, n, offset,
-						CG_READ_DROP, ioprio);
+						cg_file_call_flags(call),
+						ioprio);
 			break;
 		case CG_CALL_DIRECT:
 			ret = cg_direct_pread(
@@ -244,9 +244,7 @@ static struct tevent_req *cacheguard_pread_issue(
 					      state->data,
 					      state->n,
 					      state->offset,
-					      state->io.drop_pieces
-						      ? CG_READ_DROP
-						      : CG_RWF_DONTCACHE,
+					      cg_file_call_flags(call),
 					      s->cfg->stream_ioprio);
 	case CG_CALL_DIRECT:
 		return cg_direct_pread_send(state,

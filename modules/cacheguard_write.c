@@ -634,7 +634,7 @@ ssize_t cg_write_pwrite(struct vfs_handle_struct *handle,
 {
 	ssize_t ret;
 
-	cg_changes(fsp, "pwrite", offset, n);
+	cg_changes(fsp, CG_CHANGE_WRITE, "pwrite", offset, n);
 	if (wf != NULL) {
 		DBG_DEBUG("%s: synchronous pwrite of %zu at %jd\n",
 			  fsp_str_dbg(fsp), n, (intmax_t)offset);
@@ -642,7 +642,7 @@ ssize_t cg_write_pwrite(struct vfs_handle_struct *handle,
 	} else {
 		ret = SMB_VFS_NEXT_PWRITE(handle, fsp, data, n, offset);
 	}
-	cg_changes(fsp, "pwrite", offset, n);
+	cg_changes(fsp, CG_CHANGE_WRITE, "pwrite", offset, n);
 	return ret;
 }
 
@@ -680,7 +680,7 @@ struct tevent_req *cg_write_pwrite_send(struct vfs_handle_struct *handle,
 		.n = n,
 		.ret = -1,
 	};
-	cg_changes(fsp, "pwrite", offset, n);
+	cg_changes(fsp, CG_CHANGE_WRITE, "pwrite", offset, n);
 	subreq = cg_wfile_pwrite_send(state,
 				      ev,
 				      handle,
@@ -705,7 +705,8 @@ static void cg_write_pwrite_done(struct tevent_req *subreq)
 
 	state->ret = cg_wfile_pwrite_recv(subreq, &state->vfs_aio_state);
 	TALLOC_FREE(subreq);
-	cg_changes(state->fsp, "pwrite", state->offset, state->n);
+	cg_changes(state->fsp, CG_CHANGE_WRITE, "pwrite", state->offset,
+		   state->n);
 	tevent_req_done(req);
 }
 
@@ -740,8 +741,8 @@ ssize_t cg_write_recvfile(struct vfs_handle_struct *handle,
 	}
 	DBG_DEBUG("%s: recvfile of %zu at %jd\n",
 		  fsp_str_dbg(tofsp), n, (intmax_t)offset);
-	cg_changes(tofsp, "recvfile", offset, n);
+	cg_changes(tofsp, CG_CHANGE_WRITE, "recvfile", offset, n);
 	ret = cg_wfile_recvfile(wf, fromfd, offset, n);
-	cg_changes(tofsp, "recvfile", offset, n);
+	cg_changes(tofsp, CG_CHANGE_WRITE, "recvfile", offset, n);
 	return ret;
 }

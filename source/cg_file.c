@@ -44,6 +44,7 @@
 
 #include "cg_file.h"
 #include "cg_prefetch.h"
+#include "cg_sys.h"
 
 /* statfs f_types, from the kernel's <linux/magic.h> and the filesystems */
 static const uint32_t cg_remote_fs_types[] = {
@@ -334,6 +335,40 @@ enum cg_call cg_file_call(const struct cg_io *io, enum cg_path path)
 	default:
 		return CG_CALL_NEXT;
 	}
+}
+
+int cg_file_call_flags(enum cg_call call)
+{
+	return call == CG_CALL_PIECES ? CG_READ_DROP : CG_RWF_DONTCACHE;
+}
+
+bool cg_file_watches(const struct cg_config *cfg,
+		     bool pathref,
+		     bool directory,
+		     bool alternate_stream)
+{
+	return cg_config_watches(cfg) && !pathref && !directory &&
+	       !alternate_stream;
+}
+
+bool cg_file_fd_is_own(bool proc_fds, bool stat_ok, bool same_file)
+{
+	return proc_fds && stat_ok && same_file;
+}
+
+void cg_file_change(enum cg_change how,
+		    int64_t off,
+		    uint64_t n,
+		    int64_t *drop_off,
+		    uint64_t *drop_n)
+{
+	if (how == CG_CHANGE_TRUNCATE || how == CG_CHANGE_GROW || off < 0) {
+		*drop_off = -1;
+		*drop_n = 0;
+		return;
+	}
+	*drop_off = off;
+	*drop_n = n;
 }
 
 enum cg_after cg_file_read_after(struct cg_file *f,

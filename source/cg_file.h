@@ -162,6 +162,47 @@ enum cg_mode cg_mode_resolve(enum cg_mode want, unsigned fs_lacks);
 bool cg_config_watches(const struct cg_config *cfg);
 
 /*
+ * Whether an open is the module's at all: a plain file's own data (not a
+ * path reference, a directory or an alternate data stream), in a share
+ * whose mode is not off
+ */
+bool cg_file_watches(const struct cg_config *cfg,
+		     bool pathref,
+		     bool directory,
+		     bool alternate_stream);
+
+/*
+ * Whether the I/O descriptor smbd gives for an open is a kernel
+ * descriptor of the file itself: smbd has /proc fds for it (proc_fds;
+ * a module below that owns I/O, vfs_ceph or vfs_glusterfs, has none),
+ * and fstat of it worked (stat_ok) and gave the file's device and inode
+ * (same_file). Otherwise preadv2, fadvise, cachestat or a reopen on it
+ * would act on whatever else smbd has open under that number, and the
+ * module leaves the open alone, its writes too.
+ */
+bool cg_file_fd_is_own(bool proc_fds, bool stat_ok, bool same_file);
+
+/* How smbd changes a file's bytes other than through a read stream */
+enum cg_change {
+	CG_CHANGE_WRITE = 0,	/* pwrite, its async form, recvfile */
+	CG_CHANGE_COPY,		/* server-side copy into it */
+	CG_CHANGE_ALLOCATE,	/* fallocate that keeps the size */
+	CG_CHANGE_GROW,		/* fallocate that may move the end */
+	CG_CHANGE_TRUNCATE,	/* ftruncate */
+};
+
+/*
+ * What of a direct stream's prefetch a change of [off, off + n) drops
+ * (cg_dsched_note_write): *drop_off -1 for all of it, where the end of
+ * file moves and any segment may end in the wrong place
+ */
+void cg_file_change(enum cg_change how,
+		    int64_t off,
+		    uint64_t n,
+		    int64_t *drop_off,
+		    uint64_t *drop_n);
+
+/*
  * Whether a file's streams in one direction (CG_BELOW_READS or
  * CG_BELOW_WRITES) need to know what its filesystem takes: in mode auto,
  * unless a module below must see that direction's I/O, which makes every
@@ -258,6 +299,9 @@ enum cg_call {
 };
 
 enum cg_call cg_file_call(const struct cg_io *io, enum cg_path path);
+
+/* The cg_pread_full flags of a CG_CALL_DONTCACHE or CG_CALL_PIECES read */
+int cg_file_call_flags(enum cg_call call);
 
 /* What a read's end means (cg_file_read_after) */
 enum cg_after {

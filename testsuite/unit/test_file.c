@@ -751,6 +751,52 @@ static void test_summary(void **state)
 	assert_int_equal(strlen(small), sizeof(small) - 1);
 }
 
+/*
+ * The glue's questions about an open, as the engine answers them: which
+ * opens are the module's, whose descriptor it may use, the flags of each
+ * call that reads in pieces, and what a change drops of the prefetch
+ */
+static void test_open_questions(void **state)
+{
+	struct cg_config cfg;
+	int64_t off;
+	uint64_t n;
+
+	(void)state;
+	cg_config_init(&cfg);
+	assert_true(cg_file_watches(&cfg, false, false, false));
+	assert_false(cg_file_watches(&cfg, true, false, false));
+	assert_false(cg_file_watches(&cfg, false, true, false));
+	assert_false(cg_file_watches(&cfg, false, false, true));
+	cfg.mode = CG_MODE_OFF;
+	assert_false(cg_file_watches(&cfg, false, false, false));
+
+	assert_true(cg_file_fd_is_own(true, true, true));
+	assert_false(cg_file_fd_is_own(false, true, true));
+	assert_false(cg_file_fd_is_own(true, false, true));
+	assert_false(cg_file_fd_is_own(true, true, false));
+
+	assert_int_equal(cg_file_call_flags(CG_CALL_DONTCACHE),
+			 CG_RWF_DONTCACHE);
+	assert_int_equal(cg_file_call_flags(CG_CALL_PIECES), CG_READ_DROP);
+
+	cg_file_change(CG_CHANGE_WRITE, 4096, 100, &off, &n);
+	assert_int_equal(off, 4096);
+	assert_int_equal(n, 100);
+	cg_file_change(CG_CHANGE_COPY, 0, MiB, &off, &n);
+	assert_int_equal(off, 0);
+	assert_int_equal(n, MiB);
+	cg_file_change(CG_CHANGE_ALLOCATE, MiB, MiB, &off, &n);
+	assert_int_equal(off, MiB);
+	/* the end of file may move: every segment may end wrongly */
+	cg_file_change(CG_CHANGE_GROW, MiB, MiB, &off, &n);
+	assert_int_equal(off, -1);
+	cg_file_change(CG_CHANGE_TRUNCATE, 0, 0, &off, &n);
+	assert_int_equal(off, -1);
+	cg_file_change(CG_CHANGE_WRITE, -1, 0, &off, &n);
+	assert_int_equal(off, -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -758,6 +804,7 @@ int main(void)
 		cmocka_unit_test(test_fs_type),
 		cmocka_unit_test(test_fs_shared),
 		cmocka_unit_test(test_state_dir_name),
+		cmocka_unit_test(test_open_questions),
 		cmocka_unit_test(test_choose),
 		cmocka_unit_test(test_zerocopy),
 		cmocka_unit_test(test_below),
