@@ -129,12 +129,17 @@ static void cg_dsched_dequeue(struct cg_dsched *s, struct cg_dsched_req *r)
 	r->waiting = false;
 }
 
-/* Load what the table asks for; a fill that cannot start ends prefetch */
-static void cg_dsched_refill(struct cg_dsched *s)
+/*
+ * Start fills while the window has room: for the table's next segments
+ * (r NULL), or for those of r's own range it lacks (cg_prefetch_fill_for).
+ * A fill that cannot start ends prefetch. True when one started.
+ */
+static bool cg_dsched_fills(struct cg_dsched *s, const struct cg_dsched_req *r)
 {
 	const struct cg_pf_version none = {0};
 	const struct cg_dsched_req *w = NULL;
-	uint64_t keep = UINT64_MAX;
+	uint64_t keep = r != NULL ? r->off : UINT64_MAX;
+	bool started = false;
 	unsigned slot;
 	uint64_t off;
 	size_t len;
@@ -144,15 +149,25 @@ static void cg_dsched_refill(struct cg_dsched *s)
 		keep = CG_MIN(keep, w->off);
 	}
 	while (!s->prefetch_off && cg_pace_may_start(&s->pace) &&
-	       cg_prefetch_next_fill(&s->pf, s->file_size, keep, &slot, &off,
-				     &len)) {
+	       (r != NULL ? cg_prefetch_fill_for(&s->pf, s->file_size, r->off,
+						 r->n, keep, &slot, &off, &len)
+			  : cg_prefetch_next_fill(&s->pf, s->file_size, keep,
+						  &slot, &off, &len))) {
 		if (!s->ops->submit_fill(s->priv, slot, off, len)) {
 			cg_prefetch_filled(&s->pf, slot, -1, &none);
 			s->prefetch_off = true;
 			break;
 		}
 		cg_pace_started(&s->pace);
+		started = true;
 	}
+	return started;
+}
+
+/* Load what the table asks for */
+static void cg_dsched_refill(struct cg_dsched *s)
+{
+	(void)cg_dsched_fills(s, NULL);
 }
 
 /*
@@ -191,40 +206,6 @@ static void cg_dsched_wait(struct cg_dsched *s, struct cg_dsched_req *r)
 	cg_dsched_enqueue(s, r);
 }
 
-/*
- * Paced: load the segments of r's own range the table lacks, as far as
- * the window lets (true when one started), so that r is served from the
- * table rather than read on its own: a read into smbd's buffer costs far
- * more CPU than a copy out of the table, and the fills keep the device
- * busy ahead of the client with one read at a time
- */
-static bool cg_dsched_fill_for(struct cg_dsched *s, struct cg_dsched_req *r)
-{
-	const struct cg_pf_version none = {0};
-	const struct cg_dsched_req *w = NULL;
-	uint64_t keep = r->off;
-	bool started = false;
-	unsigned slot;
-	uint64_t off;
-	size_t len;
-
-	for (w = s->waiters; w != NULL; w = w->next) {
-		keep = CG_MIN(keep, w->off);
-	}
-	while (!s->prefetch_off && cg_pace_may_start(&s->pace) &&
-	       cg_prefetch_fill_for(&s->pf, s->file_size, r->off, r->n, keep,
-				    &slot, &off, &len)) {
-		if (!s->ops->submit_fill(s->priv, slot, off, len)) {
-			cg_prefetch_filled(&s->pf, slot, -1, &none);
-			s->prefetch_off = true;
-			break;
-		}
-		cg_pace_started(&s->pace);
-		started = true;
-	}
-	return started;
-}
-
 /* Serve a request from the table, queue it behind a fill, or read it */
 static void cg_dsched_serve(struct cg_dsched *s, struct cg_dsched_req *r)
 {
@@ -250,8 +231,13 @@ static void cg_dsched_serve(struct cg_dsched *s, struct cg_dsched_req *r)
 	case CG_PF_MISS:
 		break;
 	}
-	if (s->pace.max != 0 && cg_dsched_fill_for(s, r)) {
-		/* its own segments load: it waits for them */
+	if (s->pace.max != 0 && cg_dsched_fills(s, r)) {
+		/*
+		 * Paced, a request the table lacks loads its own segments and
+		 * waits for them: read on its own, it would hold the window
+		 * as long, and the fills ahead could not cover it (they load
+		 * from the front on, past it once the client's next read came)
+		 */
 		if (!r->deferred) {
 			s->waits++;
 		}
