@@ -129,6 +129,7 @@ struct cg_direct {
 	size_t align;			/* offsets, lengths and buffers */
 	uint64_t limit;			/* cacheguard:direct memory */
 	unsigned ioprio;		/* cacheguard:stream ioprio */
+	int stat_fd;			/* paced: its disk's stat; -1 */
 	struct cg_dsched sched;		/* the table and who waits on it */
 	struct cg_direct_job *fills;	/* in flight */
 	struct cg_direct_job *jobs;	/* requests' reads and copies */
@@ -441,6 +442,9 @@ static struct cg_direct_job *cg_direct_job_new(struct cg_direct *d,
 			.align = d->align,
 			.ret = -1,
 			.ioprio = d->ioprio,
+			.piece = cg_pace_piece(&d->sched.pace),
+			.counted = d->stat_fd >= 0,
+			.stat_fd = d->stat_fd,
 		},
 		.io = d->io,
 		.slot = slot,
@@ -648,13 +652,16 @@ static int cg_direct_destructor(struct cg_direct *d)
 	if (d->sched.pace.max != 0) {
 		DBG_DEBUG("direct stream paced: window %u, at most %u "
 			  "reads at once, baseline %ju us/MiB, %ju held, %ju "
-			  "grows, %ju cuts\n",
+			  "grows, %ju cuts, %ju reads met others' (%s)\n",
 			  d->sched.pace.window,
 			  d->sched.pace.peak,
 			  (uintmax_t)(cg_pace_base(&d->sched.pace) / 1000),
 			  (uintmax_t)d->sched.held,
 			  (uintmax_t)d->sched.pace.grows,
-			  (uintmax_t)d->sched.pace.cuts);
+			  (uintmax_t)d->sched.pace.cuts,
+			  (uintmax_t)d->sched.pace.shared,
+			  d->stat_fd >= 0 ? "the device counts"
+					  : "not counted");
 	}
 	if (d->io->mem_used > 0 && d->io->huge_known) {
 		DBG_NOTICE("%s: prefetch buffer %zu bytes, %ju in huge pages "
@@ -705,6 +712,7 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 		.align = align,
 		.limit = cfg->direct_memory,
 		.ioprio = cfg->stream_ioprio,
+		.stat_fd = cfg->stream_pacing ? cg_fs_stat_fd(dev) : -1,
 	};
 	seg_align = cg_prefetch_align(cfg->direct_prefetch,
 				      align,
@@ -906,7 +914,7 @@ static void cg_direct_read_done(struct cg_direct_job *job)
 		DLIST_REMOVE(job->d->jobs, job);
 		if (job->paced) {
 			cg_dsched_read_done(&job->d->sched, job->w.ret,
-					    job->w.duration);
+					    job->w.duration, job->w.others);
 		}
 	}
 	if (state == NULL) {
@@ -1040,7 +1048,8 @@ static void cg_direct_fill_done(struct cg_direct_job *job)
 	}
 	DLIST_REMOVE(d->fills, job);
 	if (cg_dsched_fill_done(&d->sched, (unsigned)job->slot, job->w.ret,
-				&job->w.ver, job->w.duration)) {
+				&job->w.ver, job->w.duration,
+				job->w.others)) {
 		DBG_INFO("prefetch read at %jd failed (%s); no more prefetch "
 			 "for this stream\n",
 			 (intmax_t)job->w.offset,

@@ -44,6 +44,42 @@ uint64_t cg_fs_max_request(dev_t dev)
 	return cg_dev_max_request(&cacheguard_devs, dev);
 }
 
+/*
+ * The counts of what the streams read (cg_dev_own_share): in the state
+ * directory's "devreads", shared by every smbd process, so that a paced
+ * stream takes other copies for its own kind and backs off for the
+ * others only; tried once per process
+ */
+static void cg_fs_own_share(void)
+{
+	static bool tried;
+	int fd;
+
+	if (tried) {
+		return;
+	}
+	tried = true;
+	fd = cg_state_file_open("devreads");
+	if (fd == -1 || !cg_dev_own_share(fd)) {
+		DBG_NOTICE("no shared read counts (%s): paced streams take "
+			   "other processes' copies for neighbours\n",
+			   strerror(errno));
+	}
+	if (fd != -1) {
+		close(fd);
+	}
+}
+
+int cg_fs_stat_fd(dev_t dev)
+{
+	int fd = cg_dev_stat_fd(&cacheguard_devs, dev);
+
+	if (fd != -1) {
+		cg_fs_own_share();
+	}
+	return fd;
+}
+
 unsigned cg_fs_lacks_of(dev_t dev)
 {
 	return cg_dev_lacks(&cacheguard_devs, dev);
@@ -77,18 +113,22 @@ void cg_fs_probe(struct files_struct *fsp, bool may_reopen)
 {
 	dev_t dev = fsp->fsp_name->st.st_ex_dev;
 	struct cg_sys sys = cg_sys_linux;
-	enum cg_mode auto_mode;
+	enum cg_mode auto_mode, paced_mode;
+	unsigned lacks;
 
 	sys.reopen_direct = cg_fs_reopen_direct;
 	if (!cg_dev_probe(&cacheguard_devs, &sys, dev, fsp_get_io_fd(fsp),
 			  may_reopen)) {
 		return;
 	}
-	auto_mode = cg_mode_resolve(CG_MODE_AUTO,
-				    cg_dev_lacks(&cacheguard_devs, dev));
+	lacks = cg_dev_lacks(&cacheguard_devs, dev);
+	auto_mode = cg_mode_resolve(CG_MODE_AUTO, lacks, false);
+	paced_mode = cg_mode_resolve(CG_MODE_AUTO, lacks, true);
 	DBG_PREFIX(2,
-		   ("device %u:%u: mode auto serves streams with %s\n",
+		   ("device %u:%u: mode auto serves streams with %s%s\n",
 		    (unsigned)major(dev),
 		    (unsigned)minor(dev),
-		    cg_mode_name(auto_mode)));
+		    cg_mode_name(auto_mode),
+		    paced_mode != auto_mode
+			    ? " (direct with stream pacing)" : ""));
 }

@@ -210,6 +210,8 @@ void cg_fs_lacks(dev_t dev, unsigned flag, const char *what, int err);
 uint64_t cg_fs_readahead(dev_t dev);
 /* The largest request dev takes in bytes (max_sectors_kb), 0: unknown */
 uint64_t cg_fs_max_request(dev_t dev);
+/* dev's disk's stat, for stream pacing (cg_dev_stat_fd); -1: none */
+int cg_fs_stat_fd(dev_t dev);
 /* A number from dev's block queue in sysfs, 0 when there is none */
 unsigned cg_fs_queue_value(dev_t dev, const char *name);
 

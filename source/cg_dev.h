@@ -48,6 +48,7 @@ struct cg_dev {
 	unsigned flags;		/* CG_DEV_PROBED, CG_FS_* learnt */
 	uint64_t readahead;	/* read_ahead_kb, in bytes; 0: unknown */
 	uint64_t max_request;	/* max_sectors_kb, in bytes; 0: unknown */
+	int stat_fd;		/* its disk's stat; -1: none, -2: not open */
 };
 
 struct cg_devs {
@@ -86,6 +87,55 @@ bool cg_dev_learn(struct cg_devs *t, dev_t dev, unsigned flag);
 
 /* read_ahead_kb and max_sectors_kb of dev in bytes, 0: unknown */
 uint64_t cg_dev_readahead(struct cg_devs *t, dev_t dev);
+
+/*
+ * Who else reads a device (stream pacing, cg_pace.h). The kernel counts
+ * the sectors each disk has read, in its stat (for a partition, its
+ * disk's: a neighbour on another partition waits in the same queue); a
+ * stream's read notes the count before and after, and what the streams
+ * sent and got back meanwhile: the rest were others' reads. The streams
+ * are this process's, or every smbd's that shares the counts (a file of
+ * the module's state directory, cg_dev_own_share): other copies are
+ * then not others, and a stream backs off for a neighbour only. Devices
+ * without a queue of their own (tmpfs, NFS, btrfs over several disks)
+ * have no stat: -1.
+ *
+ * dev's stat, opened on first use and kept for the process's life;
+ * -1: none
+ */
+int cg_dev_stat_fd(struct cg_devs *t, dev_t dev);
+
+/* The bytes fd (a stat) says its disk has read; false: not readable */
+bool cg_dev_stat_bytes(int fd, uint64_t *bytes);
+
+/*
+ * Count the streams' reads in fd's file (mapped shared) from now on, with
+ * every process that does; false (this process's own counts stay) when
+ * it cannot be mapped
+ */
+bool cg_dev_own_share(int fd);
+
+/* The streams' reads of n bytes: sent to a device, and come back */
+void cg_dev_own_sent(uint64_t n);
+void cg_dev_own_done(uint64_t n);
+
+/*
+ * Before a read: what to note (in this order: done first, so that no
+ * read of ours that comes back after the first stat is missed)
+ */
+struct cg_dev_count {
+	int fd;			/* -1: not counted */
+	uint64_t done0;
+	uint64_t dev0;
+};
+void cg_dev_count_start(struct cg_dev_count *c, int fd);
+
+/*
+ * After it: others' bytes the device read meanwhile, at least (this
+ * process's reads sent by now count as its own, back or not); -1 when
+ * not counted
+ */
+int64_t cg_dev_count_others(const struct cg_dev_count *c);
 uint64_t cg_dev_max_request(struct cg_devs *t, dev_t dev);
 
 /*

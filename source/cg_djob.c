@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <time.h>
 
+#include "cg_dev.h"
 #include "cg_djob.h"
 #include "cg_huge.h"
 
@@ -32,30 +33,71 @@ static uint64_t cg_djob_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
 }
 
-/* The descriptor and alignment cg_dio_read_inplace() reads with */
+/* How a job reads: its descriptor, alignment, pieces, and counting */
 struct cg_djob_reader {
 	const struct cg_sys *sys;
 	int fd;
 	size_t align;
+	size_t piece;
+	bool counted;
 };
 
+/*
+ * An aligned read, one piece at the device at a time (stream pacing:
+ * a neighbour's read waits for one piece, not the whole read), each
+ * counted as this process's while it is out
+ */
 static ssize_t cg_djob_read_aligned(void *ctx,
 				    uint8_t *buf,
 				    size_t len,
 				    uint64_t off)
 {
 	const struct cg_djob_reader *r = ctx;
+	size_t done = 0;
 
-	return cg_dio_read_full(r->sys, r->fd, buf, len, off, r->align);
+	while (done < len) {
+		size_t n = len - done;
+		ssize_t got;
+
+		if (r->piece != 0 && n > r->piece) {
+			n = r->piece;
+		}
+		if (r->counted) {
+			cg_dev_own_sent(n);
+		}
+		got = cg_dio_read_full(r->sys, r->fd, buf + done, n,
+				       off + done, r->align);
+		if (r->counted) {
+			cg_dev_own_done(n);
+		}
+		if (got == -1) {
+			return -1;
+		}
+		done += (size_t)got;
+		if ((size_t)got < n) {
+			break;	/* end of file */
+		}
+	}
+	return (ssize_t)done;
 }
 
 void cg_djob_run(struct cg_djob *j)
 {
 	uint64_t start = cg_djob_now_ns();
 	int saved = cg_ioprio_enter(j->ioprio);
+	struct cg_djob_reader r = {
+		.sys = j->sys,
+		.fd = j->fd,
+		.align = j->align,
+		.piece = j->piece,
+		.counted = j->counted && j->kind != CG_DJOB_COPY,
+	};
+	struct cg_dev_count count;
 
 	j->ret = -1;
 	j->err = 0;
+	j->others = -1;
+	cg_dev_count_start(&count, r.counted ? j->stat_fd : -1);
 	j->version_ok = cg_pf_version_now(j->fd, &j->ver) == 0;
 	if (!j->version_ok) {
 		j->err = errno;
@@ -70,8 +112,6 @@ void cg_djob_run(struct cg_djob *j)
 								     j->npieces,
 								     j->buf);
 	} else if (j->inplace) {
-		struct cg_djob_reader r = {j->sys, j->fd, j->align};
-
 		j->ret = cg_dio_read_inplace(&j->plan,
 					     j->buf,
 					     j->offset,
@@ -80,16 +120,14 @@ void cg_djob_run(struct cg_djob *j)
 					     &r);
 		j->err = j->ret == -1 ? errno : 0;
 	} else {
-		j->ret = cg_dio_read_full(j->sys,
-					  j->fd,
-					  j->buf,
-					  j->count,
-					  j->offset,
-					  j->align);
+		j->ret = cg_djob_read_aligned(&r, j->buf, j->count, j->offset);
 		j->err = j->ret == -1 ? errno : 0;
 		if (j->probe && j->ret > 0) {
 			j->probed = cg_huge_probe(j->buf, &j->huge);
 		}
+	}
+	if (j->ret != -1) {
+		j->others = cg_dev_count_others(&count);
 	}
 	cg_ioprio_leave(saved);
 	j->duration = cg_djob_now_ns() - start;

@@ -62,6 +62,9 @@ struct cg_djob {
 	uint8_t *bounce;		/* READ: in place its tail's, or all */
 	unsigned ioprio;		/* the thread's, while it reads */
 	bool probe;			/* FILL: look for huge pages after */
+	size_t piece;			/* FILL, READ: at once; 0: all */
+	bool counted;			/* FILL, READ: note others' reads */
+	int stat_fd;			/* counted: its disk's (cg_dev.h) */
 
 	/* what it did */
 	bool version_ok;
@@ -70,6 +73,7 @@ struct cg_djob {
 	ssize_t ret;
 	int err;
 	uint64_t duration;		/* ns, on the monotonic clock */
+	int64_t others;			/* others' bytes read meanwhile; -1 */
 	bool probed;			/* the probe had an answer: huge */
 	uint64_t huge;
 };

@@ -384,9 +384,12 @@ uint64_t cg_dsched_sync_deadline(const struct cg_dsched *s,
  * own range now: the client waits for it before anything the table loads
  * ahead), then fills for what room they left.
  */
-static void cg_dsched_back(struct cg_dsched *s, ssize_t got, uint64_t ns)
+static void cg_dsched_back(struct cg_dsched *s,
+			   ssize_t got,
+			   uint64_t ns,
+			   int64_t others)
 {
-	cg_pace_done(&s->pace, ns, got > 0 ? (size_t)got : 0);
+	cg_pace_done(&s->pace, ns, got > 0 ? (size_t)got : 0, others);
 	cg_dsched_wake(s);
 	cg_dsched_refill(s);
 }
@@ -395,7 +398,8 @@ bool cg_dsched_fill_done(struct cg_dsched *s,
 			 unsigned slot,
 			 ssize_t got,
 			 const struct cg_pf_version *ver,
-			 uint64_t ns)
+			 uint64_t ns,
+			 int64_t others)
 {
 	bool turned_off = false;
 
@@ -408,15 +412,18 @@ bool cg_dsched_fill_done(struct cg_dsched *s,
 		turned_off = true;
 	}
 	cg_prefetch_filled(&s->pf, slot, got, ver);
-	cg_dsched_back(s, got, ns);
+	cg_dsched_back(s, got, ns, others);
 	return turned_off;
 }
 
-void cg_dsched_read_done(struct cg_dsched *s, ssize_t got, uint64_t ns)
+void cg_dsched_read_done(struct cg_dsched *s,
+			 ssize_t got,
+			 uint64_t ns,
+			 int64_t others)
 {
 	/* unpaced, a MISS's read holds nothing back: nothing to do */
 	if (s->pace.max != 0) {
-		cg_dsched_back(s, got, ns);
+		cg_dsched_back(s, got, ns, others);
 	}
 }
 

@@ -154,17 +154,22 @@ void cg_dsched_saw_version(struct cg_dsched *s,
 
 /*
  * The fill of slot ended: got bytes or -1, read under ver, in ns (0:
- * not timed). True when it failed and turned prefetch off for the
+ * not timed), while the device read others' bytes (-1: not counted,
+ * cg_pace_done). True when it failed and turned prefetch off for the
  * stream (the glue logs it).
  */
 bool cg_dsched_fill_done(struct cg_dsched *s,
 			 unsigned slot,
 			 ssize_t got,
 			 const struct cg_pf_version *ver,
-			 uint64_t ns);
+			 uint64_t ns,
+			 int64_t others);
 
-/* A MISS's own read (ops->start_read) ended: got bytes or -1, in ns */
-void cg_dsched_read_done(struct cg_dsched *s, ssize_t got, uint64_t ns);
+/* A MISS's own read (ops->start_read) ended: as a fill's */
+void cg_dsched_read_done(struct cg_dsched *s,
+			 ssize_t got,
+			 uint64_t ns,
+			 int64_t others);
 
 /*
  * From ops->start_copy: pin the HIT of r into at most max pieces, *np

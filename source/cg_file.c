@@ -140,7 +140,8 @@ bool cg_state_dir_name(bool clustered,
 	return per_node;
 }
 
-enum cg_mode cg_mode_resolve(enum cg_mode want, unsigned fs_lacks)
+enum cg_mode cg_mode_resolve(enum cg_mode want, unsigned fs_lacks,
+			     bool paced)
 {
 	if (fs_lacks & CG_BELOW_READS) {
 		return CG_MODE_DONTNEED;	/* through the module below */
@@ -149,6 +150,9 @@ enum cg_mode cg_mode_resolve(enum cg_mode want, unsigned fs_lacks)
 		return CG_MODE_DONTNEED;
 	}
 	if (want == CG_MODE_AUTO) {
+		if (paced && (fs_lacks & CG_FS_NO_DIRECT) == 0) {
+			return CG_MODE_DIRECT;
+		}
 		if ((fs_lacks & CG_FS_NO_DONTCACHE) == 0) {
 			return CG_MODE_DONTCACHE;
 		}
@@ -227,7 +231,8 @@ void cg_file_init(struct cg_file *f,
 	};
 	cg_stream_init(&f->stream, cfg, sys, size);
 	f->stream.next_reads = (f->below & CG_BELOW_READS) != 0;
-	cg_file_set_mode(f, fd, cg_mode_resolve(cfg->mode, fs_lacks));
+	cg_file_set_mode(f, fd, cg_mode_resolve(cfg->mode, fs_lacks,
+						       cfg->stream_pacing));
 }
 
 enum cg_path cg_file_choose(const struct cg_file *f,
@@ -269,14 +274,16 @@ unsigned cg_file_direct_unavailable(struct cg_file *f,
 		cg_file_set_mode(f, fd,
 				 cg_mode_resolve(f->stream.cfg->mode,
 						 fs_lacks | f->below |
-							 CG_FS_NO_DIRECT));
+							 CG_FS_NO_DIRECT,
+						 f->stream.cfg->stream_pacing));
 		return CG_FS_NO_DIRECT;
 	case CG_DIRECT_FAIL_LEASE:
 		/* the file and its filesystem are fine: the next mode */
 		cg_file_set_mode(f, fd,
 				 cg_mode_resolve(f->stream.cfg->mode,
 						 fs_lacks | f->below |
-							 CG_FS_NO_DIRECT));
+							 CG_FS_NO_DIRECT,
+						 f->stream.cfg->stream_pacing));
 		cg_file_fell_back(f, "smbd holds a kernel oplock on it, "
 				     "which a second open would break");
 		return 0;
@@ -303,7 +310,8 @@ unsigned cg_file_read_failed(struct cg_file *f,
 		cg_file_set_mode(f,
 				 fd,
 				 cg_mode_resolve(f->stream.cfg->mode,
-						 fs_lacks | f->below));
+						 fs_lacks | f->below,
+						 f->stream.cfg->stream_pacing));
 		cg_file_fell_back(f, "no RWF_DONTCACHE");
 		return CG_FS_NO_DONTCACHE;
 	}

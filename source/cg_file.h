@@ -155,8 +155,13 @@ void cg_calls_loop_took(struct cg_calls *c, const char *where, uint64_t ns);
  */
 bool cg_file_summary(const struct cg_file *f, char *buf, size_t len);
 
-/* The mode a file gets: the wanted one, or what its filesystem allows */
-enum cg_mode cg_mode_resolve(enum cg_mode want, unsigned fs_lacks);
+/*
+ * The mode a file gets: the wanted one, or what its filesystem allows.
+ * paced (cacheguard:stream pacing): auto reads direct where it can, the
+ * one mode whose streams are paced.
+ */
+enum cg_mode cg_mode_resolve(enum cg_mode want, unsigned fs_lacks,
+			     bool paced);
 
 /* Whether a share's module does anything: not in mode off */
 bool cg_config_watches(const struct cg_config *cfg);

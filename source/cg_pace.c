@@ -40,6 +40,7 @@ void cg_pace_init(struct cg_pace *p, unsigned max)
 	*p = (struct cg_pace){
 		.max = max,
 		.window = 1,
+		.piece = max != 0 ? CG_PACE_PIECE : 0,
 	};
 }
 
@@ -80,7 +81,46 @@ static void cg_pace_moved(struct cg_pace *p)
 	p->hold = p->inflight + 2;
 }
 
-void cg_pace_done(struct cg_pace *p, uint64_t ns, size_t bytes)
+size_t cg_pace_piece(const struct cg_pace *p)
+{
+	return p->piece;
+}
+
+/*
+ * The device told who else read it: others there, one read in pieces;
+ * gone for CG_PACE_CLEAR_NS, whole reads, one more after a window's
+ * worth of them
+ */
+static void cg_pace_counted(struct cg_pace *p, uint64_t ns, int64_t others)
+{
+	if (others > 0) {
+		p->shared++;
+		p->clear_ns = 0;
+		p->credit = 0;
+		if (p->window > 1 || p->piece == 0) {
+			p->cuts++;
+		}
+		p->window = 1;
+		p->piece = CG_PACE_PIECE;
+		return;
+	}
+	if (p->piece != 0) {
+		p->clear_ns += ns;
+		if (p->clear_ns < CG_PACE_CLEAR_NS) {
+			return;
+		}
+		p->piece = 0;
+	}
+	if (++p->credit < p->window || p->window == p->max) {
+		return;
+	}
+	p->window++;
+	p->grows++;
+	p->credit = 0;
+}
+
+void cg_pace_done(struct cg_pace *p, uint64_t ns, size_t bytes,
+		  int64_t others)
 {
 	uint64_t cost;
 	uint64_t q4;	/* reads queued, in quarters */
@@ -88,7 +128,15 @@ void cg_pace_done(struct cg_pace *p, uint64_t ns, size_t bytes)
 	if (p->inflight > 0) {
 		p->inflight--;
 	}
-	if (p->max == 0 || ns == 0 || bytes < CG_PACE_SAMPLE_MIN) {
+	if (p->max == 0 || ns == 0) {
+		return;
+	}
+	if (others >= 0) {
+		cg_pace_counted(p, ns, others);
+		return;
+	}
+	p->piece = 0;	/* nothing tells: whole reads, the latency rules */
+	if (bytes < CG_PACE_SAMPLE_MIN) {
 		return;
 	}
 	cost = cg_pace_cost(ns, bytes);

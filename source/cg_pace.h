@@ -41,6 +41,17 @@
  * The baseline never rises: a neighbour that stays keeps the stream at
  * one for good, and streams cannot lift each other's baselines by
  * growing (a baseline that followed the device's cost would let them).
+ *
+ * Where the device counts its reads (a block device's stat in sysfs),
+ * each read also says how many bytes of others the device read while it
+ * was out, and that rules instead of the latency: others there, the
+ * stream falls to one read at the device at once, sent in pieces of
+ * CG_PACE_PIECE (a neighbour's read waits for the piece the device
+ * serves, not for the whole fill); none for CG_PACE_CLEAR_NS of reads,
+ * it sends whole reads again and grows by one after a window's worth,
+ * to its max, as an unpaced stream runs. A stream starts as if others
+ * were there: it has not looked yet. Its first read that cannot tell
+ * (no count) makes its reads whole, and the latency rules from then on.
  */
 struct cg_pace {
 	unsigned max;		/* the window at most; 0: not paced */
@@ -54,7 +65,17 @@ struct cg_pace {
 	uint64_t cost;		/* smoothed, ns per MiB; 0: no sample */
 	uint64_t base;		/* the lowest cost seen; 0: none yet */
 	uint64_t cuts, grows;
+	/* the device counts others' reads (cg_pace_done's others) */
+	size_t piece;		/* bytes per request at once; 0: whole */
+	uint64_t clear_ns;	/* reads' time since others were seen */
+	uint64_t shared;	/* reads that saw others */
 };
+
+/* A read's piece at the device while others read it */
+#define CG_PACE_PIECE (512 * 1024)
+
+/* Others gone this long (the stream's reads' time summed): whole reads */
+#define CG_PACE_CLEAR_NS (50 * 1000 * 1000ULL)
 
 /* Credits a growth waits for at most after failed probes */
 #define CG_PACE_MAX_WAIT 256
@@ -72,8 +93,16 @@ bool cg_pace_may_start(const struct cg_pace *p);
 /* It did */
 void cg_pace_started(struct cg_pace *p);
 
-/* One came back: it took ns for bytes (0 ns: not sampled) */
-void cg_pace_done(struct cg_pace *p, uint64_t ns, size_t bytes);
+/*
+ * One came back: it took ns for bytes (0 ns: not sampled); others: the
+ * reads of others the device finished meanwhile, -1 where it does not
+ * count them (the latency decides)
+ */
+void cg_pace_done(struct cg_pace *p, uint64_t ns, size_t bytes,
+		  int64_t others);
+
+/* What the stream's next read sends at once; 0: all of it */
+size_t cg_pace_piece(const struct cg_pace *p);
 
 /* The stream's baseline, ns per MiB; 0 before a sample */
 uint64_t cg_pace_base(const struct cg_pace *p);

@@ -31,6 +31,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <cmocka.h>
 
 #include "cg_dev.h"
@@ -126,6 +127,78 @@ static void test_queue(void **state)
 	cg_devs_free(&t);
 }
 
+/*
+ * Who else reads a disk: its stat (a partition's disk's, not the
+ * partition's own), none without one; what the device read beyond what
+ * this process sent is others'
+ */
+static void test_stat(void **state)
+{
+	struct cg_devs t = {.sysfs = sysfs};
+	struct cg_dev_count c;
+	uint64_t bytes = 0;
+	int fd;
+
+	put("devices/sda/stat", "     100        0      800        0\n");
+	put("devices/sda/sda1/stat", "      10        0       80\n");
+	fd = cg_dev_stat_fd(&t, makedev(8, 1));
+	assert_true(fd >= 0);
+	assert_true(cg_dev_stat_bytes(fd, &bytes));
+	assert_int_equal(bytes, 800 * 512);
+	assert_int_equal(cg_dev_stat_fd(&t, makedev(8, 1)), fd);
+	assert_int_not_equal(cg_dev_stat_fd(&t, makedev(8, 0)), -1);
+	assert_int_equal(cg_dev_stat_fd(&t, makedev(0, 40)), -1);
+
+	cg_dev_count_start(&c, fd);
+	cg_dev_own_sent(4096);
+	put("devices/sda/stat", "     102        0      820        0\n");
+	assert_int_equal(cg_dev_count_others(&c), 20 * 512 - 4096);
+	cg_dev_own_done(4096);
+	/* ours only: nobody else */
+	cg_dev_count_start(&c, fd);
+	cg_dev_own_sent(8192);
+	put("devices/sda/stat", "     103        0      836        0\n");
+	cg_dev_own_done(8192);
+	assert_int_equal(cg_dev_count_others(&c), 0);
+	cg_dev_count_start(&c, -1);
+	assert_int_equal(cg_dev_count_others(&c), -1);
+	cg_devs_free(&t);
+}
+
+/*
+ * The counts shared through a file: what another process sends is the
+ * streams' own, not others'
+ */
+static void test_own_shared(void **state)
+{
+	char path[] = "/tmp/cg_dev_own.XXXXXX";
+	struct cg_devs t = {.sysfs = sysfs};
+	struct cg_dev_count c;
+	pid_t pid;
+	int fd, status = 0, sfd;
+
+	put("devices/sda/stat", "     100        0      800        0\n");
+	sfd = cg_dev_stat_fd(&t, makedev(8, 0));
+	assert_true(sfd >= 0);
+	fd = mkstemp(path);
+	assert_int_not_equal(fd, -1);
+	unlink(path);
+	assert_true(cg_dev_own_share(fd));
+	close(fd);
+	cg_dev_count_start(&c, sfd);
+	pid = fork();
+	assert_int_not_equal(pid, -1);
+	if (pid == 0) {
+		cg_dev_own_sent(8192);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	put("devices/sda/stat", "     101        0      816        0\n");
+	assert_int_equal(cg_dev_count_others(&c), 0);
+	cg_dev_own_done(8192);
+	cg_devs_free(&t);
+}
+
 /* What a device lacks: learnt once (logged once), its own only */
 static void test_learn(void **state)
 {
@@ -215,7 +288,8 @@ static void test_probe_uncached(void **state)
 	assert_int_equal(fake.reopens, 0);
 	assert_int_equal(cg_dev_lacks(&t, makedev(8, 1)), 0);
 	assert_int_equal(cg_mode_resolve(CG_MODE_AUTO,
-					 cg_dev_lacks(&t, makedev(8, 1))),
+					 cg_dev_lacks(&t, makedev(8, 1)),
+					 false),
 			 CG_MODE_DONTCACHE);
 	assert_false(probe(&t, true));
 	assert_int_equal(fake.reads, 1);
@@ -233,7 +307,8 @@ static void test_probe_no_dontcache(void **state)
 	assert_int_equal(fake.reopens, 1);
 	assert_int_equal(cg_dev_lacks(&t, makedev(8, 1)), CG_FS_NO_DONTCACHE);
 	assert_int_equal(cg_mode_resolve(CG_MODE_AUTO,
-					 cg_dev_lacks(&t, makedev(8, 1))),
+					 cg_dev_lacks(&t, makedev(8, 1)),
+					 false),
 			 CG_MODE_DIRECT);
 	cg_devs_free(&t);
 
@@ -294,7 +369,8 @@ static void test_probe_remote(void **state)
 	assert_true(probe(&t, true));
 	assert_int_equal(cg_dev_lacks(&t, makedev(8, 1)), CG_FS_REMOTE);
 	assert_int_equal(cg_mode_resolve(CG_MODE_AUTO,
-					 cg_dev_lacks(&t, makedev(8, 1))),
+					 cg_dev_lacks(&t, makedev(8, 1)),
+					 false),
 			 CG_MODE_DONTNEED);
 	cg_devs_free(&t);
 }
@@ -323,6 +399,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_queue),
 		cmocka_unit_test(test_learn),
+		cmocka_unit_test(test_stat),
+		cmocka_unit_test(test_own_shared),
 		cmocka_unit_test_setup(test_probe_uncached, fake_reset),
 		cmocka_unit_test_setup(test_probe_no_dontcache, fake_reset),
 		cmocka_unit_test_setup(test_probe_later, fake_reset),

@@ -24,11 +24,14 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "cg_dev.h"
 #include "cg_djob.h"
 
 #define SIZE 10000
@@ -119,6 +122,92 @@ static void test_copy(void **state)
 	close(fd);
 }
 
+/*
+ * A device's stat, as sysfs shows it, and reads that move it: each adds
+ * its own bytes and OTHERS of a neighbour's
+ */
+#define OTHERS 2048
+static int stat_fd = -1;
+static uint64_t stat_sectors;
+static unsigned npreads;
+static size_t piece_max;
+
+static void stat_write(void)
+{
+	char line[128];
+	int n = snprintf(line, sizeof(line),
+			 "%8" PRIu64 " 0 %8" PRIu64 " 0 0 0 0 0 0 0 0\n",
+			 stat_sectors / 8, stat_sectors);
+
+	assert_int_equal(pwrite(stat_fd, line, (size_t)n, 0), n);
+	assert_int_equal(ftruncate(stat_fd, n), 0);
+}
+
+static ssize_t counted_preadv2(int fd, void *buf, size_t n, uint64_t off,
+			       int flags)
+{
+	npreads++;
+	piece_max = n > piece_max ? n : piece_max;
+	stat_sectors += (n + OTHERS) / 512;
+	stat_write();
+	return cg_sys_linux.preadv2(fd, buf, n, off, flags);
+}
+
+/*
+ * A paced fill: the device sees one piece at a time, the bytes are all
+ * there, and the job tells what others read meanwhile; uncounted, -1
+ */
+static void test_pieces(void **state)
+{
+	char path[] = "/tmp/cg_djob_stat.XXXXXX";
+	struct cg_sys sys = cg_sys_linux;
+	uint8_t *buf = NULL;
+	int fd = file_new();
+	struct cg_djob j;
+
+	(void)state;
+	sys.preadv2 = counted_preadv2;
+	stat_fd = mkstemp(path);
+	assert_int_not_equal(stat_fd, -1);
+	unlink(path);
+	stat_sectors = 1000;
+	stat_write();
+	assert_int_equal(posix_memalign((void **)&buf, 4096, 16384), 0);
+	j = (struct cg_djob){
+		.kind = CG_DJOB_FILL,
+		.sys = &sys,
+		.fd = fd,
+		.buf = buf,
+		.count = 16384,
+		.align = 4096,
+		.piece = 4096,
+		.counted = true,
+		.stat_fd = stat_fd,
+	};
+	cg_djob_run(&j);
+	assert_int_equal(j.ret, SIZE);
+	assert_memory_equal(buf, want, SIZE);
+	assert_int_equal(npreads, 3);
+	assert_int_equal(piece_max, 4096);
+	assert_int_equal(j.others, 3 * OTHERS);
+
+	/* whole, and not counted */
+	npreads = 0;
+	piece_max = 0;
+	memset(buf, 0, 16384);
+	j.piece = 0;
+	j.counted = false;
+	cg_djob_run(&j);
+	assert_int_equal(j.ret, SIZE);
+	assert_memory_equal(buf, want, SIZE);
+	assert_int_equal(npreads, 1);
+	assert_int_equal(piece_max, 16384);
+	assert_int_equal(j.others, -1);
+	free(buf);
+	close(fd);
+	close(stat_fd);
+}
+
 /* No version, no read: the job fails with fstat's errno */
 static void test_bad_fd(void **state)
 {
@@ -145,6 +234,7 @@ int main(void)
 		cmocka_unit_test(test_fill),
 		cmocka_unit_test(test_copy),
 		cmocka_unit_test(test_bad_fd),
+		cmocka_unit_test(test_pieces),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -511,7 +511,7 @@ static void f_complete_fill(struct fake *f, unsigned i, bool fail)
 	f->fills[i] = f->fills[--f->nfills];
 	cg_dsched_saw_version(&f->s, &fl.ver);
 	cg_dsched_fill_done(&f->s, fl.slot, fail ? -1 : fl.got, &fl.ver,
-			    f->ns);
+			    f->ns, -1);
 }
 
 static void f_run_all(struct fake *f)
@@ -579,7 +579,7 @@ static void f_complete_read(struct fake *f, unsigned i)
 	cg_dsched_saw_version(&f->s, &now);
 	memcpy(r->buf, f->file + r->off, got);
 	f->served_misses++;
-	cg_dsched_read_done(&f->s, (ssize_t)got, f->ns);
+	cg_dsched_read_done(&f->s, (ssize_t)got, f->ns, -1);
 	f_served(f, r, (ssize_t)got);
 }
 

@@ -76,29 +76,36 @@ static void test_resolve(void **state)
 		enum cg_mode want;
 		unsigned lacks;
 		enum cg_mode got;
+		bool paced;
 	} cases[] = {
-		{CG_MODE_AUTO, NONE, CG_MODE_DONTCACHE},
-		{CG_MODE_AUTO, NO_DC, CG_MODE_DIRECT},
-		{CG_MODE_AUTO, NO_DIO, CG_MODE_DONTCACHE},
-		{CG_MODE_AUTO, NO_DC | NO_DIO, CG_MODE_DONTNEED},
-		{CG_MODE_DONTCACHE, NONE, CG_MODE_DONTCACHE},
-		{CG_MODE_DONTCACHE, NO_DC, CG_MODE_DONTNEED},
-		{CG_MODE_DIRECT, NO_DC, CG_MODE_DIRECT},
-		{CG_MODE_DIRECT, NO_DIO, CG_MODE_DONTNEED},
-		{CG_MODE_DONTNEED, NO_DC | NO_DIO, CG_MODE_DONTNEED},
+		{CG_MODE_AUTO, NONE, CG_MODE_DONTCACHE, false},
+		{CG_MODE_AUTO, NO_DC, CG_MODE_DIRECT, false},
+		{CG_MODE_AUTO, NO_DIO, CG_MODE_DONTCACHE, false},
+		{CG_MODE_AUTO, NO_DC | NO_DIO, CG_MODE_DONTNEED, false},
+		{CG_MODE_DONTCACHE, NONE, CG_MODE_DONTCACHE, false},
+		{CG_MODE_DONTCACHE, NO_DC, CG_MODE_DONTNEED, false},
+		{CG_MODE_DIRECT, NO_DC, CG_MODE_DIRECT, false},
+		{CG_MODE_DIRECT, NO_DIO, CG_MODE_DONTNEED, false},
+		{CG_MODE_DONTNEED, NO_DC | NO_DIO, CG_MODE_DONTNEED, false},
 		/*
 		 * network and FUSE: auto drops behind whatever the probe
 		 * found; a mode the administrator set stays
 		 */
-		{CG_MODE_AUTO, REMOTE, CG_MODE_DONTNEED},
-		{CG_MODE_AUTO, REMOTE | NO_DC, CG_MODE_DONTNEED},
-		{CG_MODE_DIRECT, REMOTE, CG_MODE_DIRECT},
-		{CG_MODE_DONTCACHE, REMOTE, CG_MODE_DONTCACHE},
+		{CG_MODE_AUTO, REMOTE, CG_MODE_DONTNEED, false},
+		{CG_MODE_AUTO, REMOTE | NO_DC, CG_MODE_DONTNEED, false},
+		{CG_MODE_DIRECT, REMOTE, CG_MODE_DIRECT, false},
+		{CG_MODE_DONTCACHE, REMOTE, CG_MODE_DONTCACHE, false},
+		/* paced: auto reads direct, the one mode that paces */
+		{CG_MODE_AUTO, NONE, CG_MODE_DIRECT, true},
+		{CG_MODE_AUTO, NO_DIO, CG_MODE_DONTCACHE, true},
+		{CG_MODE_AUTO, REMOTE, CG_MODE_DONTNEED, true},
+		{CG_MODE_DONTCACHE, NONE, CG_MODE_DONTCACHE, true},
 	};
 	size_t i;
 
 	for (i = 0; i < N_ELEM(cases); i++) {
-		assert_int_equal(cg_mode_resolve(cases[i].want, cases[i].lacks),
+		assert_int_equal(cg_mode_resolve(cases[i].want, cases[i].lacks,
+						 cases[i].paced),
 				 cases[i].got);
 	}
 }

@@ -49,6 +49,7 @@
 struct flight {
 	unsigned stream;
 	uint64_t sent, done;
+	uint64_t all0, own0;	/* reads back when it was sent */
 };
 
 struct sim {
@@ -64,6 +65,8 @@ struct sim {
 	struct flight fl[MAX_FLIGHT];
 	unsigned nfl;
 	uint64_t backlog_sum, backlog_n, backlog_max;
+	bool counted;		/* the device counts reads (cg_pace's others) */
+	uint64_t back_all, back[MAX_STREAMS];
 };
 
 static void sim_init(struct sim *s, unsigned chans, uint64_t svc)
@@ -109,7 +112,9 @@ static void sim_send(struct sim *s, unsigned st, uint64_t at)
 	s->free_at[best] = start + s->svc;
 	assert_true(s->nfl < MAX_FLIGHT);
 	s->fl[s->nfl++] = (struct flight){.stream = st, .sent = at,
-					  .done = start + s->svc};
+					  .done = start + s->svc,
+					  .all0 = s->back_all,
+					  .own0 = s->back[st]};
 	if (s->depth[st] == 0) {
 		cg_pace_started(&s->pace[st]);
 	}
@@ -144,8 +149,17 @@ static void sim_step(struct sim *s)
 	s->now = f.done;
 	s->bytes[f.stream] += MiB;
 	if (s->depth[f.stream] == 0) {
-		cg_pace_done(&s->pace[f.stream], f.done - f.sent, MiB);
+		int64_t others = -1;
+
+		if (s->counted) {
+			others = (int64_t)((s->back_all - f.all0) -
+					   (s->back[f.stream] - f.own0));
+		}
+		cg_pace_done(&s->pace[f.stream], f.done - f.sent, MiB,
+			     others);
 	}
+	s->back_all++;
+	s->back[f.stream]++;
 	for (c = 0; c < s->chans; c++) {
 		uint64_t b = s->free_at[c] > s->now ? s->free_at[c] - s->now
 						    : 0;
@@ -326,7 +340,7 @@ static void test_baseline_stays(void **state)
 	cg_pace_init(&p, 64);
 	for (i = 0; i < 10; i++) {
 		cg_pace_started(&p);
-		cg_pace_done(&p, 1000 * US, MiB);
+		cg_pace_done(&p, 1000 * US, MiB, -1);
 	}
 	assert_int_equal(cg_pace_base(&p), 1000 * US);
 	assert_true(p.window > 1);
@@ -334,7 +348,7 @@ static void test_baseline_stays(void **state)
 		while (cg_pace_may_start(&p)) {
 			cg_pace_started(&p);
 		}
-		cg_pace_done(&p, 5000 * US, MiB);
+		cg_pace_done(&p, 5000 * US, MiB, -1);
 	}
 	assert_int_equal(cg_pace_base(&p), 1000 * US);
 	assert_int_equal(p.window, 1);
@@ -353,7 +367,7 @@ static void test_cut_by_queue(void **state)
 
 	cg_pace_init(&p, 64);
 	cg_pace_started(&p);
-	cg_pace_done(&p, 1000 * US, MiB);
+	cg_pace_done(&p, 1000 * US, MiB, -1);
 	p.window = 8;
 	for (i = 0; i < 8; i++) {
 		cg_pace_started(&p);
@@ -361,17 +375,17 @@ static void test_cut_by_queue(void **state)
 	assert_false(cg_pace_may_start(&p));
 	/* the smoothed cost climbs: 1.75, 2.3, 2.7 x the baseline */
 	for (i = 0; i < 3; i++) {
-		cg_pace_done(&p, 4000 * US, MiB);
+		cg_pace_done(&p, 4000 * US, MiB, -1);
 	}
 	assert_true(p.window <= 3);
 	assert_int_equal(p.cuts, 1);
 	for (i = 0; i < 5; i++) {
-		cg_pace_done(&p, 4000 * US, MiB);
+		cg_pace_done(&p, 4000 * US, MiB, -1);
 	}
 	assert_int_equal(p.cuts, 1);	/* held */
 	for (i = 0; i < 20; i++) {
 		cg_pace_started(&p);
-		cg_pace_done(&p, 4000 * US, MiB);
+		cg_pace_done(&p, 4000 * US, MiB, -1);
 	}
 	assert_int_equal(p.window, 1);
 	assert_true(cg_pace_may_start(&p));
@@ -386,23 +400,87 @@ static void test_probe_backoff(void **state)
 	cg_pace_init(&p, 64);
 	for (i = 0; i < 3; i++) {
 		cg_pace_started(&p);
-		cg_pace_done(&p, 1000 * US, MiB);
+		cg_pace_done(&p, 1000 * US, MiB, -1);
 	}
 	assert_int_equal(p.window, 2);
 	assert_true(p.probing);
 	for (i = 0; i < 6 && p.window == 2; i++) {
 		cg_pace_started(&p);
-		cg_pace_done(&p, 2000 * US, MiB);
+		cg_pace_done(&p, 2000 * US, MiB, -1);
 	}
 	assert_int_equal(p.window, 1);
 	assert_int_equal(p.wait, 4);
 	/* back at the baseline: four reads in a row before it grows */
 	for (i = 0; i < 30 && p.window == 1; i++) {
 		cg_pace_started(&p);
-		cg_pace_done(&p, 1000 * US, MiB);
+		cg_pace_done(&p, 1000 * US, MiB, -1);
 	}
 	assert_int_equal(p.window, 2);
 	assert_true(i >= 4);
+}
+
+/*
+ * Where the device counts reads, others' reads rule: alone on a disk
+ * that serves one at a time, the stream runs as deep as an unpaced one
+ * (nobody waits behind it); four together each hold one read in pieces,
+ * and a neighbour waits for about four; a fifth, unpaced, comes and
+ * goes, and the stream it met runs whole and deep again after it.
+ */
+static void test_counted(void **state)
+{
+	struct sim s;
+	uint64_t t0;
+	unsigned i, st;
+	double sum = 0, dev;
+
+	sim_init(&s, 1, 800 * US);
+	s.counted = true;
+	dev = 1e9 / (double)s.svc;
+	sim_start(&s, 0, 64, 0);
+	for (i = 0; i < 500; i++) {
+		sim_step(&s);
+	}
+	assert_true(s.pace[0].window >= 16);
+	assert_int_equal(cg_pace_piece(&s.pace[0]), 0);
+	assert_int_equal(s.pace[0].shared, 0);
+
+	s.depth[1] = 8;
+	s.active[1] = true;
+	sim_fill(&s, 1, s.now);
+	for (i = 0; i < 200; i++) {
+		sim_step(&s);
+	}
+	assert_int_equal(s.pace[0].window, 1);
+	assert_int_equal(cg_pace_piece(&s.pace[0]), CG_PACE_PIECE);
+	s.active[1] = false;
+	for (i = 0; i < 2000; i++) {
+		sim_step(&s);
+	}
+	assert_int_equal(cg_pace_piece(&s.pace[0]), 0);
+	assert_true(s.pace[0].window >= 8);
+
+	sim_init(&s, 1, 800 * US);
+	s.counted = true;
+	for (st = 0; st < 4; st++) {
+		sim_start(&s, st, 64, 0);
+	}
+	for (i = 0; i < 400; i++) {
+		sim_step(&s);
+	}
+	t0 = s.now;
+	sim_reset_stats(&s);
+	for (i = 0; i < 8000; i++) {
+		sim_step(&s);
+		assert_true(s.pace[i % 4].window == 1);
+		assert_int_equal(cg_pace_piece(&s.pace[i % 4]),
+				 CG_PACE_PIECE);
+	}
+	for (st = 0; st < 4; st++) {
+		assert_true(sim_rate(&s, st, t0) > 0.15 * dev);
+		sum += sim_rate(&s, st, t0);
+	}
+	assert_true(sum >= 0.95 * dev);
+	assert_true(s.backlog_max <= 4 * s.svc);
 }
 
 /* Small reads cost the device's per-request time, not a queue: counted,
@@ -414,11 +492,11 @@ static void test_small_and_off(void **state)
 
 	cg_pace_init(&p, 64);
 	cg_pace_started(&p);
-	cg_pace_done(&p, 1000 * US, MiB);
+	cg_pace_done(&p, 1000 * US, MiB, -1);
 	p.window = 4;
 	for (i = 0; i < 20; i++) {
 		cg_pace_started(&p);
-		cg_pace_done(&p, 100000 * US, 4096);
+		cg_pace_done(&p, 100000 * US, 4096, -1);
 	}
 	assert_int_equal(p.window, 4);
 	assert_int_equal(p.inflight, 0);
@@ -441,6 +519,7 @@ int main(void)
 		cmocka_unit_test(test_cut_by_queue),
 		cmocka_unit_test(test_probe_backoff),
 		cmocka_unit_test(test_small_and_off),
+		cmocka_unit_test(test_counted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
