@@ -652,7 +652,8 @@ static int cg_direct_destructor(struct cg_direct *d)
 	if (d->sched.pace.max != 0) {
 		DBG_DEBUG("direct stream paced: window %u, at most %u "
 			  "reads at once, baseline %ju us/MiB, %ju held, %ju "
-			  "grows, %ju cuts, %ju reads met others' (%s)\n",
+			  "grows, %ju cuts, %ju reads met others' (%s), "
+			  "pieces of %zu KiB\n",
 			  d->sched.pace.window,
 			  d->sched.pace.peak,
 			  (uintmax_t)(cg_pace_base(&d->sched.pace) / 1000),
@@ -661,7 +662,8 @@ static int cg_direct_destructor(struct cg_direct *d)
 			  (uintmax_t)d->sched.pace.cuts,
 			  (uintmax_t)d->sched.pace.shared,
 			  d->stat_fd >= 0 ? "the device counts"
-					  : "not counted");
+					  : "not counted",
+			  d->sched.pace.settled / 1024);
 	}
 	if (d->io->mem_used > 0 && d->io->huge_known) {
 		DBG_NOTICE("%s: prefetch buffer %zu bytes, %ju in huge pages "

@@ -44,40 +44,9 @@ uint64_t cg_fs_max_request(dev_t dev)
 	return cg_dev_max_request(&cacheguard_devs, dev);
 }
 
-/*
- * The counts of what the streams read (cg_dev_own_share): in the state
- * directory's "devreads", shared by every smbd process, so that a paced
- * stream takes other copies for its own kind and backs off for the
- * others only; tried once per process
- */
-static void cg_fs_own_share(void)
-{
-	static bool tried;
-	int fd;
-
-	if (tried) {
-		return;
-	}
-	tried = true;
-	fd = cg_state_file_open("devreads");
-	if (fd == -1 || !cg_dev_own_share(fd)) {
-		DBG_NOTICE("no shared read counts (%s): paced streams take "
-			   "other processes' copies for neighbours\n",
-			   strerror(errno));
-	}
-	if (fd != -1) {
-		close(fd);
-	}
-}
-
 int cg_fs_stat_fd(dev_t dev)
 {
-	int fd = cg_dev_stat_fd(&cacheguard_devs, dev);
-
-	if (fd != -1) {
-		cg_fs_own_share();
-	}
-	return fd;
+	return cg_dev_stat_fd(&cacheguard_devs, dev);
 }
 
 unsigned cg_fs_lacks_of(dev_t dev)

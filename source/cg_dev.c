@@ -23,8 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/sysmacros.h>
 
 #include "cg_dev.h"
@@ -239,37 +237,11 @@ bool cg_dev_stat_bytes(int fd, uint64_t *bytes)
 	return true;
 }
 
-/* What the streams sent and got back, bytes: this process's, or shared */
-struct cg_dev_own {
+/* What this process's streams sent and got back, bytes, all threads' */
+static struct {
 	uint64_t sent;
 	uint64_t done;
-};
-static struct cg_dev_own cg_dev_own_local;
-static struct cg_dev_own *cg_dev_own = &cg_dev_own_local;
-
-bool cg_dev_own_share(int fd)
-{
-	struct stat st;
-	void *p = NULL;
-
-	if (cg_dev_own != &cg_dev_own_local) {
-		return true;
-	}
-	if (fstat(fd, &st) != 0) {
-		return false;
-	}
-	if ((size_t)st.st_size < sizeof(struct cg_dev_own) &&
-	    ftruncate(fd, sizeof(struct cg_dev_own)) != 0) {
-		return false;
-	}
-	p = mmap(NULL, sizeof(struct cg_dev_own), PROT_READ | PROT_WRITE,
-		 MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED) {
-		return false;
-	}
-	cg_dev_own = p;
-	return true;
-}
+} cg_dev_own_local, *cg_dev_own = &cg_dev_own_local;
 
 void cg_dev_own_sent(uint64_t n)
 {
@@ -295,12 +267,17 @@ void cg_dev_count_start(struct cg_dev_count *c, int fd)
 
 int64_t cg_dev_count_others(const struct cg_dev_count *c)
 {
-	uint64_t dev1, sent1, own;
+	uint64_t dev1, sent1, done1, own;
 
 	if (c->fd < 0 || !cg_dev_stat_bytes(c->fd, &dev1) || dev1 < c->dev0) {
 		return -1;
 	}
 	sent1 = __atomic_load_n(&cg_dev_own->sent, __ATOMIC_SEQ_CST);
+	done1 = __atomic_load_n(&cg_dev_own->done, __ATOMIC_SEQ_CST);
 	own = sent1 - c->done0;
-	return dev1 - c->dev0 > own ? (int64_t)(dev1 - c->dev0 - own) : 0;
+	if (dev1 - c->dev0 > own) {
+		return (int64_t)(dev1 - c->dev0 - own);
+	}
+	/* ours still out may have hidden others' */
+	return sent1 != done1 ? CG_DEV_HIDDEN : 0;
 }

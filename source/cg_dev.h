@@ -92,13 +92,17 @@ uint64_t cg_dev_readahead(struct cg_devs *t, dev_t dev);
  * Who else reads a device (stream pacing, cg_pace.h). The kernel counts
  * the sectors each disk has read, in its stat (for a partition, its
  * disk's: a neighbour on another partition waits in the same queue); a
- * stream's read notes the count before and after, and what the streams
- * sent and got back meanwhile: the rest were others' reads. The streams
- * are this process's, or every smbd's that shares the counts (a file of
- * the module's state directory, cg_dev_own_share): other copies are
- * then not others, and a stream backs off for a neighbour only. Devices
- * without a queue of their own (tmpfs, NFS, btrfs over several disks)
- * have no stat: -1.
+ * stream's read notes the count before and after, and what this
+ * process's streams sent and got back meanwhile: the rest were others'
+ * reads, other smbd processes' copies among them. Only this process's
+ * reads can be told exactly: a read of its own still out when the count
+ * is taken may or may not have been counted, so it is taken for counted
+ * (others are never seen where there were none), and a copy in another
+ * process has always come back when its bytes are counted (why the
+ * counts are not shared between processes: there every other stream's
+ * reads out would hide a neighbour's small ones). Devices without a
+ * queue of their own (tmpfs, NFS, btrfs over several disks) have no
+ * stat: -1.
  *
  * dev's stat, opened on first use and kept for the process's life;
  * -1: none
@@ -108,14 +112,7 @@ int cg_dev_stat_fd(struct cg_devs *t, dev_t dev);
 /* The bytes fd (a stat) says its disk has read; false: not readable */
 bool cg_dev_stat_bytes(int fd, uint64_t *bytes);
 
-/*
- * Count the streams' reads in fd's file (mapped shared) from now on, with
- * every process that does; false (this process's own counts stay) when
- * it cannot be mapped
- */
-bool cg_dev_own_share(int fd);
-
-/* The streams' reads of n bytes: sent to a device, and come back */
+/* This process's streams' reads of n bytes: sent to a device, and back */
 void cg_dev_own_sent(uint64_t n);
 void cg_dev_own_done(uint64_t n);
 
@@ -133,8 +130,10 @@ void cg_dev_count_start(struct cg_dev_count *c, int fd);
 /*
  * After it: others' bytes the device read meanwhile, at least (this
  * process's reads sent by now count as its own, back or not); -1 when
- * not counted
+ * not counted; CG_DEV_HIDDEN when none were seen but some of ours were
+ * still out, which may have hidden them
  */
+#define CG_DEV_HIDDEN (-2)
 int64_t cg_dev_count_others(const struct cg_dev_count *c);
 uint64_t cg_dev_max_request(struct cg_devs *t, dev_t dev);
 

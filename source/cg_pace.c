@@ -31,6 +31,7 @@
  * stream's depth").
  */
 
+#include "cg_dev.h"
 #include "cg_pace.h"
 
 #define CG_MIB (1024 * 1024ULL)
@@ -46,7 +47,7 @@ void cg_pace_init(struct cg_pace *p, unsigned max)
 
 bool cg_pace_may_start(const struct cg_pace *p)
 {
-	return p->max == 0 || p->inflight < p->window;
+	return p->max == 0 || p->inflight < (p->looking ? 1 : p->window);
 }
 
 void cg_pace_started(struct cg_pace *p)
@@ -87,12 +88,121 @@ size_t cg_pace_piece(const struct cg_pace *p)
 }
 
 /*
+ * Pieces: on a disk a read in pieces costs about what it costs whole
+ * (the bytes cost, a request little), and the neighbour waits for one
+ * piece. Under a throttle of requests (blkio's io.max, a cloud volume's
+ * IOPS) each piece costs a request's slot, and 512 KiB pieces cut the
+ * stream to a slot's worth of them. So after a round at its size the
+ * piece tries twice that for a round, and keeps it when the device read
+ * 40% faster meanwhile, everybody's bytes (the stream's and others'
+ * over the time its reads took): there requests, not bytes, are dear.
+ * Not the stream's own speed: beside other streams a larger piece takes
+ * a larger share of the same device, which is no gain. Else back to the
+ * half, and the next try waits twice as many rounds (up to 64).
+ */
+static void cg_pace_pieces(struct cg_pace *p,
+			   uint64_t ns,
+			   size_t bytes,
+			   uint64_t others)
+{
+	uint64_t c;
+
+	if (p->pskip > 0) {
+		p->pskip--;	/* sent before the size changed */
+		return;
+	}
+	if (bytes < p->piece || bytes < CG_PACE_SAMPLE_MIN) {
+		return;
+	}
+	if (bytes > p->biggest) {
+		p->biggest = bytes;
+	}
+	p->psum += cg_pace_cost(ns, bytes + others);
+	if (++p->pn < CG_PACE_ROUND) {
+		return;
+	}
+	c = p->psum / p->pn;
+	p->psum = 0;
+	p->pn = 0;
+	if (p->pprev != 0) {
+		if (c * 10 > p->pprev * 6) {
+			p->piece /= 2;
+			p->pwait = p->pwait == 0 ? 4 : 2 * p->pwait;
+			if (p->pwait > 64) {
+				p->pwait = 64;
+			}
+		} else {
+			p->pwait = 0;
+		}
+		p->settled = p->piece;
+		p->pprev = 0;
+		p->pdue = p->pwait;
+		p->pskip = 1;
+		return;
+	}
+	if (p->pdue > 0) {
+		p->pdue--;
+		return;
+	}
+	if (2 * p->piece > p->biggest) {
+		return;		/* already as large as its reads */
+	}
+	p->pprev = c;
+	p->piece *= 2;
+	p->pskip = 1;
+}
+
+/* A read with nobody else: one more after a window's worth */
+static void cg_pace_credit(struct cg_pace *p)
+{
+	if (++p->credit < p->window || p->window == p->max) {
+		return;
+	}
+	p->window++;
+	p->grows++;
+	p->credit = 0;
+}
+
+/*
+ * A read whose count could not tell: in pieces, nothing learnt; deep,
+ * taken for nobody, and now and then the stream looks (one read out,
+ * until one comes back with none of ours out)
+ */
+static void cg_pace_hidden(struct cg_pace *p, uint64_t ns)
+{
+	if (p->piece != 0) {
+		return;
+	}
+	if (p->looking) {
+		if (p->inflight == 0) {
+			p->looking = false;	/* others of ours still out */
+		}
+		return;
+	}
+	cg_pace_credit(p);
+	p->look_ns += ns;
+	if (p->look_ns >= CG_PACE_LOOK_NS) {
+		p->looking = true;
+		p->look_ns = 0;
+	}
+}
+
+/*
  * The device told who else read it: others there, one read in pieces;
  * gone for CG_PACE_CLEAR_NS, whole reads, one more after a window's
  * worth of them
  */
-static void cg_pace_counted(struct cg_pace *p, uint64_t ns, int64_t others)
+static void cg_pace_counted(struct cg_pace *p,
+			    uint64_t ns,
+			    size_t bytes,
+			    int64_t others)
 {
+	if (others == CG_DEV_HIDDEN) {
+		cg_pace_hidden(p, ns);
+		return;
+	}
+	p->looking = false;
+	p->look_ns = 0;
 	if (others > 0) {
 		p->shared++;
 		p->clear_ns = 0;
@@ -101,22 +211,27 @@ static void cg_pace_counted(struct cg_pace *p, uint64_t ns, int64_t others)
 			p->cuts++;
 		}
 		p->window = 1;
-		p->piece = CG_PACE_PIECE;
+		if (p->piece == 0) {
+			p->piece = p->settled != 0 ? p->settled
+						   : CG_PACE_PIECE;
+			p->pskip = 1;
+			p->pn = 0;
+			p->psum = 0;
+			p->pprev = 0;
+			return;
+		}
+		cg_pace_pieces(p, ns, bytes, (uint64_t)others);
 		return;
 	}
 	if (p->piece != 0) {
+		cg_pace_pieces(p, ns, bytes, 0);
 		p->clear_ns += ns;
 		if (p->clear_ns < CG_PACE_CLEAR_NS) {
 			return;
 		}
 		p->piece = 0;
 	}
-	if (++p->credit < p->window || p->window == p->max) {
-		return;
-	}
-	p->window++;
-	p->grows++;
-	p->credit = 0;
+	cg_pace_credit(p);
 }
 
 void cg_pace_done(struct cg_pace *p, uint64_t ns, size_t bytes,
@@ -131,8 +246,8 @@ void cg_pace_done(struct cg_pace *p, uint64_t ns, size_t bytes,
 	if (p->max == 0 || ns == 0) {
 		return;
 	}
-	if (others >= 0) {
-		cg_pace_counted(p, ns, others);
+	if (others >= 0 || others == CG_DEV_HIDDEN) {
+		cg_pace_counted(p, ns, bytes, others);
 		return;
 	}
 	p->piece = 0;	/* nothing tells: whole reads, the latency rules */

@@ -49,8 +49,16 @@
  * CG_PACE_PIECE (a neighbour's read waits for the piece the device
  * serves, not for the whole fill); none for CG_PACE_CLEAR_NS of reads,
  * it sends whole reads again and grows by one after a window's worth,
- * to its max, as an unpaced stream runs. A stream starts as if others
- * were there: it has not looked yet. Its first read that cannot tell
+ * to its max, as an unpaced stream runs. Where the device's cost is
+ * per request rather than per byte (a throttle of IOPS, a cloud volume
+ * that counts requests), pieces only slow the stream: a piece twice as
+ * large is tried now and then, and kept when the device read 40% faster
+ * with it, everybody's bytes counted. A stream starts as if others were there: it has not looked yet.
+ * A read that came back while others of the process were out cannot
+ * tell (CG_DEV_HIDDEN: its count may hold theirs): in pieces the stream
+ * waits for one that can; deep, it takes it for nobody, and after
+ * CG_PACE_LOOK_NS of such reads it looks: one read out until one comes
+ * back alone. Its first read that cannot tell
  * (no count) makes its reads whole, and the latency rules from then on.
  */
 struct cg_pace {
@@ -69,10 +77,27 @@ struct cg_pace {
 	size_t piece;		/* bytes per request at once; 0: whole */
 	uint64_t clear_ns;	/* reads' time since others were seen */
 	uint64_t shared;	/* reads that saw others */
+	/* the piece's size, probed (cg_pace.c, "pieces") */
+	size_t settled;		/* the size to cut to; 0: CG_PACE_PIECE */
+	size_t biggest;		/* the largest read sampled */
+	uint64_t psum;		/* cost per MiB summed, at this size */
+	unsigned pn;		/* reads summed */
+	unsigned pskip;		/* reads to leave out (sent at another) */
+	uint64_t pprev;		/* probing: the half size's cost; 0 */
+	unsigned pwait;		/* rounds the next probe waits */
+	unsigned pdue;		/* rounds left before it */
+	bool looking;		/* deep: down to one read, to count exactly */
+	uint64_t look_ns;	/* reads' time since it last looked */
 };
 
-/* A read's piece at the device while others read it */
+/* A read's piece at the device while others read it, at first */
 #define CG_PACE_PIECE (512 * 1024)
+
+/* A deep stream's reads' time between looks (down to one read out) */
+#define CG_PACE_LOOK_NS (400 * 1000 * 1000ULL)
+
+/* Reads a piece's size is judged by (a round) */
+#define CG_PACE_ROUND 8
 
 /* Others gone this long (the stream's reads' time summed): whole reads */
 #define CG_PACE_CLEAR_NS (50 * 1000 * 1000ULL)
@@ -95,8 +120,9 @@ void cg_pace_started(struct cg_pace *p);
 
 /*
  * One came back: it took ns for bytes (0 ns: not sampled); others: the
- * reads of others the device finished meanwhile, -1 where it does not
- * count them (the latency decides)
+ * bytes of others the device read meanwhile, -1 where it does not count
+ * them (the latency decides), CG_DEV_HIDDEN where the count could not
+ * tell (cg_dev.h)
  */
 void cg_pace_done(struct cg_pace *p, uint64_t ns, size_t bytes,
 		  int64_t others);

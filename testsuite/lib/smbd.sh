@@ -16,7 +16,8 @@
 #
 #   cg_smbd_init		make the private root, conf and passdb
 #   cg_share NAME [LINE...]	add a share on $CG_SHARE with smb.conf lines
-#   cg_guard_shares MODES OPTS	plain, and guard_MODE per mode (benchmarks)
+#   cg_guard_shares MODES OPTS	plain, and guard_MODE per mode (benchmarks;
+#				MODE-paced: with cacheguard:stream pacing)
 #   cg_smbd_start		start smbd and wait until it answers
 #   cg_smbclient SHARE CMD	run smbclient commands against a share
 #   cg_traced_get SHARE FILE STRACE-ARGS...
@@ -179,8 +180,17 @@ cg_guard_shares()
 	IFS=';' read -r -a opts <<<"$2"
 	cg_share plain
 	for c in $1; do
-		cg_share "guard_$c" "vfs objects = cacheguard" \
-			"cacheguard:mode = $c" "${opts[@]}"
+		case $c in
+		*-paced)
+			cg_share "guard_$c" "vfs objects = cacheguard" \
+				"cacheguard:mode = ${c%-paced}" \
+				"cacheguard:stream pacing = yes" "${opts[@]}"
+			;;
+		*)
+			cg_share "guard_$c" "vfs objects = cacheguard" \
+				"cacheguard:mode = $c" "${opts[@]}"
+			;;
+		esac
 	done
 }
 

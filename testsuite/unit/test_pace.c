@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cg_dev.h"
 #include "cg_pace.h"
 
 #define MiB (1024 * 1024)
@@ -430,7 +431,7 @@ static void test_counted(void **state)
 {
 	struct sim s;
 	uint64_t t0;
-	unsigned i, st;
+	unsigned i, st, larger = 0;
 	double sum = 0, dev;
 
 	sim_init(&s, 1, 800 * US);
@@ -470,17 +471,140 @@ static void test_counted(void **state)
 	t0 = s.now;
 	sim_reset_stats(&s);
 	for (i = 0; i < 8000; i++) {
+		size_t piece;
+
 		sim_step(&s);
 		assert_true(s.pace[i % 4].window == 1);
-		assert_int_equal(cg_pace_piece(&s.pace[i % 4]),
-				 CG_PACE_PIECE);
+		/* 512 KiB, but for a probe of twice that now and then */
+		piece = cg_pace_piece(&s.pace[i % 4]);
+		assert_true(piece == CG_PACE_PIECE ||
+			    piece == 2 * CG_PACE_PIECE);
+		larger += piece > CG_PACE_PIECE;
 	}
+	assert_true(larger <= 8000 / 8);
 	for (st = 0; st < 4; st++) {
 		assert_true(sim_rate(&s, st, t0) > 0.15 * dev);
 		sum += sim_rate(&s, st, t0);
 	}
 	assert_true(sum >= 0.95 * dev);
 	assert_true(s.backlog_max <= 4 * s.svc);
+}
+
+/*
+ * A stream with a neighbour always there, its reads 4 MiB fills in
+ * pieces, each piece costing req ns and its bytes at bw bytes a second:
+ * the piece it ends with, and how many reads went in pieces larger than
+ * CG_PACE_PIECE
+ */
+static size_t run_pieces(uint64_t req, double bw, unsigned rivals,
+			 unsigned reads, unsigned *larger)
+{
+	struct cg_pace p;
+	unsigned i;
+
+	*larger = 0;
+	cg_pace_init(&p, 64);
+	for (i = 0; i < reads; i++) {
+		size_t piece = cg_pace_piece(&p);
+		uint64_t n = 4 * MiB / piece;
+		/* each of its pieces waits for one 512 KiB piece per rival */
+		uint64_t ns = n * (req + (uint64_t)(piece / bw * 1e9)) +
+			      n * rivals * (req + (uint64_t)(CG_PACE_PIECE /
+							     bw * 1e9));
+
+		*larger += piece > CG_PACE_PIECE;
+		assert_true(cg_pace_may_start(&p));
+		cg_pace_started(&p);
+		cg_pace_done(&p, ns, 4 * MiB,
+			     16384 + (int64_t)(n * rivals * CG_PACE_PIECE));
+		assert_int_equal(p.window, 1);
+	}
+	return cg_pace_piece(&p);
+}
+
+/*
+ * On a disk, where bytes cost and requests little, the pieces stay at
+ * 512 KiB (larger ones only now and then, tried and given up), also
+ * beside seven other streams in pieces, where a larger piece would get
+ * the stream more of the device but the device no more done; under a
+ * throttle of 500 requests a second they grow to whole fills
+ */
+static void test_piece_size(void **state)
+{
+	unsigned larger;
+
+	assert_int_equal(run_pieces(50 * US, 1.3e9, 0, 400, &larger),
+			 CG_PACE_PIECE);
+	assert_true(larger <= 400 / 8);
+	assert_int_equal(run_pieces(50 * US, 1.3e9, 7, 400, &larger),
+			 CG_PACE_PIECE);
+	assert_true(larger <= 400 / 8);
+	assert_int_equal(run_pieces(2000 * US, 1e12, 0, 100, &larger),
+			 4 * MiB);
+}
+
+/*
+ * Deep, a stream's reads mostly come back while others of its own are
+ * out (CG_DEV_HIDDEN): it keeps going, and looks now and then: one read
+ * out until one comes back alone, which tells; a neighbour's read seen
+ * then cuts it to one in pieces
+ */
+static void test_look(void **state)
+{
+	struct cg_pace p;
+	unsigned i, hidden = 0;
+
+	cg_pace_init(&p, 8);
+	for (i = 0; i < 100; i++) {
+		cg_pace_started(&p);
+		cg_pace_done(&p, 4000 * US, 4 * MiB, 0);
+	}
+	assert_int_equal(cg_pace_piece(&p), 0);
+	assert_int_equal(p.window, 8);
+
+	/* deep and hidden: it goes on, then looks */
+	while (!p.looking) {
+		while (cg_pace_may_start(&p)) {
+			cg_pace_started(&p);
+		}
+		assert_int_equal(p.inflight, 8);
+		cg_pace_done(&p, 4000 * US, 4 * MiB, CG_DEV_HIDDEN);
+		hidden++;
+		assert_true(hidden <= CG_PACE_LOOK_NS / (4000 * US));
+	}
+	assert_true(hidden >= CG_PACE_LOOK_NS / (4000 * US));
+	assert_false(cg_pace_may_start(&p));
+	while (p.inflight > 1) {
+		cg_pace_done(&p, 4000 * US, 4 * MiB, CG_DEV_HIDDEN);
+		assert_false(cg_pace_may_start(&p));
+	}
+	/* the last one back alone tells: nobody, and it runs deep again */
+	cg_pace_done(&p, 4000 * US, 4 * MiB, 0);
+	assert_false(p.looking);
+	assert_int_equal(p.window, 8);
+	assert_true(cg_pace_may_start(&p));
+
+	/* the next look meets a neighbour */
+	while (!p.looking) {
+		while (cg_pace_may_start(&p)) {
+			cg_pace_started(&p);
+		}
+		cg_pace_done(&p, 4000 * US, 4 * MiB, CG_DEV_HIDDEN);
+	}
+	while (p.inflight > 1) {
+		cg_pace_done(&p, 4000 * US, 4 * MiB, CG_DEV_HIDDEN);
+	}
+	cg_pace_done(&p, 4000 * US, 4 * MiB, 16384);
+	assert_int_equal(p.window, 1);
+	assert_int_equal(cg_pace_piece(&p), CG_PACE_PIECE);
+
+	/* in pieces, a hidden count does not clear it */
+	for (i = 0; i < 100; i++) {
+		cg_pace_started(&p);
+		cg_pace_done(&p, 4000 * US, 4 * MiB, CG_DEV_HIDDEN);
+	}
+	assert_true(cg_pace_piece(&p) != 0);
+	assert_int_equal(p.window, 1);
 }
 
 /* Small reads cost the device's per-request time, not a queue: counted,
@@ -520,6 +644,8 @@ int main(void)
 		cmocka_unit_test(test_probe_backoff),
 		cmocka_unit_test(test_small_and_off),
 		cmocka_unit_test(test_counted),
+		cmocka_unit_test(test_piece_size),
+		cmocka_unit_test(test_look),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
