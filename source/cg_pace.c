@@ -94,18 +94,25 @@ size_t cg_pace_piece(const struct cg_pace *p)
  * IOPS) each piece costs a request's slot, and 512 KiB pieces cut the
  * stream to a slot's worth of them. So after a round at its size the
  * piece tries twice that for a round, and keeps it when the device read
- * 40% faster meanwhile, everybody's bytes (the stream's and others'
- * over the time its reads took): there requests, not bytes, are dear.
- * Not the stream's own speed: beside other streams a larger piece takes
- * a larger share of the same device, which is no gain. Else back to the
- * half, and the next try waits twice as many rounds (up to 64).
+ * 80% faster meanwhile (a MiB cost at most 55% of what it did: near the
+ * half that a throttle of requests gives; a disk slow to turn a request
+ * round gains 10-60%, not worth a neighbour's wait for the larger
+ * piece), everybody's bytes (the stream's and others' over the time its
+ * reads took): there requests, not bytes, are dear.
+ * Not the stream's own speed alone: beside other streams a larger piece
+ * takes a larger share of the same device, which is no gain. But where
+ * N streams share a throttle, one that doubles its piece doubles its own
+ * speed and the device's by only 1/N: so its own 80% with the device's
+ * 10% is a gain too. Else back to the half, and the next try waits twice
+ * as many rounds (up to 64).
  */
 static void cg_pace_pieces(struct cg_pace *p,
 			   uint64_t ns,
 			   size_t bytes,
 			   uint64_t others)
 {
-	uint64_t c;
+	uint64_t c, own;
+	bool gain;
 
 	if (p->pskip > 0) {
 		p->pskip--;	/* sent before the size changed */
@@ -118,14 +125,20 @@ static void cg_pace_pieces(struct cg_pace *p,
 		p->biggest = bytes;
 	}
 	p->psum += cg_pace_cost(ns, bytes + others);
+	p->psum_own += cg_pace_cost(ns, bytes);
 	if (++p->pn < CG_PACE_ROUND) {
 		return;
 	}
 	c = p->psum / p->pn;
+	own = p->psum_own / p->pn;
 	p->psum = 0;
+	p->psum_own = 0;
 	p->pn = 0;
 	if (p->pprev != 0) {
-		if (c * 10 > p->pprev * 6) {
+		gain = c * 20 <= p->pprev * 11 ||
+		       (own * 20 <= p->pprev_own * 11 &&
+			c * 10 <= p->pprev * 9);
+		if (!gain) {
 			p->piece /= 2;
 			p->pwait = p->pwait == 0 ? 4 : 2 * p->pwait;
 			if (p->pwait > 64) {
@@ -148,6 +161,7 @@ static void cg_pace_pieces(struct cg_pace *p,
 		return;		/* already as large as its reads */
 	}
 	p->pprev = c;
+	p->pprev_own = own;
 	p->piece *= 2;
 	p->pskip = 1;
 }
@@ -217,6 +231,7 @@ static void cg_pace_counted(struct cg_pace *p,
 			p->pskip = 1;
 			p->pn = 0;
 			p->psum = 0;
+			p->psum_own = 0;
 			p->pprev = 0;
 			return;
 		}

@@ -52,8 +52,9 @@
  * to its max, as an unpaced stream runs. Where the device's cost is
  * per request rather than per byte (a throttle of IOPS, a cloud volume
  * that counts requests), pieces only slow the stream: a piece twice as
- * large is tried now and then, and kept when the device read 40% faster
- * with it, everybody's bytes counted. A stream starts as if others were there: it has not looked yet.
+ * large is tried now and then, and kept when the device read 80% faster
+ * with it, everybody's bytes counted, or the stream 80% and the device
+ * 10% (streams that share a throttle). A stream starts as if others were there: it has not looked yet.
  * A read that came back while others of the process were out cannot
  * tell (CG_DEV_HIDDEN: its count may hold theirs): in pieces the stream
  * waits for one that can; deep, it takes it for nobody, and after
@@ -80,10 +81,12 @@ struct cg_pace {
 	/* the piece's size, probed (cg_pace.c, "pieces") */
 	size_t settled;		/* the size to cut to; 0: CG_PACE_PIECE */
 	size_t biggest;		/* the largest read sampled */
-	uint64_t psum;		/* cost per MiB summed, at this size */
+	uint64_t psum;		/* the device's cost per MiB, summed */
+	uint64_t psum_own;	/* the stream's own, summed */
 	unsigned pn;		/* reads summed */
 	unsigned pskip;		/* reads to leave out (sent at another) */
 	uint64_t pprev;		/* probing: the half size's cost; 0 */
+	uint64_t pprev_own;	/* and the stream's own */
 	unsigned pwait;		/* rounds the next probe waits */
 	unsigned pdue;		/* rounds left before it */
 	bool looking;		/* deep: down to one read, to count exactly */

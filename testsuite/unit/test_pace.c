@@ -187,6 +187,27 @@ static void sim_reset_stats(struct sim *s)
 	s->backlog_sum = s->backlog_n = s->backlog_max = 0;
 }
 
+/*
+ * Four paced streams started together on a disk that serves one read at
+ * a time (counted: the device counts their reads), after a warm-up: the
+ * time the figures count from
+ */
+static uint64_t sim_four(struct sim *s, bool counted)
+{
+	unsigned i, st;
+
+	sim_init(s, 1, 800 * US);
+	s->counted = counted;
+	for (st = 0; st < 4; st++) {
+		sim_start(s, st, 64, 0);
+	}
+	for (i = 0; i < 400; i++) {
+		sim_step(s);
+	}
+	sim_reset_stats(s);
+	return s->now;
+}
+
 /* MB/s of stream st since t0 */
 static double sim_rate(const struct sim *s, unsigned st, uint64_t t0)
 {
@@ -262,16 +283,8 @@ static void test_four_streams(void **state)
 	double sum = 0, dev;
 	unsigned i, st;
 
-	sim_init(&s, 1, 800 * US);
+	t0 = sim_four(&s, false);
 	dev = 1e9 / (double)s.svc;
-	for (st = 0; st < 4; st++) {
-		sim_start(&s, st, 64, 0);
-	}
-	for (i = 0; i < 400; i++) {
-		sim_step(&s);
-	}
-	t0 = s.now;
-	sim_reset_stats(&s);
 	for (i = 0; i < 8000; i++) {
 		sim_step(&s);
 	}
@@ -460,16 +473,7 @@ static void test_counted(void **state)
 	assert_int_equal(cg_pace_piece(&s.pace[0]), 0);
 	assert_true(s.pace[0].window >= 8);
 
-	sim_init(&s, 1, 800 * US);
-	s.counted = true;
-	for (st = 0; st < 4; st++) {
-		sim_start(&s, st, 64, 0);
-	}
-	for (i = 0; i < 400; i++) {
-		sim_step(&s);
-	}
-	t0 = s.now;
-	sim_reset_stats(&s);
+	t0 = sim_four(&s, true);
 	for (i = 0; i < 8000; i++) {
 		size_t piece;
 
@@ -492,12 +496,13 @@ static void test_counted(void **state)
 
 /*
  * A stream with a neighbour always there, its reads 4 MiB fills in
- * pieces, each piece costing req ns and its bytes at bw bytes a second:
- * the piece it ends with, and how many reads went in pieces larger than
- * CG_PACE_PIECE
+ * pieces, each piece costing req ns and its bytes at bw bytes a second
+ * (throttle: every request, the stream's and its rivals', req ns and
+ * nothing more): the piece it ends with, and how many reads went in
+ * pieces larger than CG_PACE_PIECE
  */
 static size_t run_pieces(uint64_t req, double bw, unsigned rivals,
-			 unsigned reads, unsigned *larger)
+			 bool throttle, unsigned reads, unsigned *larger)
 {
 	struct cg_pace p;
 	unsigned i;
@@ -511,6 +516,10 @@ static size_t run_pieces(uint64_t req, double bw, unsigned rivals,
 		uint64_t ns = n * (req + (uint64_t)(piece / bw * 1e9)) +
 			      n * rivals * (req + (uint64_t)(CG_PACE_PIECE /
 							     bw * 1e9));
+
+		if (throttle) {
+			ns = n * (rivals + 1) * req;
+		}
 
 		*larger += piece > CG_PACE_PIECE;
 		assert_true(cg_pace_may_start(&p));
@@ -527,19 +536,23 @@ static size_t run_pieces(uint64_t req, double bw, unsigned rivals,
  * 512 KiB (larger ones only now and then, tried and given up), also
  * beside seven other streams in pieces, where a larger piece would get
  * the stream more of the device but the device no more done; under a
- * throttle of 500 requests a second they grow to whole fills
+ * throttle of 500 requests a second they grow to whole fills, also where
+ * three other streams in 512 KiB pieces share it
  */
 static void test_piece_size(void **state)
 {
 	unsigned larger;
 
-	assert_int_equal(run_pieces(50 * US, 1.3e9, 0, 400, &larger),
+	assert_int_equal(run_pieces(50 * US, 1.3e9, 0, false, 400, &larger),
 			 CG_PACE_PIECE);
 	assert_true(larger <= 400 / 8);
-	assert_int_equal(run_pieces(50 * US, 1.3e9, 7, 400, &larger),
+	assert_int_equal(run_pieces(50 * US, 1.3e9, 7, false, 400, &larger),
 			 CG_PACE_PIECE);
 	assert_true(larger <= 400 / 8);
-	assert_int_equal(run_pieces(2000 * US, 1e12, 0, 100, &larger),
+	assert_int_equal(run_pieces(2000 * US, 1e12, 0, false, 100, &larger),
+			 4 * MiB);
+	/* a throttle of 500 requests a second shared with three others */
+	assert_int_equal(run_pieces(2000 * US, 1e12, 3, true, 200, &larger),
 			 4 * MiB);
 }
 
