@@ -108,6 +108,7 @@ struct cg_direct_io {
 	size_t mem_size;
 	size_t mem_used;	/* bytes of mem the table may use */
 	int budget_fd;		/* holds mem's units of the server's budget */
+	int turn_fd;		/* paced: the disk's turn (jobs use it); -1 */
 	int grow_fd[CG_DSCHED_MAX_GROWS];	/* the units of each growth */
 	unsigned ngrow;
 	unsigned refs;		/* the stream, and each job in flight */
@@ -130,6 +131,7 @@ struct cg_direct {
 	uint64_t limit;			/* cacheguard:direct memory */
 	unsigned ioprio;		/* cacheguard:stream ioprio */
 	int stat_fd;			/* paced: its disk's stat; -1 */
+	uint64_t turn_waits;		/* pieces that waited for it */
 	struct cg_dsched sched;		/* the table and who waits on it */
 	struct cg_direct_job *fills;	/* in flight */
 	struct cg_direct_job *jobs;	/* requests' reads and copies */
@@ -211,6 +213,9 @@ static int cg_direct_io_destructor(struct cg_direct_io *io)
 	}
 	if (io->budget_fd != -1) {
 		close(io->budget_fd);	/* the units go back */
+	}
+	if (io->turn_fd != -1) {
+		close(io->turn_fd);
 	}
 	for (i = 0; i < io->ngrow; i++) {
 		if (io->grow_fd[i] != -1) {
@@ -309,6 +314,7 @@ static struct cg_direct_io *cg_direct_io_open(int fd,
 	}
 	io->fd = -1;
 	io->budget_fd = budget_fd;
+	io->turn_fd = -1;
 	io->refs = 1;
 	talloc_set_destructor(io, cg_direct_io_destructor);
 
@@ -445,6 +451,7 @@ static struct cg_direct_job *cg_direct_job_new(struct cg_direct *d,
 			.piece = cg_pace_piece(&d->sched.pace),
 			.counted = d->stat_fd >= 0,
 			.stat_fd = d->stat_fd,
+			.turn_fd = d->io->turn_fd,
 		},
 		.io = d->io,
 		.slot = slot,
@@ -653,7 +660,7 @@ static int cg_direct_destructor(struct cg_direct *d)
 		DBG_DEBUG("direct stream paced: window %u, at most %u "
 			  "reads at once, baseline %ju us/MiB, %ju held, %ju "
 			  "grows, %ju cuts, %ju reads met others' (%s), "
-			  "pieces of %zu KiB\n",
+			  "pieces of %zu KiB, %ju waited for the turn\n",
 			  d->sched.pace.window,
 			  d->sched.pace.peak,
 			  (uintmax_t)(cg_pace_base(&d->sched.pace) / 1000),
@@ -663,7 +670,8 @@ static int cg_direct_destructor(struct cg_direct *d)
 			  (uintmax_t)d->sched.pace.shared,
 			  d->stat_fd >= 0 ? "the device counts"
 					  : "not counted",
-			  d->sched.pace.settled / 1024);
+			  d->sched.pace.settled / 1024,
+			  (uintmax_t)d->turn_waits);
 	}
 	if (d->io->mem_used > 0 && d->io->huge_known) {
 		DBG_NOTICE("%s: prefetch buffer %zu bytes, %ju in huge pages "
@@ -743,6 +751,10 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 		TALLOC_FREE(d);
 		*fail = cg_direct_open_failure(err);
 		return NULL;
+	}
+	if (d->stat_fd >= 0) {
+		/* none: its pieces go without (others' counted as before) */
+		d->io->turn_fd = cg_fs_turn_open(dev);
 	}
 	d->name = talloc_strdup(d, fsp_str_dbg(fsp));
 	if (d->name == NULL) {
@@ -915,8 +927,9 @@ static void cg_direct_read_done(struct cg_direct_job *job)
 	if (job->d != NULL) {
 		DLIST_REMOVE(job->d->jobs, job);
 		if (job->paced) {
+			job->d->turn_waits += job->w.waited;
 			cg_dsched_read_done(&job->d->sched, job->w.ret,
-					    job->w.duration, job->w.others);
+					    job->w.busy, job->w.others);
 		}
 	}
 	if (state == NULL) {
@@ -1049,8 +1062,9 @@ static void cg_direct_fill_done(struct cg_direct_job *job)
 		return;		/* the stream was closed meanwhile */
 	}
 	DLIST_REMOVE(d->fills, job);
+	d->turn_waits += job->w.waited;
 	if (cg_dsched_fill_done(&d->sched, (unsigned)job->slot, job->w.ret,
-				&job->w.ver, job->w.duration,
+				&job->w.ver, job->w.busy,
 				job->w.others)) {
 		DBG_INFO("prefetch read at %jd failed (%s); no more prefetch "
 			 "for this stream\n",

@@ -49,6 +49,11 @@ int cg_fs_stat_fd(dev_t dev)
 	return cg_dev_stat_fd(&cacheguard_devs, dev);
 }
 
+int cg_fs_turn_open(dev_t dev)
+{
+	return cg_dev_turn_open(&cacheguard_devs, dev);
+}
+
 unsigned cg_fs_lacks_of(dev_t dev)
 {
 	return cg_dev_lacks(&cacheguard_devs, dev);

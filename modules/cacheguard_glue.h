@@ -212,6 +212,8 @@ uint64_t cg_fs_readahead(dev_t dev);
 uint64_t cg_fs_max_request(dev_t dev);
 /* dev's disk's stat, for stream pacing (cg_dev_stat_fd); -1: none */
 int cg_fs_stat_fd(dev_t dev);
+/* A stream's own descriptor of dev's turn (cg_dev_turn_open); -1: none */
+int cg_fs_turn_open(dev_t dev);
 /* A number from dev's block queue in sysfs, 0 when there is none */
 unsigned cg_fs_queue_value(dev_t dev, const char *name);
 

@@ -217,6 +217,30 @@ int cg_dev_stat_fd(struct cg_devs *t, dev_t dev)
 	return d->stat_fd;
 }
 
+int cg_dev_turn_open(struct cg_devs *t, dev_t dev)
+{
+	char path[64];
+	int fd = cg_dev_stat_fd(t, dev);
+
+	if (fd < 0) {
+		errno = ENOENT;
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+int64_t cg_dev_others_sum(int64_t a, int64_t b)
+{
+	if (a == -1 || b == -1) {
+		return -1;
+	}
+	if (a > 0 || b > 0) {
+		return (a > 0 ? a : 0) + (b > 0 ? b : 0);
+	}
+	return a == CG_DEV_HIDDEN || b == CG_DEV_HIDDEN ? CG_DEV_HIDDEN : 0;
+}
+
 bool cg_dev_stat_bytes(int fd, uint64_t *bytes)
 {
 	char buf[256];
@@ -241,16 +265,16 @@ bool cg_dev_stat_bytes(int fd, uint64_t *bytes)
 static struct {
 	uint64_t sent;
 	uint64_t done;
-} cg_dev_own_local, *cg_dev_own = &cg_dev_own_local;
+} cg_dev_own;
 
 void cg_dev_own_sent(uint64_t n)
 {
-	__atomic_add_fetch(&cg_dev_own->sent, n, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&cg_dev_own.sent, n, __ATOMIC_SEQ_CST);
 }
 
 void cg_dev_own_done(uint64_t n)
 {
-	__atomic_add_fetch(&cg_dev_own->done, n, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&cg_dev_own.done, n, __ATOMIC_SEQ_CST);
 }
 
 void cg_dev_count_start(struct cg_dev_count *c, int fd)
@@ -259,7 +283,7 @@ void cg_dev_count_start(struct cg_dev_count *c, int fd)
 	if (fd < 0) {
 		return;
 	}
-	c->done0 = __atomic_load_n(&cg_dev_own->done, __ATOMIC_SEQ_CST);
+	c->done0 = __atomic_load_n(&cg_dev_own.done, __ATOMIC_SEQ_CST);
 	if (!cg_dev_stat_bytes(fd, &c->dev0)) {
 		c->fd = -1;
 	}
@@ -272,8 +296,8 @@ int64_t cg_dev_count_others(const struct cg_dev_count *c)
 	if (c->fd < 0 || !cg_dev_stat_bytes(c->fd, &dev1) || dev1 < c->dev0) {
 		return -1;
 	}
-	sent1 = __atomic_load_n(&cg_dev_own->sent, __ATOMIC_SEQ_CST);
-	done1 = __atomic_load_n(&cg_dev_own->done, __ATOMIC_SEQ_CST);
+	sent1 = __atomic_load_n(&cg_dev_own.sent, __ATOMIC_SEQ_CST);
+	done1 = __atomic_load_n(&cg_dev_own.done, __ATOMIC_SEQ_CST);
 	own = sent1 - c->done0;
 	if (dev1 - c->dev0 > own) {
 		return (int64_t)(dev1 - c->dev0 - own);

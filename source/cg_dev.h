@@ -109,6 +109,26 @@ uint64_t cg_dev_readahead(struct cg_devs *t, dev_t dev);
  */
 int cg_dev_stat_fd(struct cg_devs *t, dev_t dev);
 
+/*
+ * The device's turn: a descriptor of its own on dev's stat (through
+ * /proc/self/fd, so that each is an open file of its own and every
+ * process can open it: the stat is everybody's to read), for one stream.
+ * A paced stream that has met others' reads holds the turn (flock(),
+ * LOCK_EX) while a piece is out (cg_djob.c): of all the paced streams on
+ * a disk, in every smbd process, one piece is at the device at once, so
+ * a neighbour's read waits for one, and while a stream holds it the
+ * others' bytes are nobody's but the neighbours'. -1 and errno: none
+ * (no stat; the caller reads without a turn).
+ */
+int cg_dev_turn_open(struct cg_devs *t, dev_t dev);
+
+/*
+ * Two counts of others' bytes as one (the pieces of a read, each counted
+ * while it held the turn): -1 if either was not counted; the bytes seen;
+ * CG_DEV_HIDDEN when none were seen and either could not tell; 0
+ */
+int64_t cg_dev_others_sum(int64_t a, int64_t b);
+
 /* The bytes fd (a stat) says its disk has read; false: not readable */
 bool cg_dev_stat_bytes(int fd, uint64_t *bytes);
 

@@ -65,6 +65,8 @@ struct cg_djob {
 	size_t piece;			/* FILL, READ: at once; 0: all */
 	bool counted;			/* FILL, READ: note others' reads */
 	int stat_fd;			/* counted: its disk's (cg_dev.h) */
+	int turn_fd;			/* counted, in pieces: the disk's
+					   turn (cg_dev_turn_open); -1 */
 
 	/* what it did */
 	bool version_ok;
@@ -73,6 +75,9 @@ struct cg_djob {
 	ssize_t ret;
 	int err;
 	uint64_t duration;		/* ns, on the monotonic clock */
+	uint64_t busy;			/* of it, the reads' own time: with
+					   the turn, its waits left out */
+	unsigned waited;		/* pieces that waited for the turn */
 	int64_t others;			/* others' bytes read meanwhile; -1 */
 	bool probed;			/* the probe had an answer: huge */
 	uint64_t huge;

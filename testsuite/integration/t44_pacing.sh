@@ -10,7 +10,9 @@
 # neighbour reading another file of the disk with O_DIRECT (hotreader -d,
 # 200 reads a second), it keeps one read at the device at once, in pieces
 # (of 512 KiB at first), fewer than the unpaced share's in the same run,
-# which keeps its whole prefetch loading. Reads of every size and alignment are
+# which keeps its whole prefetch loading. Two paced copies through two
+# connections beside the neighbour take the disk's turn: one read of both
+# smbd processes at the device at once. Reads of every size and alignment are
 # right on the paced share, on both smbd read paths. What pacing does to
 # the neighbour's latency is the benchmark's question (make bench,
 # scenarios D, E).
@@ -151,6 +153,49 @@ cg_expect "[paced, neighbour] fewer reads at once than unpaced" \
 # read dear), so only some of them are sure to be
 cg_expect "[paced, neighbour] reads in pieces ($whole of $all bytes whole)" \
 	test "$whole" -lt "$all"
+
+# two copies through two connections (two smbd processes) beside the
+# neighbour, under strace: their pieces take the disk's turn (a flock()
+# on the disk's stat in sysfs), so one piece of the two is at the device
+# at once, and each waits for the other's; before the turn each kept a
+# piece out, two at once
+head -c $((256 * MiB)) /dev/urandom >"$CG_SHARE/one.bin"
+head -c $((256 * MiB)) /dev/urandom >"$CG_SHARE/two.bin"
+chmod 0644 "$CG_SHARE/one.bin" "$CG_SHARE/two.bin"
+sync
+cg_drop_cache "$CG_SHARE/one.bin"
+cg_drop_cache "$CG_SHARE/two.bin"
+"$CG_BUILD/hotreader" -d -r 200 -t 60 "$CG_SHARE/hot.bin" >/dev/null &
+hot=$!
+strace -f -qq -ttt -T -e trace=preadv2 -o "$CG_ROOT/strace.two" \
+	-p "$CG_SMBD_PID" &
+trace=$!
+sleep 1
+gets=()
+for f in one two; do
+	cg_smbclient paced "get $f.bin $CG_ROOT/got.$f" >/dev/null 2>&1 &
+	gets+=($!)
+done
+wait "${gets[@]}"
+sleep 0.5
+kill "$trace" "$hot" 2>/dev/null
+wait "$trace" "$hot" 2>/dev/null
+for f in one two; do
+	cg_expect "[paced, two copies] $f.bin is byte-identical" \
+		cmp -s "$CG_SHARE/$f.bin" "$CG_ROOT/got.$f"
+done
+waits=$(grep 'direct stream paced: ' "$CG_LOG" | tail -n 2 |
+	sed -n 's/.*, \([0-9]*\) waited for the turn.*/\1/p')
+two=$(overlap two)
+echo "two copies beside the neighbour: reads at once $two; pieces that" \
+	"waited for the turn:" $waits
+cg_expect "[paced, two copies] one read of the two at the device at once" \
+	test "$two" -eq 1
+cg_expect "[paced, two copies] both streams' ends tell their turns" \
+	test "$(wc -w <<<"$waits")" -eq 2
+cg_expect "[paced, two copies] pieces waited for the other's turn" \
+	test "$(($(tr ' ' '+' <<<"$waits" | tr -d '\n') + 0))" -gt 0
+rm -f "$CG_SHARE/one.bin" "$CG_SHARE/two.bin" "$CG_ROOT"/got.*
 
 # --- every size and alignment, both read paths ------------------------------
 v=$CG_SHARE/v.bin

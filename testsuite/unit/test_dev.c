@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <cmocka.h>
@@ -167,6 +168,39 @@ static void test_stat(void **state)
 	cg_dev_own_done(8192);
 	cg_dev_count_start(&c, -1);
 	assert_int_equal(cg_dev_count_others(&c), -1);
+	cg_devs_free(&t);
+}
+
+/*
+ * The turn: each stream's an open file of its own on the disk's stat
+ * (flock() conflicts between them), none without a stat; pieces' counts
+ * summed
+ */
+static void test_turn(void **state)
+{
+	struct cg_devs t = {.sysfs = sysfs};
+	int a, b;
+
+	put("devices/sda/stat", "     100        0      800        0\n");
+	a = cg_dev_turn_open(&t, makedev(8, 1));
+	b = cg_dev_turn_open(&t, makedev(8, 1));
+	assert_true(a >= 0 && b >= 0 && a != b);
+	assert_int_equal(flock(a, LOCK_EX | LOCK_NB), 0);
+	assert_int_equal(flock(b, LOCK_EX | LOCK_NB), -1);
+	assert_int_equal(errno, EWOULDBLOCK);
+	assert_int_equal(flock(a, LOCK_UN), 0);
+	assert_int_equal(flock(b, LOCK_EX | LOCK_NB), 0);
+	close(a);
+	close(b);
+	assert_int_equal(cg_dev_turn_open(&t, makedev(0, 40)), -1);
+
+	assert_int_equal(cg_dev_others_sum(0, 0), 0);
+	assert_int_equal(cg_dev_others_sum(0, 4096), 4096);
+	assert_int_equal(cg_dev_others_sum(512, 4096), 4608);
+	assert_int_equal(cg_dev_others_sum(CG_DEV_HIDDEN, 0), CG_DEV_HIDDEN);
+	assert_int_equal(cg_dev_others_sum(CG_DEV_HIDDEN, 512), 512);
+	assert_int_equal(cg_dev_others_sum(4096, -1), -1);
+	assert_int_equal(cg_dev_others_sum(-1, CG_DEV_HIDDEN), -1);
 	cg_devs_free(&t);
 }
 
@@ -371,6 +405,7 @@ int main(void)
 		cmocka_unit_test(test_queue),
 		cmocka_unit_test(test_learn),
 		cmocka_unit_test(test_stat),
+		cmocka_unit_test(test_turn),
 		cmocka_unit_test_setup(test_probe_uncached, fake_reset),
 		cmocka_unit_test_setup(test_probe_no_dontcache, fake_reset),
 		cmocka_unit_test_setup(test_probe_later, fake_reset),

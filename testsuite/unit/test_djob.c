@@ -28,7 +28,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <unistd.h>
+#include <sys/file.h>
 #include <cmocka.h>
 
 #include "cg_dev.h"
@@ -183,6 +186,7 @@ static void test_pieces(void **state)
 		.piece = 4096,
 		.counted = true,
 		.stat_fd = stat_fd,
+		.turn_fd = -1,
 	};
 	cg_djob_run(&j);
 	assert_int_equal(j.ret, SIZE);
@@ -205,6 +209,110 @@ static void test_pieces(void **state)
 	assert_int_equal(j.others, -1);
 	free(buf);
 	close(fd);
+	close(stat_fd);
+}
+
+/* Another stream's descriptor of the turn, and what the reads saw */
+static int turn_other = -1;
+static unsigned turn_held;
+
+static ssize_t turn_preadv2(int fd, void *buf, size_t n, uint64_t off,
+			    int flags)
+{
+	if (flock(turn_other, LOCK_EX | LOCK_NB) == -1 &&
+	    errno == EWOULDBLOCK) {
+		turn_held++;
+	} else {
+		flock(turn_other, LOCK_UN);
+	}
+	return counted_preadv2(fd, buf, n, off, flags);
+}
+
+static void *turn_hold(void *arg)
+{
+	int fd = *(int *)arg;
+
+	usleep(100 * 1000);
+	flock(fd, LOCK_UN);
+	return NULL;
+}
+
+/*
+ * The turn: held while each piece is out, given back after it (the
+ * others' bytes counted piece by piece); a piece that waited for another
+ * stream's turn is counted, and the wait is not the reads' time; whole
+ * reads take no turn
+ */
+static void test_turn(void **state)
+{
+	char path[] = "/tmp/cg_djob_stat.XXXXXX";
+	struct cg_sys sys = cg_sys_linux;
+	uint8_t *buf = NULL;
+	int fd = file_new();
+	int turn_fd;
+	pthread_t th;
+	struct cg_djob j;
+
+	(void)state;
+	sys.preadv2 = turn_preadv2;
+	stat_fd = mkstemp(path);
+	assert_int_not_equal(stat_fd, -1);
+	turn_fd = open(path, O_RDONLY);
+	turn_other = open(path, O_RDONLY);
+	assert_true(turn_fd >= 0 && turn_other >= 0);
+	unlink(path);
+	stat_sectors = 1000;
+	stat_write();
+	assert_int_equal(posix_memalign((void **)&buf, 4096, 16384), 0);
+	j = (struct cg_djob){
+		.kind = CG_DJOB_FILL,
+		.sys = &sys,
+		.fd = fd,
+		.buf = buf,
+		.count = 16384,
+		.align = 4096,
+		.piece = 4096,
+		.counted = true,
+		.stat_fd = stat_fd,
+		.turn_fd = turn_fd,
+	};
+	npreads = 0;
+	turn_held = 0;
+	cg_djob_run(&j);
+	assert_int_equal(j.ret, SIZE);
+	assert_memory_equal(buf, want, SIZE);
+	assert_int_equal(npreads, 3);
+	assert_int_equal(turn_held, 3);
+	assert_int_equal(j.others, 3 * OTHERS);
+	assert_int_equal(j.waited, 0);
+	assert_true(j.busy > 0 && j.busy <= j.duration);
+	assert_int_equal(flock(turn_other, LOCK_EX | LOCK_NB), 0);
+
+	/* another stream holds it for 100 ms: the first piece waits */
+	pthread_create(&th, NULL, turn_hold, &turn_other);
+	memset(buf, 0, 16384);
+	turn_held = 0;
+	cg_djob_run(&j);
+	pthread_join(th, NULL);
+	assert_int_equal(j.ret, SIZE);
+	assert_memory_equal(buf, want, SIZE);
+	assert_int_equal(j.waited, 1);
+	assert_int_equal(turn_held, 3);
+	assert_true(j.duration >= 90 * 1000 * 1000ULL);
+	assert_true(j.busy < j.duration - 80 * 1000 * 1000ULL);
+
+	/* whole: no turn, the job counted as one */
+	j.piece = 0;
+	turn_held = 0;
+	cg_djob_run(&j);
+	assert_int_equal(j.ret, SIZE);
+	assert_int_equal(turn_held, 0);
+	assert_int_equal(j.others, OTHERS);
+	assert_int_equal(j.busy, j.duration);
+	free(buf);
+	close(fd);
+	close(turn_fd);
+	close(turn_other);
 	close(stat_fd);
 }
 
@@ -235,6 +343,7 @@ int main(void)
 		cmocka_unit_test(test_copy),
 		cmocka_unit_test(test_bad_fd),
 		cmocka_unit_test(test_pieces),
+		cmocka_unit_test(test_turn),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
