@@ -44,9 +44,10 @@
  * Pacing (cacheguard:stream pacing, cg_pace.c). Fills and MISS reads are
  * the stream's reads at the device; paced, they are at most the pacer's
  * window together. A MISS starts fills for its own range instead of
- * reading on its own and waits for them; with no room it waits for a
- * read to come back, and is served before the fills the table loads
- * ahead.
+ * reading on its own and waits for them (alone on a disk that counts,
+ * cg_pace_alone, it reads on its own as unpaced); with no room it waits
+ * for a read to come back, and is served before the fills the table
+ * loads ahead.
  *
  * Coherence. A segment never hands out bytes older than the file:
  * writes this smbd makes are noted (cg_dsched_note_write) before and
@@ -231,12 +232,17 @@ static void cg_dsched_serve(struct cg_dsched *s, struct cg_dsched_req *r)
 	case CG_PF_MISS:
 		break;
 	}
-	if (s->pace.max != 0 && cg_dsched_fills(s, r)) {
+	if (s->pace.max != 0 && !cg_pace_alone(&s->pace) &&
+	    cg_dsched_fills(s, r)) {
 		/*
 		 * Paced, a request the table lacks loads its own segments and
 		 * waits for them: read on its own, it would hold the window
 		 * as long, and the fills ahead could not cover it (they load
-		 * from the front on, past it once the client's next read came)
+		 * from the front on, past it once the client's next read
+		 * came). Alone on a disk that counts, it reads on its own in
+		 * the window, as unpaced: the table's fills are then not all
+		 * the stream has out (smbclient's 8 MiB reads fill a default
+		 * table of two segments each)
 		 */
 		if (!r->deferred) {
 			s->waits++;

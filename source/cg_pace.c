@@ -82,6 +82,11 @@ static void cg_pace_moved(struct cg_pace *p)
 	p->hold = p->inflight + 2;
 }
 
+bool cg_pace_alone(const struct cg_pace *p)
+{
+	return p->max != 0 && p->counts && p->piece == 0;
+}
+
 size_t cg_pace_piece(const struct cg_pace *p)
 {
 	return p->piece;
@@ -262,9 +267,11 @@ void cg_pace_done(struct cg_pace *p, uint64_t ns, size_t bytes,
 		return;
 	}
 	if (others >= 0 || others == CG_DEV_HIDDEN) {
+		p->counts = true;
 		cg_pace_counted(p, ns, bytes, others);
 		return;
 	}
+	p->counts = false;
 	p->piece = 0;	/* nothing tells: whole reads, the latency rules */
 	if (bytes < CG_PACE_SAMPLE_MIN) {
 		return;

@@ -90,6 +90,7 @@ struct cg_pace {
 	unsigned pwait;		/* rounds the next probe waits */
 	unsigned pdue;		/* rounds left before it */
 	bool looking;		/* deep: down to one read, to count exactly */
+	bool counts;		/* the device counted its last read */
 	uint64_t look_ns;	/* reads' time since it last looked */
 };
 
@@ -129,6 +130,13 @@ void cg_pace_started(struct cg_pace *p);
  */
 void cg_pace_done(struct cg_pace *p, uint64_t ns, size_t bytes,
 		  int64_t others);
+
+/*
+ * The device counts others' reads and the stream reads whole: it met
+ * nobody for CG_PACE_CLEAR_NS (a request it lacks may read on its own,
+ * as unpaced)
+ */
+bool cg_pace_alone(const struct cg_pace *p);
 
 /* What the stream's next read sends at once; 0: all of it */
 size_t cg_pace_piece(const struct cg_pace *p);

@@ -128,6 +128,8 @@ struct fake {
 	uint64_t served_hits, served_misses;
 	bool drop;		/* a request's bytes go once checked */
 	uint64_t ns;		/* what a fill or read took; 0: untimed */
+	int64_t others;		/* others' bytes each read met (0: none,
+				   the device counts); -1 in f_init */
 };
 
 /* ---- the model file ------------------------------------------------ */
@@ -419,6 +421,7 @@ static void f_init(struct fake *f, uint64_t ahead, uint64_t size)
 	uint64_t i;
 
 	memset(f, 0, sizeof(*f));
+	f->others = -1;
 	f->mem = calloc(1, SEG * CG_PREFETCH_MAX_SEGS);
 	f->file = malloc(CAP);
 	f->wrote = calloc(CAP, sizeof(f->wrote[0]));
@@ -511,7 +514,7 @@ static void f_complete_fill(struct fake *f, unsigned i, bool fail)
 	f->fills[i] = f->fills[--f->nfills];
 	cg_dsched_saw_version(&f->s, &fl.ver);
 	cg_dsched_fill_done(&f->s, fl.slot, fail ? -1 : fl.got, &fl.ver,
-			    f->ns, -1);
+			    f->ns, f->others);
 }
 
 static void f_run_all(struct fake *f)
@@ -579,7 +582,7 @@ static void f_complete_read(struct fake *f, unsigned i)
 	cg_dsched_saw_version(&f->s, &now);
 	memcpy(r->buf, f->file + r->off, got);
 	f->served_misses++;
-	cg_dsched_read_done(&f->s, (ssize_t)got, f->ns, -1);
+	cg_dsched_read_done(&f->s, (ssize_t)got, f->ns, f->others);
 	f_served(f, r, (ssize_t)got);
 }
 
@@ -711,6 +714,61 @@ static void test_paced_oldest_first(void **state)
 	assert_int_equal(f.s.pace.inflight, 0);
 	req_free(r[0]);
 	req_free(r[1]);
+	f_free(&f);
+}
+
+/*
+ * Paced where the device counts: met by nobody for 50 ms of reads, a
+ * request the table lacks reads on its own within the window, as
+ * unpaced (the table's fills are not all the stream has out); others
+ * there, it loads its own segments again
+ */
+static void test_paced_alone(void **state)
+{
+	struct fake f;
+	struct req *r[4];
+	uint64_t waits, misses;
+	unsigned i;
+	bool own = false;
+
+	f_init(&f, AHEAD, CAP);
+	cg_dsched_pace(&f.s, true);
+	f.ns = 60 * 1000 * 1000;
+	f.others = 0;
+	r[0] = f_send(&f, 0, SEG, 1);
+	assert_int_equal(f.nreads, 0);
+	f_run_fill(&f, 0);
+	f_complete_fill(&f, 0, false);
+	assert_true(cg_pace_alone(&f.s.pace));
+	f_drain(&f);
+	r[1] = f_send(&f, MiB, 4096, 2);
+	assert_int_equal(f.s.misses, 1);
+	assert_int_equal(f.nreads, 1);
+	f_drain(&f);
+	assert_int_equal(r[1]->got, 4096);
+
+	/* a neighbour: in pieces, a MISS loads its own segments again */
+	f.others = 16384;
+	r[2] = f_send(&f, MiB + 4 * SEG, 4096, 3);
+	f_drain(&f);
+	assert_false(cg_pace_alone(&f.s.pace));
+	waits = f.s.waits;
+	misses = f.s.misses;
+	r[3] = f_send(&f, MiB + 12 * SEG, 4096, 4);
+	for (i = 0; i < f.nfills; i++) {
+		own |= f.fills[i].off <= MiB + 12 * SEG &&
+		       MiB + 12 * SEG < f.fills[i].off + f.fills[i].len;
+	}
+	assert_true(own);
+	assert_int_equal(f.s.waits, waits + 1);
+	assert_int_equal(f.s.misses, misses);
+	assert_int_equal(f.nreads, 0);
+	f_drain(&f);
+	assert_int_equal(r[3]->got, 4096);
+	assert_int_equal(f.s.pace.inflight, 0);
+	for (i = 0; i < 4; i++) {
+		req_free(r[i]);
+	}
 	f_free(&f);
 }
 
@@ -1299,6 +1357,7 @@ int main(void)
 		cmocka_unit_test(test_miss_then_hits),
 		cmocka_unit_test(test_paced),
 		cmocka_unit_test(test_paced_oldest_first),
+		cmocka_unit_test(test_paced_alone),
 		cmocka_unit_test(test_no_prefetch),
 		cmocka_unit_test(test_no_room),
 		cmocka_unit_test(test_waiter_woken),
