@@ -156,6 +156,35 @@ static ssize_t counted_preadv2(int fd, void *buf, size_t n, uint64_t off,
 	return cg_sys_linux.preadv2(fd, buf, n, off, flags);
 }
 
+/* Run j, a fill of the whole file into buf: every byte there */
+static void run_whole(struct cg_djob *j, uint8_t *buf)
+{
+	memset(buf, 0, 16384);
+	cg_djob_run(j);
+	assert_int_equal(j->ret, SIZE);
+	assert_memory_equal(buf, want, SIZE);
+}
+
+/* A paced fill of 16384 bytes into buf in 4096-byte pieces, counted */
+static struct cg_djob paced_fill(const struct cg_sys *sys,
+				 int fd,
+				 uint8_t *buf,
+				 int turn_fd)
+{
+	return (struct cg_djob){
+		.kind = CG_DJOB_FILL,
+		.sys = sys,
+		.fd = fd,
+		.buf = buf,
+		.count = 16384,
+		.align = 4096,
+		.piece = 4096,
+		.counted = true,
+		.stat_fd = stat_fd,
+		.turn_fd = turn_fd,
+	};
+}
+
 /*
  * A paced fill: the device sees one piece at a time, the bytes are all
  * there, and the job tells what others read meanwhile; uncounted, -1
@@ -176,21 +205,8 @@ static void test_pieces(void **state)
 	stat_sectors = 1000;
 	stat_write();
 	assert_int_equal(posix_memalign((void **)&buf, 4096, 16384), 0);
-	j = (struct cg_djob){
-		.kind = CG_DJOB_FILL,
-		.sys = &sys,
-		.fd = fd,
-		.buf = buf,
-		.count = 16384,
-		.align = 4096,
-		.piece = 4096,
-		.counted = true,
-		.stat_fd = stat_fd,
-		.turn_fd = -1,
-	};
-	cg_djob_run(&j);
-	assert_int_equal(j.ret, SIZE);
-	assert_memory_equal(buf, want, SIZE);
+	j = paced_fill(&sys, fd, buf, -1);
+	run_whole(&j, buf);
 	assert_int_equal(npreads, 3);
 	assert_int_equal(piece_max, 4096);
 	assert_int_equal(j.others, 3 * OTHERS);
@@ -198,12 +214,9 @@ static void test_pieces(void **state)
 	/* whole, and not counted */
 	npreads = 0;
 	piece_max = 0;
-	memset(buf, 0, 16384);
 	j.piece = 0;
 	j.counted = false;
-	cg_djob_run(&j);
-	assert_int_equal(j.ret, SIZE);
-	assert_memory_equal(buf, want, SIZE);
+	run_whole(&j, buf);
 	assert_int_equal(npreads, 1);
 	assert_int_equal(piece_max, 16384);
 	assert_int_equal(j.others, -1);
@@ -264,23 +277,10 @@ static void test_turn(void **state)
 	stat_sectors = 1000;
 	stat_write();
 	assert_int_equal(posix_memalign((void **)&buf, 4096, 16384), 0);
-	j = (struct cg_djob){
-		.kind = CG_DJOB_FILL,
-		.sys = &sys,
-		.fd = fd,
-		.buf = buf,
-		.count = 16384,
-		.align = 4096,
-		.piece = 4096,
-		.counted = true,
-		.stat_fd = stat_fd,
-		.turn_fd = turn_fd,
-	};
+	j = paced_fill(&sys, fd, buf, turn_fd);
 	npreads = 0;
 	turn_held = 0;
-	cg_djob_run(&j);
-	assert_int_equal(j.ret, SIZE);
-	assert_memory_equal(buf, want, SIZE);
+	run_whole(&j, buf);
 	assert_int_equal(npreads, 3);
 	assert_int_equal(turn_held, 3);
 	assert_int_equal(j.others, 3 * OTHERS);
@@ -290,12 +290,9 @@ static void test_turn(void **state)
 
 	/* another stream holds it for 100 ms: the first piece waits */
 	pthread_create(&th, NULL, turn_hold, &turn_other);
-	memset(buf, 0, 16384);
 	turn_held = 0;
-	cg_djob_run(&j);
+	run_whole(&j, buf);
 	pthread_join(th, NULL);
-	assert_int_equal(j.ret, SIZE);
-	assert_memory_equal(buf, want, SIZE);
 	assert_int_equal(j.waited, 1);
 	assert_int_equal(turn_held, 3);
 	assert_true(j.duration >= 90 * 1000 * 1000ULL);
@@ -304,8 +301,7 @@ static void test_turn(void **state)
 	/* whole: no turn, the job counted as one */
 	j.piece = 0;
 	turn_held = 0;
-	cg_djob_run(&j);
-	assert_int_equal(j.ret, SIZE);
+	run_whole(&j, buf);
 	assert_int_equal(turn_held, 0);
 	assert_int_equal(j.others, OTHERS);
 	assert_int_equal(j.busy, j.duration);
