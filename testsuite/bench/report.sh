@@ -528,6 +528,9 @@ bench_colour()
 	auto) echo "#ff7f0e" ;;
 	nocache) echo "#d62728" ;;
 	smbd-cgroup) echo "#8c564b" ;;
+	direct-paced) echo "#17becf" ;;
+	auto-paced) echo "#e377c2" ;;
+	*-paced) echo "#bcbd22" ;;
 	*) echo "#000000" ;;
 	esac
 }
