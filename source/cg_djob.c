@@ -40,8 +40,7 @@ struct cg_djob_reader {
 	int fd;
 	size_t align;
 	size_t piece;
-	bool counted;
-	int stat_fd;
+	int stat_fd;		/* -1: not counted */
 	int turn_fd;		/* -1: pieces without the device's turn */
 	/* with the turn: what the pieces saw, and their time */
 	int64_t others;
@@ -90,11 +89,11 @@ static ssize_t cg_djob_read_piece(struct cg_djob_reader *r,
 		start = cg_djob_now_ns();
 		cg_dev_count_start(&count, r->stat_fd);
 	}
-	if (r->counted) {
+	if (r->stat_fd >= 0) {
 		cg_dev_own_sent(n);
 	}
 	got = cg_dio_read_full(r->sys, r->fd, buf, n, off, r->align);
-	if (r->counted) {
+	if (r->stat_fd >= 0) {
 		cg_dev_own_done(n);
 	}
 	if (turn) {
@@ -152,7 +151,6 @@ void cg_djob_run(struct cg_djob *j)
 		.fd = j->fd,
 		.align = j->align,
 		.piece = j->piece,
-		.counted = counted,
 		.stat_fd = counted ? j->stat_fd : -1,
 		.turn_fd = counted && j->piece != 0 ? j->turn_fd : -1,
 	};
