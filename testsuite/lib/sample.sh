@@ -48,5 +48,5 @@ cg_sampler_stop()
 cg_sample_peak()
 {
 	awk -v c="$1" 'BEGIN { m = 0 } $c + 0 > m { m = $c + 0 }
-		END { print m }' "$2" 2>/dev/null || echo 0
+		END { printf "%.0f\n", m }' "$2" 2>/dev/null || echo 0
 }
