@@ -179,24 +179,18 @@ deb-trixie:
 	@cp -v "$$(tools/release-root trixie | tail -n 1)/usr/src/vfs-cacheguard/packaging/out/"*~deb13*.deb packaging/out/
 
 MANDIR ?= /usr/share/man
-SBINDIR ?= /usr/sbin
 
 install: build
 	install -d "$(DESTDIR)$(VFSDIR)"
 	install -m 0644 build/cacheguard.so "$(DESTDIR)$(VFSDIR)/cacheguard.so"
-	install -D -m 0755 tools/cacheguard-status \
-		"$(DESTDIR)$(SBINDIR)/cacheguard-status"
-	for m in vfs_cacheguard.8 cacheguard-status.8; do \
-		[ -f build/$$m ] || continue; \
-		install -d "$(DESTDIR)$(MANDIR)/man8"; \
-		install -m 0644 build/$$m "$(DESTDIR)$(MANDIR)/man8/"; \
-	done
+	if [ -f build/vfs_cacheguard.8 ]; then \
+		install -D -m 0644 build/vfs_cacheguard.8 \
+			"$(DESTDIR)$(MANDIR)/man8/vfs_cacheguard.8"; \
+	fi
 
 uninstall:
 	rm -f "$(DESTDIR)$(VFSDIR)/cacheguard.so"
 	rm -f "$(DESTDIR)$(MANDIR)/man8/vfs_cacheguard.8"
-	rm -f "$(DESTDIR)$(MANDIR)/man8/cacheguard-status.8"
-	rm -f "$(DESTDIR)$(SBINDIR)/cacheguard-status"
 
 clean:
 	rm -rf build build.configure.log .lock-waf_* build-asan \

@@ -108,14 +108,9 @@ struct cg_direct_io {
 	size_t mem_size;
 	size_t mem_used;	/* bytes of mem the table may use */
 	int budget_fd;		/* holds mem's units of the server's budget */
-	int turn_fd;		/* paced: the disk's turn (jobs use it); -1 */
 	int grow_fd[CG_DSCHED_MAX_GROWS];	/* the units of each growth */
 	unsigned ngrow;
 	unsigned refs;		/* the stream, and each job in flight */
-	/* huge pages under mem: the table size last probed, the most seen */
-	unsigned probed_nseg;
-	uint64_t huge;
-	bool huge_known;	/* a probe had an answer */
 };
 
 struct cg_direct_job;
@@ -130,8 +125,6 @@ struct cg_direct {
 	size_t align;			/* offsets, lengths and buffers */
 	uint64_t limit;			/* cacheguard:direct memory */
 	unsigned ioprio;		/* cacheguard:stream ioprio */
-	int stat_fd;			/* paced: its disk's stat; -1 */
-	uint64_t turn_waits;		/* pieces that waited for it */
 	struct cg_dsched sched;		/* the table and who waits on it */
 	struct cg_direct_job *fills;	/* in flight */
 	struct cg_direct_job *jobs;	/* requests' reads and copies */
@@ -157,17 +150,10 @@ struct cg_direct_read_state {
 static struct cg_direct *cg_direct_live;
 /* Bytes of prefetch buffer this process holds */
 static size_t cg_direct_mem_in_use;
-/* Huge pages under the prefetch buffers of this process */
-static struct cg_huge_stats cg_direct_huge;
 
 size_t cg_direct_memory_in_use(void)
 {
 	return cg_direct_mem_in_use;
-}
-
-const struct cg_huge_stats *cg_direct_huge_stats(void)
-{
-	return &cg_direct_huge;
 }
 
 /* ---- the descriptor ------------------------------------------------- */
@@ -214,9 +200,6 @@ static int cg_direct_io_destructor(struct cg_direct_io *io)
 	if (io->budget_fd != -1) {
 		close(io->budget_fd);	/* the units go back */
 	}
-	if (io->turn_fd != -1) {
-		close(io->turn_fd);
-	}
 	for (i = 0; i < io->ngrow; i++) {
 		if (io->grow_fd[i] != -1) {
 			close(io->grow_fd[i]);
@@ -224,8 +207,6 @@ static int cg_direct_io_destructor(struct cg_direct_io *io)
 	}
 	cg_huge_unmap(io->mem, io->mem_size);
 	cg_direct_mem_in_use -= io->mem_used;
-	cg_huge_release(&cg_direct_huge, io->huge, io->mem_used,
-			io->huge_known);
 	return 0;
 }
 
@@ -314,7 +295,6 @@ static struct cg_direct_io *cg_direct_io_open(int fd,
 	}
 	io->fd = -1;
 	io->budget_fd = budget_fd;
-	io->turn_fd = -1;
 	io->refs = 1;
 	talloc_set_destructor(io, cg_direct_io_destructor);
 
@@ -352,7 +332,6 @@ struct cg_direct_job {
 	struct cg_djob w;
 	struct cg_once once;		/* who runs it (cg_once.h) */
 	bool reported;			/* by the sync path already */
-	bool paced;			/* a MISS the scheduler counts */
 	struct cg_direct_io *io;
 	size_t bounce_len;		/* w.bounce is owned */
 	int budget_fd;			/* the bounce buffer's units */
@@ -448,10 +427,6 @@ static struct cg_direct_job *cg_direct_job_new(struct cg_direct *d,
 			.align = d->align,
 			.ret = -1,
 			.ioprio = d->ioprio,
-			.piece = cg_pace_piece(&d->sched.pace),
-			.counted = d->stat_fd >= 0,
-			.stat_fd = d->stat_fd,
-			.turn_fd = d->io->turn_fd,
 		},
 		.io = d->io,
 		.slot = slot,
@@ -499,10 +474,6 @@ static void cg_direct_job_report(struct cg_direct_job *job)
 	if (job->w.ret == -1 && job->w.err == 0 && !job->w.stale) {
 		job->w.err = EIO;
 	}
-	if (job->w.probed) {
-		cg_huge_seen(&cg_direct_huge, &job->io->huge, job->w.huge);
-		job->io->huge_known = true;
-	}
 	if (job->d != NULL && job->w.version_ok) {
 		/* what the file looks like now: cheaper than an fstat */
 		cg_dsched_saw_version(&job->d->sched, &job->w.ver);
@@ -547,20 +518,15 @@ static bool cg_direct_submit_fill(void *priv,
 {
 	struct cg_direct *d = talloc_get_type_abort(priv, struct cg_direct);
 	uint8_t *seg = d->io->mem + (size_t)slot * d->sched.pf.seg_size;
-	unsigned nseg = d->sched.pf.nseg;
 	struct cg_direct_job *job = NULL;
 
 	job = cg_direct_job_new(d, CG_DJOB_FILL, (int)slot, seg, off, len);
 	if (job == NULL) {
 		return false;
 	}
-	job->w.probe = cg_huge_probe_due(slot, nseg, d->io->probed_nseg);
 	if (!cg_direct_job_start(d, d->ev, job)) {
 		TALLOC_FREE(job);
 		return false;
-	}
-	if (job->w.probe) {
-		d->io->probed_nseg = nseg;
 	}
 	DLIST_ADD(d->fills, job);
 	return true;
@@ -656,34 +622,6 @@ static int cg_direct_destructor(struct cg_direct *d)
 		  (uintmax_t)d->sched.pf.fills,
 		  (uintmax_t)d->sched.pf.discarded,
 		  (uintmax_t)d->sched.pf.unsettled);
-	if (d->sched.pace.max != 0) {
-		DBG_DEBUG("direct stream paced: window %u, at most %u "
-			  "reads at once, baseline %ju us/MiB, %ju held, %ju "
-			  "grows, %ju cuts, %ju reads met others' (%s), "
-			  "pieces of %zu KiB, %ju waited for the turn\n",
-			  d->sched.pace.window,
-			  d->sched.pace.peak,
-			  (uintmax_t)(cg_pace_base(&d->sched.pace) / 1000),
-			  (uintmax_t)d->sched.held,
-			  (uintmax_t)d->sched.pace.grows,
-			  (uintmax_t)d->sched.pace.cuts,
-			  (uintmax_t)d->sched.pace.shared,
-			  d->stat_fd >= 0 ? "the device counts"
-					  : "not counted",
-			  d->sched.pace.settled / 1024,
-			  (uintmax_t)d->turn_waits);
-	}
-	if (d->io->mem_used > 0 && d->io->huge_known) {
-		DBG_NOTICE("%s: prefetch buffer %zu bytes, %ju in huge pages "
-			   "(THP %s)%s\n",
-			   d->name,
-			   d->io->mem_used,
-			   (uintmax_t)d->io->huge,
-			   cg_thp_name(cg_thp_now()),
-			   d->io->huge == 0 ? ": ordinary pages, each fill "
-					      "several device requests"
-					    : "");
-	}
 	cg_direct_io_unref(d->io);
 	return 0;
 }
@@ -722,7 +660,6 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 		.align = align,
 		.limit = cfg->direct_memory,
 		.ioprio = cfg->stream_ioprio,
-		.stat_fd = cfg->stream_pacing ? cg_fs_stat_fd(dev) : -1,
 	};
 	seg_align = cg_prefetch_align(cfg->direct_prefetch,
 				      align,
@@ -730,7 +667,6 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 	cg_dsched_init(&d->sched, &cg_direct_sched_ops, d,
 		       cfg->direct_prefetch, seg_align, size,
 		       cfg->direct_memory);
-	cg_dsched_pace(&d->sched, cfg->stream_pacing);
 	mem = cg_prefetch_memory(&d->sched.pf);
 	budget_fd = cg_direct_budget_take(mem, cfg->direct_memory, true,
 					  &spent);
@@ -751,10 +687,6 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 		TALLOC_FREE(d);
 		*fail = cg_direct_open_failure(err);
 		return NULL;
-	}
-	if (d->stat_fd >= 0) {
-		/* none: its pieces go without (others' counted as before) */
-		d->io->turn_fd = cg_fs_turn_open(dev);
 	}
 	d->name = talloc_strdup(d, fsp_str_dbg(fsp));
 	if (d->name == NULL) {
@@ -908,7 +840,6 @@ static bool cg_direct_read_start(struct cg_direct *d,
 		return false;
 	}
 	job->rs = state;
-	job->paced = true;
 	if (!cg_direct_job_start(d, state->ev, job)) {
 		TALLOC_FREE(job);
 		tevent_req_error(state->req, ENOMEM);
@@ -926,11 +857,6 @@ static void cg_direct_read_done(struct cg_direct_job *job)
 
 	if (job->d != NULL) {
 		DLIST_REMOVE(job->d->jobs, job);
-		if (job->paced) {
-			job->d->turn_waits += job->w.waited;
-			cg_dsched_read_done(&job->d->sched, job->w.ret,
-					    job->w.busy, job->w.others);
-		}
 	}
 	if (state == NULL) {
 		return;		/* nobody wants the bytes any more */
@@ -1062,10 +988,8 @@ static void cg_direct_fill_done(struct cg_direct_job *job)
 		return;		/* the stream was closed meanwhile */
 	}
 	DLIST_REMOVE(d->fills, job);
-	d->turn_waits += job->w.waited;
 	if (cg_dsched_fill_done(&d->sched, (unsigned)job->slot, job->w.ret,
-				&job->w.ver, job->w.busy,
-				job->w.others)) {
+				&job->w.ver, job->w.duration)) {
 		DBG_INFO("prefetch read at %jd failed (%s); no more prefetch "
 			 "for this stream\n",
 			 (intmax_t)job->w.offset,

@@ -206,21 +206,14 @@ void cacheguard_file_done(struct files_struct *fsp,
 static void cacheguard_file_destroy(void *p)
 {
 	struct cacheguard_file *cgf = p;
-	bool closed = cgf->done;
 
-	if (!closed) {
+	if (!cgf->done) {
 		/* freed without SMB_VFS_CLOSE: a shared DOS or FCB handle */
 		if (cgf->writer != NULL) {
 			(void)cg_wfile_close(cgf->writer);
 			TALLOC_FREE(cgf->writer);
 		}
 		cacheguard_file_done(cgf->fsp, cgf);
-	}
-	if (cgf->track == CG_TRACKING_YES) {
-		cg_status_file_close(&cgf->file);
-		if (!closed) {
-			cg_status_write(true);
-		}
 	}
 }
 
@@ -336,7 +329,6 @@ struct cacheguard_file *cacheguard_track(
 	cgf->file.stream.share.slot = cg_share_slot(st.st_dev, st.st_ino);
 	/* one smbd process serves one client, whose cache serves its readers */
 	cgf->file.stream.share.client = (uint64_t)getpid();
-	cg_status_file_open(&cgf->file);
 	DBG_DEBUG("%s: tracking, size %ju, mode %s\n",
 		  fsp_str_dbg(fsp),
 		  (uintmax_t)st.st_size,

@@ -44,16 +44,6 @@ uint64_t cg_fs_max_request(dev_t dev)
 	return cg_dev_max_request(&cacheguard_devs, dev);
 }
 
-int cg_fs_stat_fd(dev_t dev)
-{
-	return cg_dev_stat_fd(&cacheguard_devs, dev);
-}
-
-int cg_fs_turn_open(dev_t dev)
-{
-	return cg_dev_turn_open(&cacheguard_devs, dev);
-}
-
 unsigned cg_fs_lacks_of(dev_t dev)
 {
 	return cg_dev_lacks(&cacheguard_devs, dev);
@@ -87,7 +77,7 @@ void cg_fs_probe(struct files_struct *fsp, bool may_reopen)
 {
 	dev_t dev = fsp->fsp_name->st.st_ex_dev;
 	struct cg_sys sys = cg_sys_linux;
-	enum cg_mode auto_mode, paced_mode;
+	enum cg_mode auto_mode;
 	unsigned lacks;
 
 	sys.reopen_direct = cg_fs_reopen_direct;
@@ -96,13 +86,10 @@ void cg_fs_probe(struct files_struct *fsp, bool may_reopen)
 		return;
 	}
 	lacks = cg_dev_lacks(&cacheguard_devs, dev);
-	auto_mode = cg_mode_resolve(CG_MODE_AUTO, lacks, false);
-	paced_mode = cg_mode_resolve(CG_MODE_AUTO, lacks, true);
+	auto_mode = cg_mode_resolve(CG_MODE_AUTO, lacks);
 	DBG_PREFIX(2,
-		   ("device %u:%u: mode auto serves streams with %s%s\n",
+		   ("device %u:%u: mode auto serves streams with %s\n",
 		    (unsigned)major(dev),
 		    (unsigned)minor(dev),
-		    cg_mode_name(auto_mode),
-		    paced_mode != auto_mode
-			    ? " (direct with stream pacing)" : ""));
+		    cg_mode_name(auto_mode)));
 }

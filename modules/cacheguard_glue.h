@@ -182,8 +182,6 @@ bool cg_direct_finished(const struct cg_direct *d, bool still_direct);
 /* Bytes of prefetch buffer this process holds now */
 size_t cg_direct_memory_in_use(void);
 
-/* Huge pages under them, and buffers released (source/cg_huge.h) */
-const struct cg_huge_stats *cg_direct_huge_stats(void);
 
 /*
  * What each filesystem supports (cacheguard_fs.c over source/cg_dev.c),
@@ -210,10 +208,6 @@ void cg_fs_lacks(dev_t dev, unsigned flag, const char *what, int err);
 uint64_t cg_fs_readahead(dev_t dev);
 /* The largest request dev takes in bytes (max_sectors_kb), 0: unknown */
 uint64_t cg_fs_max_request(dev_t dev);
-/* dev's disk's stat, for stream pacing (cg_dev_stat_fd); -1: none */
-int cg_fs_stat_fd(dev_t dev);
-/* A stream's own descriptor of dev's turn (cg_dev_turn_open); -1: none */
-int cg_fs_turn_open(dev_t dev);
 /* A number from dev's block queue in sysfs, 0 when there is none */
 unsigned cg_fs_queue_value(dev_t dev, const char *name);
 
@@ -224,17 +218,6 @@ unsigned cg_fs_queue_value(dev_t dev, const char *name);
  */
 unsigned cg_stack_below(struct vfs_handle_struct *handle,
 			const char *service);
-
-/*
- * Per-process counters (cacheguard_status.c): each tracked file's are
- * the engine's (struct cg_file); the status file shows those of the
- * files closed so far plus those of the files open now.
- */
-void cg_status_file_open(struct cg_file *f);
-void cg_status_file_close(struct cg_file *f);
-
-/* Rewrite this process's status file; at most once a second unless force */
-void cg_status_write(bool force);
 
 /*
  * cacheguard_state.c: the module's directory in smbd's state directory,

@@ -136,7 +136,7 @@ static bool cacheguard_read_again(struct files_struct *fsp,
 }
 
 /*
- * Count a read's bytes by path; while a stream runs, refresh the status.
+ * Count a read's bytes by path.
  * A direct stream that is finished gives its buffer, and its share of the
  * server's budget, back now rather than at close: clients keep files
  * open. A later direct read starts a new one.
@@ -150,9 +150,6 @@ static void cacheguard_served(struct cacheguard_file *cgf,
 	    cg_direct_finished(cgf->direct,
 			       cgf->file.mode == CG_MODE_DIRECT)) {
 		TALLOC_FREE(cgf->direct);
-	}
-	if (cgf->file.stream.state == CG_ACTIVE) {
-		cg_status_write(false);
 	}
 }
 

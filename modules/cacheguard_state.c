@@ -20,10 +20,10 @@
 
 /*
  * The bottom of the glue: every other file of modules/ may use what is
- * here, and this file uses none of them. The files of the state
- * directory: the status file of each process (cacheguard_status.c), the
- * server's direct-memory budget (cacheguard_direct.c), and the engine's
- * stream and readahead lock files (vfs_cacheguard.c's cg_sys table).
+ * here, and this file uses none of them. The lock files of the state
+ * directory: the server's direct-memory budget (cacheguard_direct.c),
+ * and the engine's stream and readahead lock files (cacheguard_file.c's
+ * cg_sys table).
  */
 
 #include "includes.h"
@@ -40,7 +40,7 @@ int vfs_cacheguard_debug_level = DBGC_VFS;
 #define DBGC_CLASS vfs_cacheguard_debug_level
 
 /*
- * The module's directory of lock and status files, by cg_state_dir_name's
+ * The module's directory of lock files, by cg_state_dir_name's
  * rule, with one line at level 0 per process where it is per node. The
  * answer is kept for the life of the process, NULL when no memory.
  */
@@ -68,7 +68,7 @@ const char *cg_state_dir(void)
 	}
 	DBG_ERR("state directory %s is on a filesystem other nodes mount "
 		"too (f_type %#jx): every node would share cacheguard's lock "
-		"and status files; it keeps this node's in %s. Put the state "
+		"files; it keeps this node's in %s. Put the state "
 		"directory on a local disk.\n",
 		state,
 		(uintmax_t)sfs.f_type,

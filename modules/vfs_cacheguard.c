@@ -43,8 +43,6 @@
  *		O_DIRECT works, else dontneed; probed once per filesystem
  *		(cacheguard_fs.c)
  *
- * Per-process counters go to a status file (cacheguard_status.c).
- *
  * This file holds the tree connect (the share's options), the write
  * hooks, the close and the function table. An open file's state is in
  * cacheguard_file.c, the read hooks in cacheguard_read.c.
@@ -167,10 +165,6 @@ static int cacheguard_connect(struct vfs_handle_struct *handle,
 		SMB_VFS_NEXT_DISCONNECT(handle);
 		return -1;
 	});
-	if (cg_config_watches(cfg)) {
-		/* off: no state and no system calls, as documented */
-		cg_status_write(true);
-	}
 	return 0;
 
 bad_option:
@@ -295,14 +289,8 @@ static int cacheguard_close(struct vfs_handle_struct *handle,
 		TALLOC_FREE(cgf->writer);
 	}
 	if (cgf != NULL) {
-		bool tracked = cgf->track == CG_TRACKING_YES;
-
-		/* the direct buffer goes first: the status won't count it */
 		cacheguard_file_done(fsp, cgf);
 		VFS_REMOVE_FSP_EXTENSION(handle, fsp);
-		if (tracked) {
-			cg_status_write(true);
-		}
 	}
 	ret = SMB_VFS_NEXT_CLOSE(handle, fsp);
 	if (ret == 0 && werr != 0) {

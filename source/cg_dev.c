@@ -32,13 +32,6 @@
 
 void cg_devs_free(struct cg_devs *t)
 {
-	size_t i;
-
-	for (i = 0; i < t->n; i++) {
-		if (t->v[i].stat_fd >= 0) {
-			close(t->v[i].stat_fd);
-		}
-	}
 	free(t->v);
 	t->v = NULL;
 	t->n = 0;
@@ -97,7 +90,6 @@ struct cg_dev *cg_dev_get(struct cg_devs *t, dev_t dev)
 							  "read_ahead_kb"),
 		.max_request = 1024ULL * cg_dev_queue_value(t->sysfs, dev,
 							    "max_sectors_kb"),
-		.stat_fd = -2,
 	};
 	return &v[t->n++];
 }
@@ -174,134 +166,4 @@ bool cg_dev_probe(struct cg_devs *t,
 	}
 	d->flags |= CG_DEV_PROBED | lacks;
 	return true;
-}
-
-int cg_dev_stat_fd(struct cg_devs *t, dev_t dev)
-{
-	/* a partition's disk first: the partition has a stat of its own */
-	static const char *const fmt[] = {
-		"%s/dev/block/%u:%u/../stat",
-		"%s/dev/block/%u:%u/stat",
-	};
-	struct cg_dev *d = cg_dev_get(t, dev);
-	uint64_t bytes;
-	size_t i;
-
-	if (d == NULL) {
-		return -1;
-	}
-	for (i = 0; i < sizeof(fmt) / sizeof(fmt[0]) && d->stat_fd == -2;
-	     i++) {
-		char path[256];
-		int len, fd;
-
-		len = snprintf(path, sizeof(path), fmt[i],
-			       t->sysfs != NULL ? t->sysfs : "/sys",
-			       major(dev), minor(dev));
-		if (len < 0 || (size_t)len >= sizeof(path)) {
-			break;
-		}
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd == -1) {
-			continue;
-		}
-		if (!cg_dev_stat_bytes(fd, &bytes)) {
-			close(fd);
-			continue;
-		}
-		d->stat_fd = fd;
-	}
-	if (d->stat_fd == -2) {
-		d->stat_fd = -1;
-	}
-	return d->stat_fd;
-}
-
-int cg_dev_turn_open(struct cg_devs *t, dev_t dev)
-{
-	char path[64];
-	int fd = cg_dev_stat_fd(t, dev);
-
-	if (fd < 0) {
-		errno = ENOENT;
-		return -1;
-	}
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	return open(path, O_RDONLY | O_CLOEXEC);
-}
-
-int64_t cg_dev_others_sum(int64_t a, int64_t b)
-{
-	if (a == -1 || b == -1) {
-		return -1;
-	}
-	if (a > 0 || b > 0) {
-		return (a > 0 ? a : 0) + (b > 0 ? b : 0);
-	}
-	return a == CG_DEV_HIDDEN || b == CG_DEV_HIDDEN ? CG_DEV_HIDDEN : 0;
-}
-
-bool cg_dev_stat_bytes(int fd, uint64_t *bytes)
-{
-	char buf[256];
-	uint64_t ios, merges, sectors;
-	ssize_t n;
-
-	n = pread(fd, buf, sizeof(buf) - 1, 0);
-	if (n <= 0) {
-		return false;
-	}
-	buf[n] = '\0';
-	/* read I/Os, read merges, read sectors (512 bytes), ... */
-	if (sscanf(buf, "%" SCNu64 " %" SCNu64 " %" SCNu64,
-		   &ios, &merges, &sectors) != 3) {
-		return false;
-	}
-	*bytes = sectors * 512;
-	return true;
-}
-
-/* What this process's streams sent and got back, bytes, all threads' */
-static struct {
-	uint64_t sent;
-	uint64_t done;
-} cg_dev_own;
-
-void cg_dev_own_sent(uint64_t n)
-{
-	__atomic_add_fetch(&cg_dev_own.sent, n, __ATOMIC_SEQ_CST);
-}
-
-void cg_dev_own_done(uint64_t n)
-{
-	__atomic_add_fetch(&cg_dev_own.done, n, __ATOMIC_SEQ_CST);
-}
-
-void cg_dev_count_start(struct cg_dev_count *c, int fd)
-{
-	*c = (struct cg_dev_count){.fd = fd};
-	if (fd < 0) {
-		return;
-	}
-	c->done0 = __atomic_load_n(&cg_dev_own.done, __ATOMIC_SEQ_CST);
-	if (!cg_dev_stat_bytes(fd, &c->dev0)) {
-		c->fd = -1;
-	}
-}
-
-int64_t cg_dev_count_others(const struct cg_dev_count *c)
-{
-	uint64_t dev1, sent1, done1, own;
-
-	if (c->fd < 0 || !cg_dev_stat_bytes(c->fd, &dev1) || dev1 < c->dev0) {
-		return -1;
-	}
-	sent1 = __atomic_load_n(&cg_dev_own.sent, __ATOMIC_SEQ_CST);
-	done1 = __atomic_load_n(&cg_dev_own.done, __ATOMIC_SEQ_CST);
-	own = sent1 - c->done0;
-	if (dev1 - c->dev0 > own) {
-		return (int64_t)(dev1 - c->dev0 - own);
-	}
-	/* ours still out may have hidden others' */
-	return sent1 != done1 ? CG_DEV_HIDDEN : 0;
 }

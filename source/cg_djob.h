@@ -61,12 +61,6 @@ struct cg_djob {
 	struct cg_dio_inplace plan;	/* READ, in place */
 	uint8_t *bounce;		/* READ: in place its tail's, or all */
 	unsigned ioprio;		/* the thread's, while it reads */
-	bool probe;			/* FILL: look for huge pages after */
-	size_t piece;			/* FILL, READ: at once; 0: all */
-	bool counted;			/* FILL, READ: note others' reads */
-	int stat_fd;			/* counted: its disk's (cg_dev.h) */
-	int turn_fd;			/* counted, in pieces: the disk's
-					   turn (cg_dev_turn_open); -1 */
 
 	/* what it did */
 	bool version_ok;
@@ -75,12 +69,6 @@ struct cg_djob {
 	ssize_t ret;
 	int err;
 	uint64_t duration;		/* ns, on the monotonic clock */
-	uint64_t busy;			/* of it, the reads' own time: with
-					   the turn, its waits left out */
-	unsigned waited;		/* pieces that waited for the turn */
-	int64_t others;			/* others' bytes read meanwhile; -1 */
-	bool probed;			/* the probe had an answer: huge */
-	uint64_t huge;
 };
 
 /* Run j, in whichever thread runs it (cg_once.h): fills its results */

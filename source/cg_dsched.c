@@ -38,16 +38,7 @@
  *
  *   fill done --> table, wake waiters (each HIT / PENDING / MISS
  *                 again), refill
- *   read done --> paced: wake waiters, refill
  *   copy done --> unpin; the version check failed: serve it again
- *
- * Pacing (cacheguard:stream pacing, cg_pace.c). Fills and MISS reads are
- * the stream's reads at the device; paced, they are at most the pacer's
- * window together. A MISS starts fills for its own range instead of
- * reading on its own and waits for them (alone on a disk that counts,
- * cg_pace_alone, it reads on its own as unpaced); with no room it waits
- * for a read to come back, and is served before the fills the table
- * loads ahead.
  *
  * Coherence. A segment never hands out bytes older than the file:
  * writes this smbd makes are noted (cg_dsched_note_write) before and
@@ -79,13 +70,6 @@ void cg_dsched_init(struct cg_dsched *s,
 		.limit = limit,
 	};
 	cg_prefetch_init(&s->pf, ahead, align);
-	cg_pace_init(&s->pace, 0);
-}
-
-void cg_dsched_pace(struct cg_dsched *s, bool on)
-{
-	/* as deep as the table can load */
-	cg_pace_init(&s->pace, on ? CG_PREFETCH_MAX_SEGS : 0);
 }
 
 size_t cg_dsched_buffer(struct cg_dsched *s, bool room, size_t *reserve)
@@ -130,17 +114,12 @@ static void cg_dsched_dequeue(struct cg_dsched *s, struct cg_dsched_req *r)
 	r->waiting = false;
 }
 
-/*
- * Start fills while the window has room: for the table's next segments
- * (r NULL), or for those of r's own range it lacks (cg_prefetch_fill_for).
- * A fill that cannot start ends prefetch. True when one started.
- */
-static bool cg_dsched_fills(struct cg_dsched *s, const struct cg_dsched_req *r)
+/* Load what the table asks for; a fill that cannot start ends prefetch */
+static void cg_dsched_refill(struct cg_dsched *s)
 {
 	const struct cg_pf_version none = {0};
 	const struct cg_dsched_req *w = NULL;
-	uint64_t keep = r != NULL ? r->off : UINT64_MAX;
-	bool started = false;
+	uint64_t keep = UINT64_MAX;
 	unsigned slot;
 	uint64_t off;
 	size_t len;
@@ -149,26 +128,15 @@ static bool cg_dsched_fills(struct cg_dsched *s, const struct cg_dsched_req *r)
 	for (w = s->waiters; w != NULL; w = w->next) {
 		keep = CG_MIN(keep, w->off);
 	}
-	while (!s->prefetch_off && cg_pace_may_start(&s->pace) &&
-	       (r != NULL ? cg_prefetch_fill_for(&s->pf, s->file_size, r->off,
-						 r->n, keep, &slot, &off, &len)
-			  : cg_prefetch_next_fill(&s->pf, s->file_size, keep,
-						  &slot, &off, &len))) {
+	while (!s->prefetch_off &&
+	       cg_prefetch_next_fill(&s->pf, s->file_size, keep, &slot, &off,
+				     &len)) {
 		if (!s->ops->submit_fill(s->priv, slot, off, len)) {
 			cg_prefetch_filled(&s->pf, slot, -1, &none);
 			s->prefetch_off = true;
 			break;
 		}
-		cg_pace_started(&s->pace);
-		started = true;
 	}
-	return started;
-}
-
-/* Load what the table asks for */
-static void cg_dsched_refill(struct cg_dsched *s)
-{
-	(void)cg_dsched_fills(s, NULL);
 }
 
 /*
@@ -196,7 +164,7 @@ static void cg_dsched_adapt(struct cg_dsched *s, unsigned inflight)
 	cg_prefetch_grow(&s->pf, want);
 }
 
-/* r waits for a fill, or for room in the window, to be served again */
+/* r waits for a fill, to be served again */
 static void cg_dsched_wait(struct cg_dsched *s, struct cg_dsched_req *r)
 {
 	if (!r->deferred) {
@@ -232,34 +200,8 @@ static void cg_dsched_serve(struct cg_dsched *s, struct cg_dsched_req *r)
 	case CG_PF_MISS:
 		break;
 	}
-	if (s->pace.max != 0 && !cg_pace_alone(&s->pace) &&
-	    cg_dsched_fills(s, r)) {
-		/*
-		 * Paced, a request the table lacks loads its own segments and
-		 * waits for them: read on its own, it would hold the window
-		 * as long, and the fills ahead could not cover it (they load
-		 * from the front on, past it once the client's next read
-		 * came). Alone on a disk that counts, it reads on its own in
-		 * the window, as unpaced: the table's fills are then not all
-		 * the stream has out (smbclient's 8 MiB reads fill a default
-		 * table of two segments each)
-		 */
-		if (!r->deferred) {
-			s->waits++;
-		}
-		cg_dsched_wait(s, r);
-		return;
-	}
-	if (!cg_pace_may_start(&s->pace)) {
-		/* the stream's window is full: the next read back lets it go */
-		s->held++;
-		cg_dsched_wait(s, r);
-		return;
-	}
 	s->misses++;
-	if (s->ops->start_read(s->priv, r)) {
-		cg_pace_started(&s->pace);
-	}
+	(void)s->ops->start_read(s->priv, r);
 }
 
 /* A fill ended: serve, or read, what waited for it */
@@ -384,28 +326,11 @@ uint64_t cg_dsched_sync_deadline(const struct cg_dsched *s,
 	return started_ns + wait;
 }
 
-/*
- * One of the stream's reads at the device came back: the waiters, each
- * served again (paced, one that waited for room starts the fills of its
- * own range now: the client waits for it before anything the table loads
- * ahead), then fills for what room they left.
- */
-static void cg_dsched_back(struct cg_dsched *s,
-			   ssize_t got,
-			   uint64_t ns,
-			   int64_t others)
-{
-	cg_pace_done(&s->pace, ns, got > 0 ? (size_t)got : 0, others);
-	cg_dsched_wake(s);
-	cg_dsched_refill(s);
-}
-
 bool cg_dsched_fill_done(struct cg_dsched *s,
 			 unsigned slot,
 			 ssize_t got,
 			 const struct cg_pf_version *ver,
-			 uint64_t ns,
-			 int64_t others)
+			 uint64_t ns)
 {
 	bool turned_off = false;
 
@@ -418,19 +343,9 @@ bool cg_dsched_fill_done(struct cg_dsched *s,
 		turned_off = true;
 	}
 	cg_prefetch_filled(&s->pf, slot, got, ver);
-	cg_dsched_back(s, got, ns, others);
+	cg_dsched_wake(s);
+	cg_dsched_refill(s);
 	return turned_off;
-}
-
-void cg_dsched_read_done(struct cg_dsched *s,
-			 ssize_t got,
-			 uint64_t ns,
-			 int64_t others)
-{
-	/* unpaced, a MISS's read holds nothing back: nothing to do */
-	if (s->pace.max != 0) {
-		cg_dsched_back(s, got, ns, others);
-	}
 }
 
 unsigned cg_dsched_pieces_max(const struct cg_dsched *s,

@@ -20,7 +20,6 @@
 #ifndef CG_DSCHED_H
 #define CG_DSCHED_H
 
-#include "cg_pace.h"
 #include "cg_prefetch.h"
 
 /*
@@ -56,9 +55,8 @@ struct cg_dsched_ops {
 	 */
 	bool (*start_copy)(void *priv, struct cg_dsched_req *r, size_t avail);
 	/*
-	 * A MISS: the request's own aligned read; it completes on its own
-	 * and its end is reported (cg_dsched_read_done). false: no read was
-	 * started (the request has failed)
+	 * A MISS: the request's own aligned read, which completes it on its
+	 * own. false: no read was started (the request has failed)
 	 */
 	bool (*start_read)(void *priv, struct cg_dsched_req *r);
 	/* r waits for a fill for the first time: its completion will come
@@ -90,8 +88,7 @@ struct cg_dsched {
 	unsigned grow_refused;	/* segments there was no room for */
 	struct cg_dsched_req *waiters;
 	uint64_t fill_ns;	/* what a fill takes, on average; 0: unknown */
-	struct cg_pace pace;	/* its fills and reads at the device */
-	uint64_t hits, waits, misses, stale, held;
+	uint64_t hits, waits, misses, stale;
 };
 
 /* ahead bytes of prefetch at align; file_size as known at open */
@@ -102,16 +99,6 @@ void cg_dsched_init(struct cg_dsched *s,
 		    size_t align,
 		    uint64_t file_size,
 		    uint64_t limit);
-
-/*
- * cacheguard:stream pacing: the stream's fills and MISS reads together
- * at most as many at once as its pacer says (cg_pace.h); a
- * MISS the window has no room for waits, as for a fill, and goes first
- * when a read comes back, after the fills the table wants (which may
- * turn it into a wait for a fill). Off, as after init: unpaced. The sync
- * path's own reads are the caller's and not counted.
- */
-void cg_dsched_pace(struct cg_dsched *s, bool on);
 
 /*
  * The buffer the stream maps, once the server's budget has said whether
@@ -153,23 +140,15 @@ void cg_dsched_saw_version(struct cg_dsched *s,
 			   const struct cg_pf_version *v);
 
 /*
- * The fill of slot ended: got bytes or -1, read under ver, in ns (0:
- * not timed), while the device read others' bytes (-1: not counted,
- * cg_pace_done). True when it failed and turned prefetch off for the
- * stream (the glue logs it).
+ * The fill of slot ended: got bytes or -1, read under ver, in ns (0: not
+ * timed). True when it failed and turned prefetch off for the stream
+ * (the glue logs it).
  */
 bool cg_dsched_fill_done(struct cg_dsched *s,
 			 unsigned slot,
 			 ssize_t got,
 			 const struct cg_pf_version *ver,
-			 uint64_t ns,
-			 int64_t others);
-
-/* A MISS's own read (ops->start_read) ended: as a fill's */
-void cg_dsched_read_done(struct cg_dsched *s,
-			 ssize_t got,
-			 uint64_t ns,
-			 int64_t others);
+			 uint64_t ns);
 
 /*
  * From ops->start_copy: pin the HIT of r into at most max pieces, *np

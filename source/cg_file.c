@@ -140,8 +140,7 @@ bool cg_state_dir_name(bool clustered,
 	return per_node;
 }
 
-enum cg_mode cg_mode_resolve(enum cg_mode want, unsigned fs_lacks,
-			     bool paced)
+enum cg_mode cg_mode_resolve(enum cg_mode want, unsigned fs_lacks)
 {
 	if (fs_lacks & CG_BELOW_READS) {
 		return CG_MODE_DONTNEED;	/* through the module below */
@@ -150,9 +149,6 @@ enum cg_mode cg_mode_resolve(enum cg_mode want, unsigned fs_lacks,
 		return CG_MODE_DONTNEED;
 	}
 	if (want == CG_MODE_AUTO) {
-		if (paced && (fs_lacks & CG_FS_NO_DIRECT) == 0) {
-			return CG_MODE_DIRECT;
-		}
 		if ((fs_lacks & CG_FS_NO_DONTCACHE) == 0) {
 			return CG_MODE_DONTCACHE;
 		}
@@ -231,8 +227,7 @@ void cg_file_init(struct cg_file *f,
 	};
 	cg_stream_init(&f->stream, cfg, sys, size);
 	f->stream.next_reads = (f->below & CG_BELOW_READS) != 0;
-	cg_file_set_mode(f, fd, cg_mode_resolve(cfg->mode, fs_lacks,
-						       cfg->stream_pacing));
+	cg_file_set_mode(f, fd, cg_mode_resolve(cfg->mode, fs_lacks));
 }
 
 enum cg_path cg_file_choose(const struct cg_file *f,
@@ -274,16 +269,14 @@ unsigned cg_file_direct_unavailable(struct cg_file *f,
 		cg_file_set_mode(f, fd,
 				 cg_mode_resolve(f->stream.cfg->mode,
 						 fs_lacks | f->below |
-							 CG_FS_NO_DIRECT,
-						 f->stream.cfg->stream_pacing));
+							 CG_FS_NO_DIRECT));
 		return CG_FS_NO_DIRECT;
 	case CG_DIRECT_FAIL_LEASE:
 		/* the file and its filesystem are fine: the next mode */
 		cg_file_set_mode(f, fd,
 				 cg_mode_resolve(f->stream.cfg->mode,
 						 fs_lacks | f->below |
-							 CG_FS_NO_DIRECT,
-						 f->stream.cfg->stream_pacing));
+							 CG_FS_NO_DIRECT));
 		cg_file_fell_back(f, "smbd holds a kernel oplock on it, "
 				     "which a second open would break");
 		return 0;
@@ -310,8 +303,7 @@ unsigned cg_file_read_failed(struct cg_file *f,
 		cg_file_set_mode(f,
 				 fd,
 				 cg_mode_resolve(f->stream.cfg->mode,
-						 fs_lacks | f->below,
-						 f->stream.cfg->stream_pacing));
+						 fs_lacks | f->below));
 		cg_file_fell_back(f, "no RWF_DONTCACHE");
 		return CG_FS_NO_DONTCACHE;
 	}
@@ -411,24 +403,6 @@ void cg_file_served(struct cg_file *f, enum cg_path path, ssize_t nread)
 	if (nread > 0 && path < CG_PATH_COUNT) {
 		f->bytes[path] += (uint64_t)nread;
 	}
-}
-
-void cg_totals_add(struct cg_totals *t, const struct cg_file *f)
-{
-	const struct cg_stats *st = &f->stream.stats;
-	unsigned i;
-
-	t->files++;
-	t->stats.bytes_read += st->bytes_read;
-	t->stats.bytes_stream += st->bytes_stream;
-	t->stats.bytes_dropped += st->bytes_dropped;
-	t->stats.drops += st->drops;
-	t->stats.streams += st->streams;
-	t->stats.hot += st->hot;
-	for (i = 0; i < CG_PATH_COUNT; i++) {
-		t->bytes[i] += f->bytes[i];
-	}
-	t->fallbacks += f->fallbacks;
 }
 
 void cg_calls_loop_took(struct cg_calls *c, const char *where, uint64_t ns)

@@ -100,7 +100,7 @@ unsigned cg_probe_direct(int err);
 /*
  * Whether a filesystem of f_type may be mounted by other machines too: a
  * network or FUSE one, or a cluster filesystem (GPFS, GFS2, OCFS2). The
- * module's lock and status files must not be on one (every node of a
+ * module's lock files must not be on one (every node of a
  * cluster would share them).
  */
 bool cg_fs_type_shared(uint64_t f_type);
@@ -155,13 +155,8 @@ void cg_calls_loop_took(struct cg_calls *c, const char *where, uint64_t ns);
  */
 bool cg_file_summary(const struct cg_file *f, char *buf, size_t len);
 
-/*
- * The mode a file gets: the wanted one, or what its filesystem allows.
- * paced (cacheguard:stream pacing): auto reads direct where it can, the
- * one mode whose streams are paced.
- */
-enum cg_mode cg_mode_resolve(enum cg_mode want, unsigned fs_lacks,
-			     bool paced);
+/* The mode a file gets: the wanted one, or what its filesystem allows */
+enum cg_mode cg_mode_resolve(enum cg_mode want, unsigned fs_lacks);
 
 /* Whether a share's module does anything: not in mode off */
 bool cg_config_watches(const struct cg_config *cfg);
@@ -342,18 +337,5 @@ bool cg_file_zerocopy_ok(const struct cg_file *f);
 
 /* Count what a read on path returned */
 void cg_file_served(struct cg_file *f, enum cg_path path, ssize_t nread);
-
-/*
- * Counters are kept once, per file; a process's status sums them:
- * the files closed so far, plus the files open now.
- */
-struct cg_totals {
-	uint64_t files;
-	struct cg_stats stats;
-	uint64_t bytes[CG_PATH_COUNT];
-	uint64_t fallbacks;
-};
-
-void cg_totals_add(struct cg_totals *t, const struct cg_file *f);
 
 #endif /* CG_FILE_H */

@@ -47,7 +47,6 @@ const struct cg_option cg_options[] = {
 	{"direct memory", CG_OPT_SIZE, "32M", CG_FIELD(direct_memory)},
 	{"direct min io", CG_OPT_SIZE, "64K", CG_FIELD(direct_min_io)},
 	{"stream ioprio", CG_OPT_IOPRIO, "none", CG_FIELD(stream_ioprio)},
-	{"stream pacing", CG_OPT_BOOL, "no", CG_FIELD(stream_pacing)},
 	{NULL, 0, NULL, 0},
 };
 
@@ -231,26 +230,6 @@ static int cg_parse_ioprio(const char *s, unsigned *out)
 	return 0;
 }
 
-/* smb.conf's words for a boolean (lib/util's set_boolean) */
-static int cg_parse_bool(const char *s, bool *out)
-{
-	static const char *const yes[] = {"yes", "true", "on", "1"};
-	static const char *const no[] = {"no", "false", "off", "0"};
-	size_t i;
-
-	for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
-		if (strcasecmp(s, yes[i]) == 0) {
-			*out = true;
-			return 0;
-		}
-		if (strcasecmp(s, no[i]) == 0) {
-			*out = false;
-			return 0;
-		}
-	}
-	return EINVAL;
-}
-
 const char *cg_ioprio_name(unsigned ioprio)
 {
 	switch (ioprio) {
@@ -275,8 +254,6 @@ static const char *cg_valid_values(enum cg_opt_type type)
 		return "a whole percentage from 0 to 100";
 	case CG_OPT_IOPRIO:
 		return "none, idle, low";
-	case CG_OPT_BOOL:
-		return "yes, no";
 	}
 	return "?";
 }
@@ -308,9 +285,6 @@ int cg_config_set(struct cg_config *cfg,
 		break;
 	case CG_OPT_IOPRIO:
 		ret = cg_parse_ioprio(value, (unsigned *)(void *)field);
-		break;
-	case CG_OPT_BOOL:
-		ret = cg_parse_bool(value, (bool *)(void *)field);
 		break;
 	}
 	if (ret != 0) {
@@ -378,8 +352,7 @@ void cg_config_describe(const struct cg_config *cfg, char *buf, size_t len)
 		 " window=%" PRIu64 " hot threshold=%u%% readahead=%" PRIu64
 		 " readahead memory=%" PRIu64 " reader gap=%" PRIu64
 		 " direct prefetch=%" PRIu64 " direct memory=%" PRIu64
-		 " direct min io=%" PRIu64 " stream ioprio=%s"
-		 " stream pacing=%s",
+		 " direct min io=%" PRIu64 " stream ioprio=%s",
 		 cg_mode_name(cfg->mode),
 		 cfg->min_file_size,
 		 cfg->stream_trigger,
@@ -391,8 +364,7 @@ void cg_config_describe(const struct cg_config *cfg, char *buf, size_t len)
 		 cfg->direct_prefetch,
 		 cfg->direct_memory,
 		 cfg->direct_min_io,
-		 cg_ioprio_name(cfg->stream_ioprio),
-		 cfg->stream_pacing ? "yes" : "no");
+		 cg_ioprio_name(cfg->stream_ioprio));
 }
 
 bool cg_samba_compatible(const char *built, const char *running)

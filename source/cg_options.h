@@ -87,11 +87,6 @@ struct cg_config {
 	 * 0 leaves the thread's as it is (cg_sys.h, cg_ioprio_enter).
 	 */
 	unsigned stream_ioprio;
-	/*
-	 * A direct stream's fills and reads at the device, at most as many
-	 * at once as their latency says (cg_pace.h)
-	 */
-	bool stream_pacing;
 };
 
 enum cg_opt_type {
@@ -99,7 +94,6 @@ enum cg_opt_type {
 	CG_OPT_SIZE,
 	CG_OPT_PERCENT,
 	CG_OPT_IOPRIO,
-	CG_OPT_BOOL,
 };
 
 /* ioprio_set(2)'s encoding: class in the top bits, level below */

@@ -718,29 +718,6 @@ bool cg_prefetch_next_fill(struct cg_prefetch *pf,
 	return cg_pf_claim(pf, pf->front, limit, lo, limit, slot, off, len);
 }
 
-bool cg_prefetch_fill_for(struct cg_prefetch *pf,
-			  uint64_t file_size,
-			  uint64_t roff,
-			  size_t rn,
-			  uint64_t keep,
-			  unsigned *slot,
-			  uint64_t *off,
-			  size_t *len)
-{
-	uint64_t end = rn > UINT64_MAX - roff ? UINT64_MAX : roff + rn;
-	uint64_t hi;
-
-	if (!cg_pf_may_fill(pf)) {
-		return false;
-	}
-	end = CG_MIN(end, file_size);
-	hi = pf->ahead > UINT64_MAX - pf->front ? UINT64_MAX
-						: pf->front + pf->ahead;
-	hi = CG_MAX(hi, end);
-	return cg_pf_claim(pf, roff, end, CG_MIN(roff, keep), hi, slot, off,
-			   len);
-}
-
 void cg_prefetch_filled(struct cg_prefetch *pf,
 			unsigned slot,
 			ssize_t got,

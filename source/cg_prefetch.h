@@ -366,22 +366,6 @@ bool cg_prefetch_next_fill(struct cg_prefetch *pf,
 			   size_t *len);
 
 /*
- * A segment of the request [roff, roff + rn) that is not in the table,
- * as cg_prefetch_next_fill marks one: for a request that would read on
- * its own (a paced stream's, cg_dsched.c), wherever it is. Loaded
- * segments from the request or keep on, and up to the table's window,
- * are not reused. Call until it returns false.
- */
-bool cg_prefetch_fill_for(struct cg_prefetch *pf,
-			  uint64_t file_size,
-			  uint64_t roff,
-			  size_t rn,
-			  uint64_t keep,
-			  unsigned *slot,
-			  uint64_t *off,
-			  size_t *len);
-
-/*
  * The read into slot ended: got bytes, or -1 on error. ver is the file's
  * version taken before the read; bytes read under a version that has not
  * settled are discarded, and fills held back until it has.

@@ -89,7 +89,6 @@ bench_setup()
 	case $cfg in
 	off | dontneed | dontcache | direct | auto) BENCH_SHARE=cg_$cfg ;;
 	*-idle) BENCH_SHARE=cg_${cfg%-idle}_idle ;;
-	*-paced) BENCH_SHARE=cg_${cfg%-paced}_paced ;;
 	esac
 	if [ "$cfg" = nocache ] && [ ! -r "$NOCACHE_SO" ]; then
 		bench_failed "nocache is not installed ($NOCACHE_SO)"

@@ -13,8 +13,7 @@
 # time in queue over the copies' time: everyone's, but the copy is all
 # that runs).
 #
-#   PAIRS_CONFIGS	"dontneed dontcache direct auto"; MODE-paced: the
-#			mode with cacheguard:stream pacing = yes
+#   PAIRS_CONFIGS	"dontneed dontcache direct auto"
 #   PAIRS_ROUNDS	3
 #   PAIRS_MIB		1024 (the copied file, in MiB)
 #   BENCH_READ_IOPS	empty: the disk as it is; N: smbd's reads capped at

@@ -10,7 +10,6 @@
 
 DEFAULT_CONFIGS="plain off dontneed dontcache direct auto nocache smbd-cgroup"
 ALL_CONFIGS="$DEFAULT_CONFIGS dontcache-idle direct-idle auto-idle"
-ALL_CONFIGS="$ALL_CONFIGS direct-paced auto-paced"
 
 # The block device under a path: "vda" for /dev/vda, the disk of a partition
 bench_disk_of()
@@ -131,7 +130,6 @@ bench_label()
 	nocache) echo "nocache (LD_PRELOAD on smbd)" ;;
 	smbd-cgroup) echo "smbd in its own cgroup ($BENCH_SMBD_CGROUP_MIB MiB)" ;;
 	*-idle) echo "cacheguard, mode ${1%-idle}, stream ioprio idle" ;;
-	*-paced) echo "cacheguard, mode ${1%-paced}, stream pacing" ;;
 	*) echo "cacheguard, mode $1" ;;
 	esac
 }
@@ -528,9 +526,6 @@ bench_colour()
 	auto) echo "#ff7f0e" ;;
 	nocache) echo "#d62728" ;;
 	smbd-cgroup) echo "#8c564b" ;;
-	direct-paced) echo "#17becf" ;;
-	auto-paced) echo "#e377c2" ;;
-	*-paced) echo "#bcbd22" ;;
 	*) echo "#000000" ;;
 	esac
 }

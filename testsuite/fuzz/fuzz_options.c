@@ -153,16 +153,6 @@ static void check_taken(const struct cg_config *cfg,
 				     value, cfg->hot_threshold);
 		}
 		break;
-	case CG_OPT_BOOL:
-		if (cfg->stream_pacing !=
-		    (strcasecmp(value, "yes") == 0 ||
-		     strcasecmp(value, "true") == 0 ||
-		     strcasecmp(value, "on") == 0 ||
-		     strcmp(value, "1") == 0)) {
-			fz_violation("cacheguard:%s = '%s' taken as %d",
-				     o->name, value, cfg->stream_pacing);
-		}
-		break;
 	case CG_OPT_IOPRIO:
 		if (strcasecmp(cg_ioprio_name(cfg->stream_ioprio), value) != 0) {
 			fz_violation("cacheguard:%s = '%s' taken as %s",

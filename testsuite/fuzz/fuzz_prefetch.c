@@ -183,24 +183,6 @@ static void refill(struct fz_pf *f)
 	}
 }
 
-/* A paced stream's request loads its own segments (cg_dsched.c) */
-static void refill_for(struct fz_pf *f, uint64_t roff, size_t rn)
-{
-	unsigned slot;
-	uint64_t off;
-	size_t len;
-
-	while (cg_prefetch_fill_for(&f->pf, f->size, roff, rn, keep_from(f),
-				    &slot, &off, &len)) {
-		if (off + len <= roff || off >= roff + rn) {
-			fz_violation("fill [%" PRIu64 ", +%zu) for the request "
-				     "[%" PRIu64 ", +%zu)",
-				     off, len, roff, rn);
-		}
-		claimed(f, slot, off, len);
-	}
-}
-
 static void check_hit(const struct fz_pf *f, uint64_t off, size_t n,
 		      size_t avail, size_t done, const uint8_t *dst)
 {
@@ -417,9 +399,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			off = pick_offset(&f, &in);
 			n = pick_length(&in);
 			serve(&f, off, n, false);
-			if (op & 0x40) {
-				refill_for(&f, off, n);
-			}
 			refill(&f);
 			break;
 		case 3:

@@ -102,36 +102,11 @@ cg_expect "the copy ran in mode direct" grep -q "mode direct" <<<"$line"
 cg_expect_ge "most of the copy was served direct" \
 	"$(served direct "$line")" $((1024 * MiB * 9 / 10))
 
-# --- huge pages under the prefetch buffer ---------------------------------
-# What the kernel gave the buffer is logged when the stream ends and
-# counted in the process's status file (written at the close): whole
-# huge pages, no more than the buffer; none at all where THP is "never".
+# --- the prefetch buffer on ordinary pages --------------------------------
+# The buffer asks for transparent huge pages; where THP is "never" the
+# kernel gives 4 KiB pages, and the copy is only made of smaller requests.
 thp_sys=/sys/kernel/mm/transparent_hugepage/enabled
 thp=$(sed -n 's/.*\[\(.*\)\].*/\1/p' "$thp_sys" 2>/dev/null)
-# huge_line FILE: FILE's "prefetch buffer" line, as "BUFFER HUGE THP"
-huge_line()
-{
-	sed -n "s/.* $1: prefetch buffer \([0-9]*\) bytes, \([0-9]*\) in huge pages (THP \([a-z]*\)).*/\1 \2 \3/p" \
-		"$CG_LOG" | tail -n 1
-}
-# newest_status KEY: KEY's value in the status file written last
-newest_status()
-{
-	local f
-
-	f=$(ls -t "$CG_ROOT"/state/cacheguard/[0-9]* 2>/dev/null |
-		grep -v '\.tmp$' | head -n 1)
-	awk -v k="$1" '$1 == k { print $2 }' "${f:-/dev/null}"
-}
-read -r buf huge said <<<"$(huge_line big.bin)"
-echo "big.bin: prefetch buffer ${buf:-?}, huge ${huge:-?}, THP ${said:-?} ($thp)"
-cg_expect "the stream's end says what its buffer had (THP ${thp:-?})" \
-	test -n "${buf:-}" -a "${said:-}" = "${thp:-unknown}"
-cg_expect "... whole huge pages, no more than the buffer" \
-	test "$((${huge:-1} % (2 * MiB)))" = 0 -a "${huge:-1}" -le "${buf:-0}"
-cg_expect "the status file counts the buffer, ordinary pages if none huge" \
-	test "$(newest_status direct_buffers)/$(newest_status direct_buffers_ordinary)" \
-		= "1/$((${huge:-0} == 0))"
 if [ -w "$thp_sys" ] && [ -n "$thp" ]; then
 	echo never >"$thp_sys"
 	small=$CG_SHARE/small.bin
@@ -141,11 +116,8 @@ if [ -w "$thp_sys" ] && [ -n "$thp" ]; then
 	echo "$thp" >"$thp_sys"
 	cg_expect "THP never: the copy is byte-identical" \
 		cmp -s "$small" "$CG_ROOT/small.back"
-	read -r buf huge said <<<"$(huge_line small.bin)"
-	cg_expect "THP never: the buffer had no huge page, and says so ($buf $huge $said)" \
-		test "${huge:-}" = 0 -a "${said:-}" = never
-	cg_expect "THP never: the status file counts a buffer of ordinary pages" \
-		test "$(newest_status direct_buffers_ordinary)" = 1
+	cg_expect "THP never: it was served direct" \
+		grep -q "small.bin: .*mode direct" "$CG_LOG"
 	rm -f "$small" "$CG_ROOT/small.back"
 else
 	cg_skip "direct mode with THP never" "$thp_sys is not writable here"

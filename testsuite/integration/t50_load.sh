@@ -333,7 +333,7 @@ rmdir "$streams"
 # each copy are printed.
 # long_session SHARE N: sets start, idle (the largest idle RssAnon after
 # a copy) and peak (sampled during the copies), of its smbd process, and
-# held: the direct_memory of its status file after the last copy
+# held: the bytes of the server's direct budget held after the last copy
 long_session()
 {
 	local got=$CG_ROOT/long.got p pid fd i
@@ -356,8 +356,8 @@ long_session()
 	done
 	cg_sampler_stop
 	peak=$(cg_sample_peak 3 "$CG_ROOT/samples")
-	held=$(awk '$1 == "direct_memory" { print $2 }' \
-		"$CG_ROOT/state/cacheguard/$pid" 2>/dev/null)
+	held=$("$CG_BUILD/cgcache" budget \
+		"$CG_ROOT/state/cacheguard/budget" $direct_memory 2>/dev/null)
 	echo quit >&"$fd"
 	exec {fd}>&-
 	rm -f "$got"
@@ -374,9 +374,8 @@ for share in plain direct; do
 	cg_expect "[$share] $n copies in one session: right bytes" \
 		test "$long_bad" = 0
 	if [ "$share" != plain ]; then
-		# every copy is closed: no prefetch memory is held, and the
-		# status file, written at every close, should say so
-		name="[$share] idle after $n copies: status direct_memory 0"
+		# every copy is closed: no prefetch memory is held
+		name="[$share] idle after $n copies: no direct budget held"
 		cg_expect "$name (it says ${held:-nothing})" \
 			test "${held:-x}" = 0
 	fi

@@ -127,83 +127,6 @@ static void test_queue(void **state)
 	cg_devs_free(&t);
 }
 
-/*
- * Who else reads a disk: its stat (a partition's disk's, not the
- * partition's own), none without one; what the device read beyond what
- * this process sent is others'
- */
-static void test_stat(void **state)
-{
-	struct cg_devs t = {.sysfs = sysfs};
-	struct cg_dev_count c;
-	uint64_t bytes = 0;
-	int fd;
-
-	put("devices/sda/stat", "     100        0      800        0\n");
-	put("devices/sda/sda1/stat", "      10        0       80\n");
-	fd = cg_dev_stat_fd(&t, makedev(8, 1));
-	assert_true(fd >= 0);
-	assert_true(cg_dev_stat_bytes(fd, &bytes));
-	assert_int_equal(bytes, 800 * 512);
-	assert_int_equal(cg_dev_stat_fd(&t, makedev(8, 1)), fd);
-	assert_int_not_equal(cg_dev_stat_fd(&t, makedev(8, 0)), -1);
-	assert_int_equal(cg_dev_stat_fd(&t, makedev(0, 40)), -1);
-
-	cg_dev_count_start(&c, fd);
-	cg_dev_own_sent(4096);
-	put("devices/sda/stat", "     102        0      820        0\n");
-	assert_int_equal(cg_dev_count_others(&c), 20 * 512 - 4096);
-	cg_dev_own_done(4096);
-	/* ours only: nobody else */
-	cg_dev_count_start(&c, fd);
-	cg_dev_own_sent(8192);
-	put("devices/sda/stat", "     103        0      836        0\n");
-	cg_dev_own_done(8192);
-	assert_int_equal(cg_dev_count_others(&c), 0);
-	/* one of ours still out: it may hide others' */
-	cg_dev_count_start(&c, fd);
-	cg_dev_own_sent(8192);
-	put("devices/sda/stat", "     104        0      852        0\n");
-	assert_int_equal(cg_dev_count_others(&c), CG_DEV_HIDDEN);
-	cg_dev_own_done(8192);
-	cg_dev_count_start(&c, -1);
-	assert_int_equal(cg_dev_count_others(&c), -1);
-	cg_devs_free(&t);
-}
-
-/*
- * The turn: each stream's an open file of its own on the disk's stat
- * (flock() conflicts between them), none without a stat; pieces' counts
- * summed
- */
-static void test_turn(void **state)
-{
-	struct cg_devs t = {.sysfs = sysfs};
-	int a, b;
-
-	put("devices/sda/stat", "     100        0      800        0\n");
-	a = cg_dev_turn_open(&t, makedev(8, 1));
-	b = cg_dev_turn_open(&t, makedev(8, 1));
-	assert_true(a >= 0 && b >= 0 && a != b);
-	assert_int_equal(flock(a, LOCK_EX | LOCK_NB), 0);
-	assert_int_equal(flock(b, LOCK_EX | LOCK_NB), -1);
-	assert_int_equal(errno, EWOULDBLOCK);
-	assert_int_equal(flock(a, LOCK_UN), 0);
-	assert_int_equal(flock(b, LOCK_EX | LOCK_NB), 0);
-	close(a);
-	close(b);
-	assert_int_equal(cg_dev_turn_open(&t, makedev(0, 40)), -1);
-
-	assert_int_equal(cg_dev_others_sum(0, 0), 0);
-	assert_int_equal(cg_dev_others_sum(0, 4096), 4096);
-	assert_int_equal(cg_dev_others_sum(512, 4096), 4608);
-	assert_int_equal(cg_dev_others_sum(CG_DEV_HIDDEN, 0), CG_DEV_HIDDEN);
-	assert_int_equal(cg_dev_others_sum(CG_DEV_HIDDEN, 512), 512);
-	assert_int_equal(cg_dev_others_sum(4096, -1), -1);
-	assert_int_equal(cg_dev_others_sum(-1, CG_DEV_HIDDEN), -1);
-	cg_devs_free(&t);
-}
-
 /* What a device lacks: learnt once (logged once), its own only */
 static void test_learn(void **state)
 {
@@ -293,8 +216,7 @@ static void test_probe_uncached(void **state)
 	assert_int_equal(fake.reopens, 0);
 	assert_int_equal(cg_dev_lacks(&t, makedev(8, 1)), 0);
 	assert_int_equal(cg_mode_resolve(CG_MODE_AUTO,
-					 cg_dev_lacks(&t, makedev(8, 1)),
-					 false),
+					 cg_dev_lacks(&t, makedev(8, 1))),
 			 CG_MODE_DONTCACHE);
 	assert_false(probe(&t, true));
 	assert_int_equal(fake.reads, 1);
@@ -312,8 +234,7 @@ static void test_probe_no_dontcache(void **state)
 	assert_int_equal(fake.reopens, 1);
 	assert_int_equal(cg_dev_lacks(&t, makedev(8, 1)), CG_FS_NO_DONTCACHE);
 	assert_int_equal(cg_mode_resolve(CG_MODE_AUTO,
-					 cg_dev_lacks(&t, makedev(8, 1)),
-					 false),
+					 cg_dev_lacks(&t, makedev(8, 1))),
 			 CG_MODE_DIRECT);
 	cg_devs_free(&t);
 
@@ -374,8 +295,7 @@ static void test_probe_remote(void **state)
 	assert_true(probe(&t, true));
 	assert_int_equal(cg_dev_lacks(&t, makedev(8, 1)), CG_FS_REMOTE);
 	assert_int_equal(cg_mode_resolve(CG_MODE_AUTO,
-					 cg_dev_lacks(&t, makedev(8, 1)),
-					 false),
+					 cg_dev_lacks(&t, makedev(8, 1))),
 			 CG_MODE_DONTNEED);
 	cg_devs_free(&t);
 }
@@ -404,8 +324,6 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_queue),
 		cmocka_unit_test(test_learn),
-		cmocka_unit_test(test_stat),
-		cmocka_unit_test(test_turn),
 		cmocka_unit_test_setup(test_probe_uncached, fake_reset),
 		cmocka_unit_test_setup(test_probe_no_dontcache, fake_reset),
 		cmocka_unit_test_setup(test_probe_later, fake_reset),

@@ -128,8 +128,6 @@ struct fake {
 	uint64_t served_hits, served_misses;
 	bool drop;		/* a request's bytes go once checked */
 	uint64_t ns;		/* what a fill or read took; 0: untimed */
-	int64_t others;		/* others' bytes each read met (0: none,
-				   the device counts); -1 in f_init */
 };
 
 /* ---- the model file ------------------------------------------------ */
@@ -279,14 +277,6 @@ static void req_free(struct req *r)
 
 /* ---- the fake ops -------------------------------------------------- */
 
-/* Paced, the stream's reads at the device fit the window */
-static void f_check_window(const struct fake *f)
-{
-	if (f->s.pace.max != 0) {
-		assert_true(f->s.pace.inflight < f->s.pace.window);
-	}
-}
-
 static bool fo_submit_fill(void *priv, unsigned slot, uint64_t off,
 			   size_t len)
 {
@@ -296,7 +286,6 @@ static bool fo_submit_fill(void *priv, unsigned slot, uint64_t off,
 	if (f->refuse_submit) {
 		return false;
 	}
-	f_check_window(f);
 	/* a slot a thread writes or copies out of is never handed out */
 	for (i = 0; i < f->nfills; i++) {
 		assert_int_not_equal(f->fills[i].slot, slot);
@@ -360,7 +349,6 @@ static bool fo_start_read(void *priv, struct cg_dsched_req *sr)
 {
 	struct fake *f = priv;
 
-	f_check_window(f);
 	assert_true(f->nreads < MAX_JOBS);
 	f->reads[f->nreads++] = sr->owner;
 	return true;
@@ -421,7 +409,6 @@ static void f_init(struct fake *f, uint64_t ahead, uint64_t size)
 	uint64_t i;
 
 	memset(f, 0, sizeof(*f));
-	f->others = -1;
 	f->mem = calloc(1, SEG * CG_PREFETCH_MAX_SEGS);
 	f->file = malloc(CAP);
 	f->wrote = calloc(CAP, sizeof(f->wrote[0]));
@@ -514,7 +501,7 @@ static void f_complete_fill(struct fake *f, unsigned i, bool fail)
 	f->fills[i] = f->fills[--f->nfills];
 	cg_dsched_saw_version(&f->s, &fl.ver);
 	cg_dsched_fill_done(&f->s, fl.slot, fail ? -1 : fl.got, &fl.ver,
-			    f->ns, f->others);
+			    f->ns);
 }
 
 static void f_run_all(struct fake *f)
@@ -582,7 +569,6 @@ static void f_complete_read(struct fake *f, unsigned i)
 	cg_dsched_saw_version(&f->s, &now);
 	memcpy(r->buf, f->file + r->off, got);
 	f->served_misses++;
-	cg_dsched_read_done(&f->s, (ssize_t)got, f->ns, f->others);
 	f_served(f, r, (ssize_t)got);
 }
 
@@ -634,141 +620,6 @@ static void test_miss_then_hits(void **state)
 	req_free(r[0]);
 	req_free(r[1]);
 	req_free(r[2]);
-	f_free(&f);
-}
-
-/*
- * Paced (cacheguard:stream pacing), a stream starts with one read at the
- * device, and a request the table lacks loads its own segments rather
- * than read on its own: the first request's fill holds the window, the
- * next request waits for room; when the fill comes back the first is a
- * HIT and the second's segment loads. Nothing is read on its own, and
- * no more reads are at the device than the window.
- */
-static void test_paced(void **state)
-{
-	struct fake f;
-	struct req *r[3];
-
-	f_init(&f, AHEAD, MiB);
-	cg_dsched_pace(&f.s, true);
-	f.ns = 1000000;
-	r[0] = f_send(&f, 0, SEG, 1);
-	assert_int_equal(f.nreads, 0);
-	assert_int_equal(f.nfills, 1);
-	assert_int_equal(f.fills[0].off, 0);
-	r[1] = f_send(&f, SEG, 4096, 2);
-	assert_int_equal(f.s.held, 1);
-	assert_int_equal(r[1]->defers, 1);
-	assert_int_equal(f.nfills, 1);
-	f_run_fill(&f, 0);
-	f_complete_fill(&f, 0, false);
-	/* a fill at the baseline: the window grew to two */
-	assert_int_equal(f.s.pace.window, 2);
-	assert_int_equal(f.nreads, 0);
-	assert_int_equal(f.s.pace.inflight, f.nfills);
-	assert_true(f.nfills <= 2);
-	r[2] = f_send(&f, 3 * SEG, 4096, 2);
-	f_drain(&f);
-	assert_int_equal(r[0]->got, SEG);
-	assert_int_equal(r[1]->got, 4096);
-	assert_int_equal(r[2]->got, 4096);
-	assert_int_equal(f.s.misses, 0);
-	assert_int_equal(f.s.pace.inflight, 0);
-	assert_true(f.s.pace.peak <= 2);
-	req_free(r[0]);
-	req_free(r[1]);
-	req_free(r[2]);
-	f_free(&f);
-}
-
-/*
- * Paced, the room a read leaves goes to the lowest offset the client
- * waits for: a held request longer than a segment, which the table's
- * fills from the front on cannot cover, starts its own segments' fills
- * first; left behind those fills it would wait until the table is full
- * (smbclient's 8 MiB reads are such requests), and read on its own it
- * would cost a read into smbd's buffer
- */
-static void test_paced_oldest_first(void **state)
-{
-	struct fake f;
-	struct req *r[2];
-
-	f_init(&f, AHEAD, MiB);
-	cg_dsched_pace(&f.s, true);
-	f.ns = 1000000;
-	r[0] = f_send(&f, 0, SEG, 1);
-	assert_int_equal(f.nfills, 1);
-	r[1] = f_send(&f, SEG, 2 * SEG, 2);
-	assert_int_equal(f.s.held, 1);
-	f_run_fill(&f, 0);
-	f_complete_fill(&f, 0, false);
-	assert_true(f.nfills >= 1);
-	assert_int_equal(f.fills[0].off, SEG);
-	assert_int_equal(f.nreads, 0);
-	assert_int_equal(f.s.pace.inflight, f.nfills);
-	f_drain(&f);
-	assert_int_equal(r[1]->got, 2 * SEG);
-	assert_int_equal(f.s.misses, 0);
-	assert_int_equal(f.s.pace.inflight, 0);
-	req_free(r[0]);
-	req_free(r[1]);
-	f_free(&f);
-}
-
-/*
- * Paced where the device counts: met by nobody for 50 ms of reads, a
- * request the table lacks reads on its own within the window, as
- * unpaced (the table's fills are not all the stream has out); others
- * there, it loads its own segments again
- */
-static void test_paced_alone(void **state)
-{
-	struct fake f;
-	struct req *r[4];
-	uint64_t waits, misses;
-	unsigned i;
-	bool own = false;
-
-	f_init(&f, AHEAD, CAP);
-	cg_dsched_pace(&f.s, true);
-	f.ns = 60 * 1000 * 1000;
-	f.others = 0;
-	r[0] = f_send(&f, 0, SEG, 1);
-	assert_int_equal(f.nreads, 0);
-	f_run_fill(&f, 0);
-	f_complete_fill(&f, 0, false);
-	assert_true(cg_pace_alone(&f.s.pace));
-	f_drain(&f);
-	r[1] = f_send(&f, MiB, 4096, 2);
-	assert_int_equal(f.s.misses, 1);
-	assert_int_equal(f.nreads, 1);
-	f_drain(&f);
-	assert_int_equal(r[1]->got, 4096);
-
-	/* a neighbour: in pieces, a MISS loads its own segments again */
-	f.others = 16384;
-	r[2] = f_send(&f, MiB + 4 * SEG, 4096, 3);
-	f_drain(&f);
-	assert_false(cg_pace_alone(&f.s.pace));
-	waits = f.s.waits;
-	misses = f.s.misses;
-	r[3] = f_send(&f, MiB + 12 * SEG, 4096, 4);
-	for (i = 0; i < f.nfills; i++) {
-		own |= f.fills[i].off <= MiB + 12 * SEG &&
-		       MiB + 12 * SEG < f.fills[i].off + f.fills[i].len;
-	}
-	assert_true(own);
-	assert_int_equal(f.s.waits, waits + 1);
-	assert_int_equal(f.s.misses, misses);
-	assert_int_equal(f.nreads, 0);
-	f_drain(&f);
-	assert_int_equal(r[3]->got, 4096);
-	assert_int_equal(f.s.pace.inflight, 0);
-	for (i = 0; i < 4; i++) {
-		req_free(r[i]);
-	}
 	f_free(&f);
 }
 
@@ -1254,17 +1105,8 @@ static void random_pass(unsigned seed)
 	f_init(&f, AHEAD, MiB + 555);
 	f.drop = true;
 	f.room = (uint64_t)(random() % 3) * 4 * SEG;
-	/* a third of the passes paced, at costs that move the window */
-	if (seed % 3 == 2) {
-		cg_dsched_pace(&f.s, true);
-	}
 	for (step = 0; step < 20000 && nreqs < MAX_REQS; step++) {
 		f.ns = 1000000 + (uint64_t)(random() % 4) * 1000000;
-		/* every read at the device is counted, and only those */
-		if (f.s.pace.max != 0) {
-			assert_int_equal(f.s.pace.inflight,
-					 f.nfills + f.nreads);
-		}
 		long r = random() % 100;
 		unsigned busy = f.ncopies + f.nreads + f.nfills +
 				f_waiting(&f);
@@ -1330,13 +1172,6 @@ static void random_pass(unsigned seed)
 			 seed, f.served_hits, f.served_misses, f.s.waits,
 			 f.s.stale, f.s.pf.discarded);
 	}
-	/* paced: requests waited for room, and the window moved both ways */
-	if (f.s.pace.max != 0 &&
-	    (f.s.held < 20 || f.s.pace.cuts == 0 || f.s.pace.grows == 0)) {
-		fail_msg("seed %u: paced, %" PRIu64 " held, %" PRIu64
-			 " cuts, %" PRIu64 " grows",
-			 seed, f.s.held, f.s.pace.cuts, f.s.pace.grows);
-	}
 	f_free(&f);
 }
 
@@ -1355,9 +1190,6 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_miss_then_hits),
-		cmocka_unit_test(test_paced),
-		cmocka_unit_test(test_paced_oldest_first),
-		cmocka_unit_test(test_paced_alone),
 		cmocka_unit_test(test_no_prefetch),
 		cmocka_unit_test(test_no_room),
 		cmocka_unit_test(test_waiter_woken),

@@ -76,36 +76,29 @@ static void test_resolve(void **state)
 		enum cg_mode want;
 		unsigned lacks;
 		enum cg_mode got;
-		bool paced;
 	} cases[] = {
-		{CG_MODE_AUTO, NONE, CG_MODE_DONTCACHE, false},
-		{CG_MODE_AUTO, NO_DC, CG_MODE_DIRECT, false},
-		{CG_MODE_AUTO, NO_DIO, CG_MODE_DONTCACHE, false},
-		{CG_MODE_AUTO, NO_DC | NO_DIO, CG_MODE_DONTNEED, false},
-		{CG_MODE_DONTCACHE, NONE, CG_MODE_DONTCACHE, false},
-		{CG_MODE_DONTCACHE, NO_DC, CG_MODE_DONTNEED, false},
-		{CG_MODE_DIRECT, NO_DC, CG_MODE_DIRECT, false},
-		{CG_MODE_DIRECT, NO_DIO, CG_MODE_DONTNEED, false},
-		{CG_MODE_DONTNEED, NO_DC | NO_DIO, CG_MODE_DONTNEED, false},
+		{CG_MODE_AUTO, NONE, CG_MODE_DONTCACHE},
+		{CG_MODE_AUTO, NO_DC, CG_MODE_DIRECT},
+		{CG_MODE_AUTO, NO_DIO, CG_MODE_DONTCACHE},
+		{CG_MODE_AUTO, NO_DC | NO_DIO, CG_MODE_DONTNEED},
+		{CG_MODE_DONTCACHE, NONE, CG_MODE_DONTCACHE},
+		{CG_MODE_DONTCACHE, NO_DC, CG_MODE_DONTNEED},
+		{CG_MODE_DIRECT, NO_DC, CG_MODE_DIRECT},
+		{CG_MODE_DIRECT, NO_DIO, CG_MODE_DONTNEED},
+		{CG_MODE_DONTNEED, NO_DC | NO_DIO, CG_MODE_DONTNEED},
 		/*
 		 * network and FUSE: auto drops behind whatever the probe
 		 * found; a mode the administrator set stays
 		 */
-		{CG_MODE_AUTO, REMOTE, CG_MODE_DONTNEED, false},
-		{CG_MODE_AUTO, REMOTE | NO_DC, CG_MODE_DONTNEED, false},
-		{CG_MODE_DIRECT, REMOTE, CG_MODE_DIRECT, false},
-		{CG_MODE_DONTCACHE, REMOTE, CG_MODE_DONTCACHE, false},
-		/* paced: auto reads direct, the one mode that paces */
-		{CG_MODE_AUTO, NONE, CG_MODE_DIRECT, true},
-		{CG_MODE_AUTO, NO_DIO, CG_MODE_DONTCACHE, true},
-		{CG_MODE_AUTO, REMOTE, CG_MODE_DONTNEED, true},
-		{CG_MODE_DONTCACHE, NONE, CG_MODE_DONTCACHE, true},
+		{CG_MODE_AUTO, REMOTE, CG_MODE_DONTNEED},
+		{CG_MODE_AUTO, REMOTE | NO_DC, CG_MODE_DONTNEED},
+		{CG_MODE_DIRECT, REMOTE, CG_MODE_DIRECT},
+		{CG_MODE_DONTCACHE, REMOTE, CG_MODE_DONTCACHE},
 	};
 	size_t i;
 
 	for (i = 0; i < N_ELEM(cases); i++) {
-		assert_int_equal(cg_mode_resolve(cases[i].want, cases[i].lacks,
-						 cases[i].paced),
+		assert_int_equal(cg_mode_resolve(cases[i].want, cases[i].lacks),
 				 cases[i].got);
 	}
 }
@@ -696,29 +689,6 @@ static void test_hints_follow_mode(void **state)
 	assert_int_equal(f.bytes[CG_PATH_DIRECT], 0);
 }
 
-/* A process's totals are the sums of its files' counters, kept once */
-static void test_totals(void **state)
-{
-	struct cg_totals t = {0};
-	struct cg_config cfg;
-	struct cg_file a, b;
-
-	start(&a, &cfg, CG_MODE_DIRECT, NONE);
-	cg_file_served(&a, CG_PATH_DIRECT, 1000);
-	cg_file_read_failed(&a, 3, CG_PATH_DIRECT, EIO, NONE);
-	start(&b, &cfg, CG_MODE_DONTNEED, NONE);
-	cg_file_served(&b, CG_PATH_NEXT, 7);
-	cg_totals_add(&t, &a);
-	cg_totals_add(&t, &b);
-	assert_int_equal(t.files, 2);
-	assert_int_equal(t.bytes[CG_PATH_DIRECT], 1000);
-	assert_int_equal(t.bytes[CG_PATH_NEXT], 7);
-	assert_int_equal(t.fallbacks, 1);
-	assert_int_equal(t.stats.streams, 2);
-	assert_int_equal(t.stats.bytes_read,
-			 a.stream.stats.bytes_read + b.stream.stats.bytes_read);
-}
-
 /*
  * The close summary: nothing for a file that never streamed, was never
  * hot and never fell back; otherwise every counter in its place, the
@@ -822,7 +792,6 @@ int main(void)
 		cmocka_unit_test(test_probe),
 		cmocka_unit_test(test_direct_unavailable),
 		cmocka_unit_test(test_hints_follow_mode),
-		cmocka_unit_test(test_totals),
 		cmocka_unit_test(test_summary),
 	};
 

@@ -331,43 +331,6 @@ static void test_stream_ioprio(void **state)
 	}
 }
 
-/* cacheguard:stream pacing: smb.conf's boolean words, and the rest */
-static void test_stream_pacing(void **state)
-{
-	static const struct {
-		const char *text;
-		int ret;
-		bool value;
-	} cases[] = {
-		{"yes", 0, true}, {"True", 0, true}, {"on", 0, true},
-		{"1", 0, true}, {"no", 0, false}, {"FALSE", 0, false},
-		{"off", 0, false}, {"0", 0, false}, {"", EINVAL, false},
-		{"y", EINVAL, false}, {"2", EINVAL, false},
-		{"yes please", EINVAL, false},
-	};
-	struct cg_config cfg;
-	char err[256];
-	size_t i;
-
-	cg_config_init(&cfg);
-	assert_false(cfg.stream_pacing);
-	for (i = 0; i < N_ELEM(cases); i++) {
-		bool before = !cases[i].value;
-
-		cfg.stream_pacing = before;
-		assert_int_equal(cg_config_set(&cfg, "stream pacing",
-					       cases[i].text, err,
-					       sizeof(err)),
-				 cases[i].ret);
-		if (cases[i].ret == 0) {
-			assert_int_equal(cfg.stream_pacing, cases[i].value);
-		} else {
-			assert_int_equal(cfg.stream_pacing, before);
-			assert_non_null(strstr(err, "yes, no"));
-		}
-	}
-}
-
 static void test_set_size_fields(void **state)
 {
 	struct field_case {
@@ -546,7 +509,6 @@ static void test_defaults_match_table(void **state)
 		offsetof(struct cg_config, direct_memory),
 		offsetof(struct cg_config, direct_min_io),
 		offsetof(struct cg_config, stream_ioprio),
-		offsetof(struct cg_config, stream_pacing),
 	};
 	const struct cg_option *o = NULL;
 	struct cg_config init;
@@ -569,11 +531,6 @@ static void test_defaults_match_table(void **state)
 		switch (o->type) {
 		case CG_OPT_MODE:
 			assert_int_equal(parsed.mode, init.mode);
-			break;
-		case CG_OPT_BOOL:
-			assert_int_equal(*(bool *)((char *)&parsed +
-						   o->offset),
-					 *(bool *)((char *)&init + o->offset));
 			break;
 		case CG_OPT_PERCENT:
 		case CG_OPT_IOPRIO:
@@ -812,7 +769,6 @@ int main(void)
 		cmocka_unit_test(test_mode_name_round_trip),
 		cmocka_unit_test(test_percent),
 		cmocka_unit_test(test_stream_ioprio),
-		cmocka_unit_test(test_stream_pacing),
 		cmocka_unit_test(test_set_size_fields),
 		cmocka_unit_test(test_set_error_text),
 		cmocka_unit_test(test_mode_error_lists_every_mode),
