@@ -544,7 +544,7 @@ static bool cg_direct_file_version(void *priv, struct cg_pf_version *v)
  * extra bytes more of the buffer: units of the server's budget, and the
  * reserved address space made usable; false when either has no room
  */
-static bool cg_direct_grow(void *priv, size_t extra)
+static bool cg_direct_grow(void *priv, size_t extra, uint64_t below)
 {
 	struct cg_direct *d = talloc_get_type_abort(priv, struct cg_direct);
 	struct cg_direct_io *io = d->io;
@@ -552,7 +552,7 @@ static bool cg_direct_grow(void *priv, size_t extra)
 	int budget_fd;
 	bool spent;
 
-	budget_fd = cg_direct_budget_take(extra, d->limit, true, &spent);
+	budget_fd = cg_direct_budget_take(extra, below, true, &spent);
 	if (!spent && !cg_huge_commit(io->mem, io->mem_used, extra)) {
 		cg_direct_budget_give(budget_fd);
 		spent = true;
@@ -673,11 +673,14 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 	if (spent) {
 		DBG_INFO("%s: %zu bytes of prefetch buffer would pass "
 			 "cacheguard:direct memory (%ju), all smbd processes "
-			 "together (%zu held here): direct without prefetch\n",
+			 "together (%zu held here)\n",
 			 fsp_str_dbg(fsp), mem, (uintmax_t)cfg->direct_memory,
 			 cg_direct_mem_in_use);
+		TALLOC_FREE(d);
+		*fail = CG_DIRECT_FAIL_ROOM;
+		return NULL;
 	}
-	mem = cg_dsched_buffer(&d->sched, !spent, &reserve);
+	mem = cg_dsched_buffer(&d->sched, &reserve);
 	d->io = cg_direct_io_open(fd, mem, reserve, budget_fd);
 	if (d->io == NULL) {
 		int err = errno;

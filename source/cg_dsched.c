@@ -70,13 +70,11 @@ void cg_dsched_init(struct cg_dsched *s,
 		.limit = limit,
 	};
 	cg_prefetch_init(&s->pf, ahead, align);
+	s->base = cg_prefetch_memory(&s->pf);
 }
 
-size_t cg_dsched_buffer(struct cg_dsched *s, bool room, size_t *reserve)
+size_t cg_dsched_buffer(const struct cg_dsched *s, size_t *reserve)
 {
-	if (!room) {
-		cg_prefetch_init(&s->pf, 0, 0);
-	}
 	*reserve = s->pf.seg_size * CG_PREFETCH_MAX_SEGS;
 	return cg_prefetch_memory(&s->pf);
 }
@@ -143,7 +141,10 @@ static void cg_dsched_refill(struct cg_dsched *s)
  * The client's reads grew larger, or more of them are in flight, than
  * the table covers: grow it (cg_prefetch_wanted), if the server's budget
  * has room for the new segments. Without room the stream goes on as it
- * is, and asks again only for more than was refused.
+ * is, and asks again only for more than was refused. A growth takes
+ * units only below direct memory less one stream's starting buffer
+ * (base): the next copy to start always finds room for its own, where
+ * it would otherwise read without direct and its prefetch.
  */
 static void cg_dsched_adapt(struct cg_dsched *s, unsigned inflight)
 {
@@ -152,11 +153,12 @@ static void cg_dsched_adapt(struct cg_dsched *s, unsigned inflight)
 	size_t extra;
 
 	if (want <= s->pf.nseg || want <= s->grow_refused ||
-	    s->prefetch_off || s->grows == CG_DSCHED_MAX_GROWS) {
+	    s->prefetch_off || s->grows == CG_DSCHED_MAX_GROWS ||
+	    s->limit <= s->base) {
 		return;
 	}
 	extra = (size_t)(want - s->pf.nseg) * s->pf.seg_size;
-	if (!s->ops->grow(s->priv, extra)) {
+	if (!s->ops->grow(s->priv, extra, s->limit - s->base)) {
 		s->grow_refused = want;
 		return;
 	}

@@ -45,9 +45,12 @@ struct cg_dsched_ops {
 			    size_t len);
 	/* The file's version now (cg_direct_version); false: unknown */
 	bool (*file_version)(void *priv, struct cg_pf_version *v);
-	/* extra bytes more of prefetch buffer, budget and memory; false:
-	 * no room */
-	bool (*grow)(void *priv, size_t extra);
+	/*
+	 * extra bytes more of prefetch buffer: budget units below the
+	 * first below bytes of direct memory (cg_dsched_adapt), and memory;
+	 * false: no room
+	 */
+	bool (*grow)(void *priv, size_t extra, uint64_t below);
 	/*
 	 * A HIT of avail bytes: pin its pieces (cg_dsched_pin) and copy
 	 * them out, then report cg_dsched_copy_done; false: no copy was
@@ -83,6 +86,7 @@ struct cg_dsched {
 	struct cg_prefetch pf;
 	uint64_t file_size;	/* as the latest version said */
 	uint64_t limit;		/* cacheguard:direct memory */
+	uint64_t base;		/* the buffer it starts with, bytes */
 	bool prefetch_off;	/* a fill failed: read on demand only */
 	unsigned grows;
 	unsigned grow_refused;	/* segments there was no room for */
@@ -101,16 +105,10 @@ void cg_dsched_init(struct cg_dsched *s,
 		    uint64_t limit);
 
 /*
- * The buffer the stream maps, once the server's budget has said whether
- * its prefetch has room (cacheguard:direct memory, all smbd processes
- * together): its bytes, and in *reserve the address space to reserve
- * for the growths (cg_dsched_ops.grow). Without room the stream still
- * reads direct, with no prefetch: each client read one O_DIRECT read
- * into smbd's own buffer, so that a crowd of copies leaves nothing in
- * the page cache (through it, with its readahead, each would hold tens
- * of MiB). Then 0 and 0.
+ * The buffer the stream maps: its bytes, and in *reserve the address
+ * space to reserve for the growths (cg_dsched_ops.grow)
  */
-size_t cg_dsched_buffer(struct cg_dsched *s, bool room, size_t *reserve);
+size_t cg_dsched_buffer(const struct cg_dsched *s, size_t *reserve);
 
 /*
  * A request for [off, off + n) arrived with inflight requests of the

@@ -21,18 +21,28 @@
  * The order of fallbacks
  * ----------------------
  *
- * auto is dontcache where the filesystem has RWF_DONTCACHE, else direct
- * where it has O_DIRECT, else dontneed, and dontneed on network and FUSE
- * filesystems (CG_FS_REMOTE); an explicit mode the filesystem lacks
- * becomes dontneed. A failure changes the mode by what it means:
+ * auto is direct where the filesystem has O_DIRECT, else dontcache where
+ * it has RWF_DONTCACHE, else dontneed. Direct with its prefetch copies
+ * at two to three times a plain share's rate for a fifth of its CPU
+ * (docs/benchmarks.md); dontcache and dontneed read through the page
+ * cache at about a plain share's rate and cost. On network and FUSE
+ * filesystems (CG_FS_REMOTE) auto never reads direct: their files change
+ * beyond the kernel's sight and fstat may answer from a cache, so the
+ * prefetch could serve bytes another client has overwritten; dontcache,
+ * which reads through the client's own cache, where they take it.
+ *
+ * A file that cannot read direct, or an explicit mode the filesystem
+ * lacks, takes the next mode of that order. A failure changes the mode
+ * by what it means:
  *
  *   uncached read, EOPNOTSUPP/EINVAL   the filesystem has no
  *                                      RWF_DONTCACHE: remembered for it,
  *                                      the file resolves again
  *   uncached read, anything else       this read only (EIO, ENOMEM...)
- *   direct read, anything              the file drops behind from now
+ *   direct read, anything              the file's next mode from now
  *   direct setup: filesystem refuses   remembered for it, resolve again
- *   direct setup: this file, memory    the file drops behind
+ *   direct setup: this file, a lease,  the file's next mode
+ *   or no room in direct memory
  *
  * Every failed read is read again through the next module, so the
  * client gets what a plain share would give.
@@ -86,19 +96,17 @@ enum cg_probe cg_probe_uncached(int err,
 				uint64_t f_type,
 				unsigned *lacks)
 {
-	*lacks = 0;
+	*lacks = cg_fs_type_lacks(f_type);
 	if (err != 0 && err != EOPNOTSUPP && err != EINVAL) {
 		return CG_PROBE_NO_ANSWER;
 	}
-	if (err != 0 && !may_reopen) {
-		return CG_PROBE_NO_ANSWER;
+	if (err != 0) {
+		*lacks |= CG_FS_NO_DONTCACHE;
 	}
-	*lacks = cg_fs_type_lacks(f_type);
-	if (err == 0) {
-		return CG_PROBE_DONE;
+	if (*lacks & CG_FS_REMOTE) {
+		return CG_PROBE_DONE;	/* never direct: no reopen needed */
 	}
-	*lacks |= CG_FS_NO_DONTCACHE;
-	return CG_PROBE_REOPEN;
+	return may_reopen ? CG_PROBE_REOPEN : CG_PROBE_NO_ANSWER;
 }
 
 unsigned cg_probe_direct(int err)
@@ -146,21 +154,19 @@ enum cg_mode cg_mode_resolve(enum cg_mode want, unsigned fs_lacks)
 		return CG_MODE_DONTNEED;	/* through the module below */
 	}
 	if (want == CG_MODE_AUTO && (fs_lacks & CG_FS_REMOTE)) {
-		return CG_MODE_DONTNEED;
+		want = CG_MODE_DONTCACHE;
 	}
-	if (want == CG_MODE_AUTO) {
-		if ((fs_lacks & CG_FS_NO_DONTCACHE) == 0) {
-			return CG_MODE_DONTCACHE;
+	if (want == CG_MODE_AUTO || want == CG_MODE_DIRECT) {
+		if ((fs_lacks & CG_FS_NO_DIRECT) == 0) {
+			return CG_MODE_DIRECT;
 		}
-		want = CG_MODE_DIRECT;
+		want = CG_MODE_DONTCACHE;
 	}
-	if (want == CG_MODE_DONTCACHE && (fs_lacks & CG_FS_NO_DONTCACHE)) {
-		return CG_MODE_DONTNEED;
+	if (want == CG_MODE_DONTCACHE &&
+	    (fs_lacks & CG_FS_NO_DONTCACHE) == 0) {
+		return CG_MODE_DONTCACHE;
 	}
-	if (want == CG_MODE_DIRECT && (fs_lacks & CG_FS_NO_DIRECT)) {
-		return CG_MODE_DONTNEED;
-	}
-	return want;
+	return CG_MODE_DONTNEED;
 }
 
 /* The file's streams are served in mode from now on; hints follow */
@@ -259,33 +265,26 @@ static void cg_file_fell_back(struct cg_file *f, const char *why)
 	f->fallback_why = why;
 }
 
+/* The file reads direct no more: its mode is the next one of the order */
+static void cg_file_not_direct(struct cg_file *f, int fd, unsigned fs_lacks)
+{
+	cg_file_set_mode(f, fd,
+			 cg_mode_resolve(f->stream.cfg->mode,
+					 fs_lacks | f->below |
+						 CG_FS_NO_DIRECT));
+}
+
 unsigned cg_file_direct_unavailable(struct cg_file *f,
 				    int fd,
 				    enum cg_direct_fail fail,
 				    unsigned fs_lacks)
 {
-	switch (fail) {
-	case CG_DIRECT_FAIL_FS:
-		cg_file_set_mode(f, fd,
-				 cg_mode_resolve(f->stream.cfg->mode,
-						 fs_lacks | f->below |
-							 CG_FS_NO_DIRECT));
+	cg_file_not_direct(f, fd, fs_lacks);
+	if (fail == CG_DIRECT_FAIL_FS) {
 		return CG_FS_NO_DIRECT;
-	case CG_DIRECT_FAIL_LEASE:
-		/* the file and its filesystem are fine: the next mode */
-		cg_file_set_mode(f, fd,
-				 cg_mode_resolve(f->stream.cfg->mode,
-						 fs_lacks | f->below |
-							 CG_FS_NO_DIRECT));
-		cg_file_fell_back(f, "smbd holds a kernel oplock on it, "
-				     "which a second open would break");
-		return 0;
-	case CG_DIRECT_FAIL_FILE:
-	default:
-		cg_file_set_mode(f, fd, CG_MODE_DONTNEED);
-		cg_file_fell_back(f, "no O_DIRECT for this file");
-		return 0;
 	}
+	cg_file_fell_back(f, cg_direct_fail_name(fail));
+	return 0;
 }
 
 unsigned cg_file_read_failed(struct cg_file *f,
@@ -311,7 +310,7 @@ unsigned cg_file_read_failed(struct cg_file *f,
 		return 0;	/* no failure: read again, this once */
 	}
 	if (path == CG_PATH_DIRECT) {
-		cg_file_set_mode(f, fd, CG_MODE_DONTNEED);
+		cg_file_not_direct(f, fd, fs_lacks);
 		cg_file_fell_back(f, "direct read failed");
 	}
 	return 0;

@@ -55,6 +55,13 @@ enum cg_direct_fail {
 	 * the O_DIRECT one too, would break it. This open only.
 	 */
 	CG_DIRECT_FAIL_LEASE,
+	/*
+	 * Its prefetch buffer finds no room in cacheguard:direct memory (all
+	 * smbd processes together): without one a direct stream reads each
+	 * client read on its own, slower than a plain share, so the file
+	 * takes the next mode. This open only.
+	 */
+	CG_DIRECT_FAIL_ROOM,
 	CG_DIRECT_OK,			/* set up: no failure */
 };
 
@@ -119,6 +126,7 @@ bool cg_state_dir_name(bool clustered,
 		       unsigned pnn,
 		       char *name,
 		       size_t len);
+
 
 /* What smbd's hooks did with a tracked file, for its close summary */
 struct cg_calls {

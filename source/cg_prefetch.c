@@ -99,7 +99,10 @@ const char *cg_direct_fail_name(enum cg_direct_fail fail)
 	case CG_DIRECT_FAIL_FS:
 		return "no O_DIRECT on the filesystem";
 	case CG_DIRECT_FAIL_LEASE:
-		return "smbd holds a kernel oplock";
+		return "smbd holds a kernel oplock on it, which a second "
+		       "open would break";
+	case CG_DIRECT_FAIL_ROOM:
+		return "no room in direct memory for its prefetch";
 	case CG_DIRECT_OK:
 		return "set up";
 	case CG_DIRECT_FAIL_FILE:

@@ -93,11 +93,11 @@ for m in plain $MODES; do
 			s=$(summary big.bin size)
 			case $m in
 			dontneed) path="dropped [1-9]" ;;
-			dontcache | auto) path="dontcache [1-9]" ;;
-			direct) path="direct [1-9]" ;;
+			dontcache) path="dontcache [1-9]" ;;
+			direct | auto) path="direct [1-9]" ;;
 			esac
 			cg_expect "[$m] $open download: one stream, $path" \
-				grep -qE "mode ${m/auto/dontcache};.*$path.*streams 1 .*fallbacks 0" \
+				grep -qE "mode ${m/auto/direct};.*$path.*streams 1 .*fallbacks 0" \
 				<<<"$s"
 		fi
 		# --- the upload, its size announced first ---

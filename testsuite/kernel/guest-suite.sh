@@ -82,14 +82,10 @@ kernel_at_least()
 		{ [ "$major" -eq "$want_major" ] && [ "$minor" -ge "$want_minor" ]; }
 }
 
-# What auto should resolve to on FS with this kernel: RWF_DONTCACHE
-# reads work on xfs from 6.15 and on ext4 from 6.17; else direct.
+# What auto should resolve to on FS with this kernel: direct, on ext4
+# and xfs alike, whatever RWF_DONTCACHE does there
 auto_expected()
 {
-	case $1 in
-	xfs) kernel_at_least 6.15 && { echo dontcache; return; } ;;
-	ext4) kernel_at_least 6.17 && { echo dontcache; return; } ;;
-	esac
 	echo direct
 }
 

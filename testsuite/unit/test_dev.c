@@ -206,21 +206,35 @@ static bool probe(struct cg_devs *t, bool may_reopen)
 	return cg_dev_probe(t, &fake_sys, makedev(8, 1), 0, may_reopen);
 }
 
-/* RWF_DONTCACHE works: nothing lacking, nothing reopened, asked once */
+/*
+ * RWF_DONTCACHE works and so does O_DIRECT: nothing lacking, auto reads
+ * direct; both are asked once
+ */
 static void test_probe_uncached(void **state)
 {
 	struct cg_devs t = {.sysfs = sysfs};
 
 	assert_true(probe(&t, true));
 	assert_int_equal(fake.read_flags, CG_RWF_DONTCACHE);
-	assert_int_equal(fake.reopens, 0);
+	assert_int_equal(fake.reopens, 1);
 	assert_int_equal(cg_dev_lacks(&t, makedev(8, 1)), 0);
 	assert_int_equal(cg_mode_resolve(CG_MODE_AUTO,
 					 cg_dev_lacks(&t, makedev(8, 1))),
-			 CG_MODE_DONTCACHE);
+			 CG_MODE_DIRECT);
 	assert_false(probe(&t, true));
 	assert_int_equal(fake.reads, 1);
+	assert_int_equal(fake.reopens, 1);
 	assert_int_equal(fake.fs_types, 1);
+	cg_devs_free(&t);
+
+	/* XFS on 6.15+ without O_DIRECT for its files: dontcache then */
+	fake_reset(state);
+	fake.reopen_err = EINVAL;
+	assert_true(probe(&t, true));
+	assert_int_equal(cg_dev_lacks(&t, makedev(8, 1)), CG_FS_NO_DIRECT);
+	assert_int_equal(cg_mode_resolve(CG_MODE_AUTO,
+					 cg_dev_lacks(&t, makedev(8, 1))),
+			 CG_MODE_DONTCACHE);
 	cg_devs_free(&t);
 }
 
@@ -269,6 +283,9 @@ static void test_probe_later(void **state)
 	assert_false(probe(&t, false));
 	assert_int_equal(fake.reopens, 0);
 	assert_int_equal(cg_dev_lacks(&t, makedev(8, 1)), 0);
+	fake.read_err = 0;
+	assert_false(probe(&t, false));
+	assert_int_equal(fake.reopens, 0);
 
 	fake.read_err = EBADF;
 	assert_false(probe(&t, true));
@@ -276,7 +293,7 @@ static void test_probe_later(void **state)
 	fake.read_err = 0;
 	fake.fs_type_err = EIO;
 	assert_false(probe(&t, true));
-	assert_int_equal(fake.reads, 2);	/* not read without a type */
+	assert_int_equal(fake.reads, 3);	/* not read without a type */
 
 	fake.fs_type_err = 0;
 	fake.read_err = EOPNOTSUPP;
@@ -286,14 +303,29 @@ static void test_probe_later(void **state)
 	cg_devs_free(&t);
 }
 
-/* NFS: remote, whatever its reads can do; auto drops behind there */
+/*
+ * NFS: remote, never direct (no reopen tried), also under a lease;
+ * auto reads uncached where the client takes RWF_DONTCACHE (6.18+),
+ * else drops behind
+ */
 static void test_probe_remote(void **state)
 {
 	struct cg_devs t = {.sysfs = sysfs};
 
 	fake.f_type = NFS_MAGIC;
-	assert_true(probe(&t, true));
+	assert_true(probe(&t, false));
+	assert_int_equal(fake.reopens, 0);
 	assert_int_equal(cg_dev_lacks(&t, makedev(8, 1)), CG_FS_REMOTE);
+	assert_int_equal(cg_mode_resolve(CG_MODE_AUTO,
+					 cg_dev_lacks(&t, makedev(8, 1))),
+			 CG_MODE_DONTCACHE);
+	cg_devs_free(&t);
+
+	fake_reset(state);
+	fake.f_type = NFS_MAGIC;
+	fake.read_err = EOPNOTSUPP;
+	assert_true(probe(&t, true));
+	assert_int_equal(fake.reopens, 0);
 	assert_int_equal(cg_mode_resolve(CG_MODE_AUTO,
 					 cg_dev_lacks(&t, makedev(8, 1))),
 			 CG_MODE_DONTNEED);

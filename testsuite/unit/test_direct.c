@@ -215,7 +215,10 @@ static void test_may_open(void **state)
 	/* the oplock is the first reason: nothing else is asked */
 	assert_int_equal(cg_direct_may_open(true, 0), CG_DIRECT_FAIL_LEASE);
 	assert_string_equal(cg_direct_fail_name(CG_DIRECT_FAIL_LEASE),
-			    "smbd holds a kernel oplock");
+			    "smbd holds a kernel oplock on it, which a second "
+			    "open would break");
+	assert_string_equal(cg_direct_fail_name(CG_DIRECT_FAIL_ROOM),
+			    "no room in direct memory for its prefetch");
 }
 
 static void test_plan_table(void **state)

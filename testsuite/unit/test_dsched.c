@@ -121,6 +121,7 @@ struct fake {
 	unsigned nreads;
 	uint64_t room;		/* budget for growth */
 	unsigned grow_calls;
+	uint64_t grow_below;	/* the last growth's bound */
 	bool refuse_submit;
 	bool refuse_copy;
 	bool version_fails;
@@ -313,11 +314,12 @@ static bool fo_file_version(void *priv, struct cg_pf_version *v)
 	return true;
 }
 
-static bool fo_grow(void *priv, size_t extra)
+static bool fo_grow(void *priv, size_t extra, uint64_t below)
 {
 	struct fake *f = priv;
 
 	f->grow_calls++;
+	f->grow_below = below;
 	if (extra > f->room) {
 		return false;
 	}
@@ -650,27 +652,18 @@ static void test_no_prefetch(void **state)
 	f_free(&f);
 }
 
-/*
- * The buffer a stream maps: the prefetch's, with address space for its
- * growths; without room in the budget none, and the stream reads direct
- * on demand: every request a MISS, nothing filled, nothing grown
- */
-static void test_no_room(void **state)
+/* The buffer a stream maps: the prefetch's, with address space for its
+ * growths */
+static void test_buffer(void **state)
 {
 	struct fake f;
 	size_t reserve = 1;
 
 	f_init(&f, AHEAD, MiB);
-	assert_int_equal(cg_dsched_buffer(&f.s, true, &reserve),
+	assert_int_equal(cg_dsched_buffer(&f.s, &reserve),
 			 (size_t)f.s.pf.nseg * f.s.pf.seg_size);
 	assert_true(f.s.pf.nseg > 0);
 	assert_int_equal(reserve, f.s.pf.seg_size * CG_PREFETCH_MAX_SEGS);
-	f_free(&f);
-
-	f_init(&f, AHEAD, MiB);
-	assert_int_equal(cg_dsched_buffer(&f.s, false, &reserve), 0);
-	assert_int_equal(reserve, 0);
-	misses_only(&f);
 	f_free(&f);
 }
 
@@ -960,6 +953,9 @@ static void test_grow_refused(void **state)
 	f.room = 0;
 	r[nr++] = f_send(&f, 0, 64 * KiB, 8);	/* wants 10 x 64 KiB */
 	assert_int_equal(f.grow_calls, 1);
+	/* never the last starting buffer's worth of direct memory */
+	assert_int_equal(f.grow_below, f.s.limit - f.s.base);
+	assert_int_equal(f.s.base, 4 * 64 * KiB);
 	assert_int_equal(f.s.grow_refused, 10);
 	assert_int_equal(f.s.pf.nseg, 4);
 	r[nr++] = f_send(&f, 64 * KiB, 64 * KiB, 8);
@@ -1191,7 +1187,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_miss_then_hits),
 		cmocka_unit_test(test_no_prefetch),
-		cmocka_unit_test(test_no_room),
+		cmocka_unit_test(test_buffer),
 		cmocka_unit_test(test_waiter_woken),
 		cmocka_unit_test(test_write_while_filling),
 		cmocka_unit_test(test_truncate_while_filling),

@@ -77,23 +77,29 @@ static void test_resolve(void **state)
 		unsigned lacks;
 		enum cg_mode got;
 	} cases[] = {
-		{CG_MODE_AUTO, NONE, CG_MODE_DONTCACHE},
+		/* direct first, then dontcache, then dontneed */
+		{CG_MODE_AUTO, NONE, CG_MODE_DIRECT},
 		{CG_MODE_AUTO, NO_DC, CG_MODE_DIRECT},
 		{CG_MODE_AUTO, NO_DIO, CG_MODE_DONTCACHE},
 		{CG_MODE_AUTO, NO_DC | NO_DIO, CG_MODE_DONTNEED},
 		{CG_MODE_DONTCACHE, NONE, CG_MODE_DONTCACHE},
 		{CG_MODE_DONTCACHE, NO_DC, CG_MODE_DONTNEED},
 		{CG_MODE_DIRECT, NO_DC, CG_MODE_DIRECT},
-		{CG_MODE_DIRECT, NO_DIO, CG_MODE_DONTNEED},
+		{CG_MODE_DIRECT, NO_DIO, CG_MODE_DONTCACHE},
+		{CG_MODE_DIRECT, NO_DIO | NO_DC, CG_MODE_DONTNEED},
+		{CG_MODE_DONTNEED, NONE, CG_MODE_DONTNEED},
 		{CG_MODE_DONTNEED, NO_DC | NO_DIO, CG_MODE_DONTNEED},
 		/*
-		 * network and FUSE: auto drops behind whatever the probe
-		 * found; a mode the administrator set stays
+		 * network and FUSE: auto never reads direct, dontcache where
+		 * it works; a mode the administrator set stays
 		 */
-		{CG_MODE_AUTO, REMOTE, CG_MODE_DONTNEED},
+		{CG_MODE_AUTO, REMOTE, CG_MODE_DONTCACHE},
 		{CG_MODE_AUTO, REMOTE | NO_DC, CG_MODE_DONTNEED},
 		{CG_MODE_DIRECT, REMOTE, CG_MODE_DIRECT},
 		{CG_MODE_DONTCACHE, REMOTE, CG_MODE_DONTCACHE},
+		/* a module below must see every read */
+		{CG_MODE_AUTO, CG_BELOW_READS, CG_MODE_DONTNEED},
+		{CG_MODE_DIRECT, CG_BELOW_READS, CG_MODE_DONTNEED},
 	};
 	size_t i;
 
@@ -176,9 +182,11 @@ static void test_choose(void **state)
 	start(&f, &cfg, CG_MODE_DONTNEED, NONE);
 	assert_int_equal(choose(&f, 8 * MiB, MiB), CG_PATH_NEXT);
 	start(&f, &cfg, CG_MODE_AUTO, NONE);
-	assert_int_equal(choose(&f, 8 * MiB, MiB), CG_PATH_UNCACHED);
+	assert_int_equal(choose(&f, 8 * MiB, MiB), CG_PATH_DIRECT);
 	/* a far read is no stream read: the next module */
 	assert_int_equal(choose(&f, 700 * MiB, MiB), CG_PATH_NEXT);
+	start(&f, &cfg, CG_MODE_DONTCACHE, NONE);
+	assert_int_equal(choose(&f, 8 * MiB, MiB), CG_PATH_UNCACHED);
 	start(&f, &cfg, CG_MODE_DIRECT, NONE);
 	assert_int_equal(choose(&f, 8 * MiB, MiB), CG_PATH_DIRECT);
 	/* below direct min io (64K): buffered */
@@ -234,6 +242,7 @@ static void test_state_dir_name(void **state)
 				      sizeof(name)));
 	assert_string_equal(name, "cacheguard.node4294967295");
 }
+
 
 /*
  * A module below that must see the reads (full_audit, commit for
@@ -330,8 +339,8 @@ static void test_zerocopy(void **state)
 	assert_false(cg_file_zerocopy_ok(&f));
 	start(&f, &cfg, CG_MODE_DIRECT, NONE);
 	assert_false(cg_file_zerocopy_ok(&f));
-	/* direct set up failed: the file is served as dontneed */
-	cg_file_direct_unavailable(&f, 3, CG_DIRECT_FAIL_FILE, NONE);
+	/* direct set up failed, no RWF_DONTCACHE: served as dontneed */
+	cg_file_direct_unavailable(&f, 3, CG_DIRECT_FAIL_FILE, NO_DC);
 	assert_true(cg_file_zerocopy_ok(&f));
 	/* a dontcache stream that others share reads through the cache */
 	start(&f, &cfg, CG_MODE_DONTCACHE, NONE);
@@ -352,14 +361,11 @@ static void test_failures(void **state)
 		unsigned learnt;
 		const char *why;
 	} cases[] = {
-		{"auto, no RWF_DONTCACHE", CG_MODE_AUTO, NONE,
-		 CG_PATH_UNCACHED, EOPNOTSUPP, CG_MODE_DIRECT, NO_DC,
+		{"auto without O_DIRECT, no RWF_DONTCACHE", CG_MODE_AUTO,
+		 NO_DIO, CG_PATH_UNCACHED, EOPNOTSUPP, CG_MODE_DONTNEED, NO_DC,
 		 "no RWF_DONTCACHE"},
-		{"auto, RWF_DONTCACHE refused", CG_MODE_AUTO, NONE,
-		 CG_PATH_UNCACHED, EINVAL, CG_MODE_DIRECT, NO_DC,
-		 "no RWF_DONTCACHE"},
-		{"auto, no RWF_DONTCACHE, no O_DIRECT", CG_MODE_AUTO, NO_DIO,
-		 CG_PATH_UNCACHED, EOPNOTSUPP, CG_MODE_DONTNEED, NO_DC,
+		{"auto without O_DIRECT, RWF_DONTCACHE refused", CG_MODE_AUTO,
+		 NO_DIO, CG_PATH_UNCACHED, EINVAL, CG_MODE_DONTNEED, NO_DC,
 		 "no RWF_DONTCACHE"},
 		{"dontcache, no RWF_DONTCACHE", CG_MODE_DONTCACHE, NONE,
 		 CG_PATH_UNCACHED, EOPNOTSUPP, CG_MODE_DONTNEED, NO_DC,
@@ -373,12 +379,13 @@ static void test_failures(void **state)
 		{"dontcache, EACCES: this read", CG_MODE_DONTCACHE, NONE,
 		 CG_PATH_UNCACHED, EACCES, CG_MODE_DONTCACHE, NONE,
 		 "uncached read failed"},
-		{"direct, EIO: the file", CG_MODE_DIRECT, NONE, CG_PATH_DIRECT,
-		 EIO, CG_MODE_DONTNEED, NONE, "direct read failed"},
-		{"direct, EINVAL: the file", CG_MODE_DIRECT, NONE,
-		 CG_PATH_DIRECT, EINVAL, CG_MODE_DONTNEED, NONE,
+		{"direct, EIO: the file's next mode", CG_MODE_DIRECT, NONE,
+		 CG_PATH_DIRECT, EIO, CG_MODE_DONTCACHE, NONE,
 		 "direct read failed"},
-		{"direct, ENOMEM: the file", CG_MODE_DIRECT, NONE,
+		{"auto, EINVAL: the file's next mode", CG_MODE_AUTO, NONE,
+		 CG_PATH_DIRECT, EINVAL, CG_MODE_DONTCACHE, NONE,
+		 "direct read failed"},
+		{"direct, ENOMEM, no RWF_DONTCACHE", CG_MODE_DIRECT, NO_DC,
 		 CG_PATH_DIRECT, ENOMEM, CG_MODE_DONTNEED, NONE,
 		 "direct read failed"},
 	};
@@ -475,15 +482,23 @@ static void test_probe(void **state)
 		enum cg_probe probe;
 		unsigned lacks;
 	} cases[] = {
-		{"uncached read works", 0, true, 0xEF53, CG_PROBE_DONE, NONE},
-		{"works, a lease held", 0, false, 0xEF53, CG_PROBE_DONE, NONE},
-		{"works on NFS", 0, true, 0x6969, CG_PROBE_DONE, CG_FS_REMOTE},
+		/* O_DIRECT is learnt too, by a reopen, wherever it may be */
+		{"uncached read works", 0, true, 0xEF53, CG_PROBE_REOPEN,
+		 NONE},
+		{"works, a lease held", 0, false, 0xEF53, CG_PROBE_NO_ANSWER,
+		 NONE},
 		{"no RWF_DONTCACHE", EOPNOTSUPP, true, 0xEF53, CG_PROBE_REOPEN,
 		 NO_DC},
 		{"RWF_DONTCACHE refused", EINVAL, true, 0xEF53,
 		 CG_PROBE_REOPEN, NO_DC},
 		{"no RWF_DONTCACHE, a lease held", EOPNOTSUPP, false, 0xEF53,
-		 CG_PROBE_NO_ANSWER, NONE},
+		 CG_PROBE_NO_ANSWER, NO_DC},
+		/* network and FUSE never read direct: no reopen to try */
+		{"works on NFS", 0, true, 0x6969, CG_PROBE_DONE, CG_FS_REMOTE},
+		{"NFS, a lease held", 0, false, 0x6969, CG_PROBE_DONE,
+		 CG_FS_REMOTE},
+		{"NFS without RWF_DONTCACHE", EOPNOTSUPP, true, 0x6969,
+		 CG_PROBE_DONE, CG_FS_REMOTE | NO_DC},
 		{"write-only descriptor", EBADF, true, 0xEF53,
 		 CG_PROBE_NO_ANSWER, NONE},
 		{"EIO", EIO, true, 0xEF53, CG_PROBE_NO_ANSWER, NONE},
@@ -605,17 +620,25 @@ static void test_direct_unavailable(void **state)
 		enum cg_mode mode;
 		unsigned learnt;
 		uint64_t fallbacks;
+		enum cg_path path;	/* of a stream read after */
 	} cases[] = {
-		{CG_MODE_DIRECT, NONE, CG_DIRECT_FAIL_FS, CG_MODE_DONTNEED,
-		 NO_DIO, 0},
+		{CG_MODE_DIRECT, NONE, CG_DIRECT_FAIL_FS, CG_MODE_DONTCACHE,
+		 NO_DIO, 0, CG_PATH_UNCACHED},
 		{CG_MODE_AUTO, NO_DC, CG_DIRECT_FAIL_FS, CG_MODE_DONTNEED,
-		 NO_DIO, 0},
-		{CG_MODE_DIRECT, NONE, CG_DIRECT_FAIL_FILE, CG_MODE_DONTNEED,
-		 NONE, 1},
-		{CG_MODE_DIRECT, NONE, CG_DIRECT_FAIL_LEASE, CG_MODE_DONTNEED,
-		 NONE, 1},
+		 NO_DIO, 0, CG_PATH_NEXT},
+		{CG_MODE_DIRECT, NONE, CG_DIRECT_FAIL_FILE, CG_MODE_DONTCACHE,
+		 NONE, 1, CG_PATH_UNCACHED},
+		{CG_MODE_DIRECT, NO_DC, CG_DIRECT_FAIL_FILE, CG_MODE_DONTNEED,
+		 NONE, 1, CG_PATH_NEXT},
+		{CG_MODE_DIRECT, NONE, CG_DIRECT_FAIL_LEASE, CG_MODE_DONTCACHE,
+		 NONE, 1, CG_PATH_UNCACHED},
 		{CG_MODE_AUTO, NO_DC, CG_DIRECT_FAIL_LEASE, CG_MODE_DONTNEED,
-		 NONE, 1},
+		 NONE, 1, CG_PATH_NEXT},
+		/* the server's direct memory is held by other streams */
+		{CG_MODE_AUTO, NONE, CG_DIRECT_FAIL_ROOM, CG_MODE_DONTCACHE,
+		 NONE, 1, CG_PATH_UNCACHED},
+		{CG_MODE_AUTO, NO_DC, CG_DIRECT_FAIL_ROOM, CG_MODE_DONTNEED,
+		 NONE, 1, CG_PATH_NEXT},
 	};
 	struct cg_config cfg;
 	struct cg_file f;
@@ -638,7 +661,7 @@ static void test_direct_unavailable(void **state)
 		assert_int_equal(f.mode, cases[i].mode);
 		assert_int_equal(learnt, cases[i].learnt);
 		assert_int_equal(f.fallbacks, cases[i].fallbacks);
-		assert_int_equal(choose(&f, 8 * MiB, MiB), CG_PATH_NEXT);
+		assert_int_equal(choose(&f, 8 * MiB, MiB), cases[i].path);
 	}
 
 	/*
@@ -677,7 +700,7 @@ static void test_hints_follow_mode(void **state)
 	assert_int_equal(choose(&f, 8 * MiB, MiB), CG_PATH_DIRECT);
 	assert_int_equal(n_random + n_normal + n_willneed, 0);
 	/* Buffered from now: the stream's own readahead, 2 MiB a piece */
-	cg_file_read_failed(&f, 3, CG_PATH_DIRECT, EIO, NONE);
+	cg_file_read_failed(&f, 3, CG_PATH_DIRECT, EIO, NO_DC);
 	assert_int_equal(n_random, 1);
 	assert_int_equal(n_willneed, 4);
 	cg_stream_close(&f.stream, 3);
