@@ -76,28 +76,77 @@ const char *cg_state_dir(void)
 	return dir;
 }
 
+/*
+ * Whether the directory open on dirfd (path, for the log) may hold lock
+ * files: cg_state_dir_untrusted's rule, said once per process at level
+ * 0 where it fails, since then no lock file is used at all (each smbd
+ * process bounds its own direct memory, streams drop as if alone).
+ */
+static bool cg_state_dir_trusted(int dirfd, const char *path)
+{
+	static bool logged;
+	const char *why = NULL;
+	struct stat st;
+
+	if (fstat(dirfd, &st) != 0) {
+		return false;
+	}
+	why = cg_state_dir_untrusted((uint32_t)st.st_uid,
+				     (uint32_t)st.st_mode);
+	if (why == NULL) {
+		return true;
+	}
+	if (!logged) {
+		logged = true;
+		DBG_ERR("%s is %s (uid %u, mode %04o): cacheguard keeps no "
+			"lock files there; make it root's and writable by "
+			"root alone\n",
+			path,
+			why,
+			(unsigned)st.st_uid,
+			(unsigned)(st.st_mode & 07777));
+	}
+	errno = EPERM;
+	return false;
+}
+
 int cg_state_dir_open(void)
 {
 	const char *dir = cg_state_dir();
-	struct stat st;
-	int dirfd;
+	const char *state = lp_state_directory();
+	const char *name = NULL;
+	int dirfd, parentfd;
 
 	if (dir == NULL) {
 		errno = ENOMEM;
 		return -1;
 	}
-	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+	name = strrchr(dir, '/') + 1;
+	parentfd = open(state, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (parentfd == -1) {
 		return -1;
 	}
-	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (!cg_state_dir_trusted(parentfd, state)) {
+		close(parentfd);
+		return -1;
+	}
+	if (mkdirat(parentfd, name, 0700) != 0 &&
+	    errno != EEXIST) {
+		close(parentfd);
+		return -1;
+	}
+	dirfd = openat(parentfd, name,
+		       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	close(parentfd);
 	if (dirfd == -1) {
 		return -1;
 	}
-	if (fstat(dirfd, &st) == 0 && st.st_uid == geteuid() &&
-	    (st.st_mode & 077) != 0) {
-		/* made 0755 by an older version */
-		(void)fchmod(dirfd, 0700);
+	if (!cg_state_dir_trusted(dirfd, dir)) {
+		close(dirfd);
+		return -1;
 	}
+	/* 0700: the lock files are nobody else's business */
+	(void)fchmod(dirfd, 0700);
 	return dirfd;
 }
 

@@ -148,6 +148,17 @@ bool cg_state_dir_name(bool clustered,
 	return per_node;
 }
 
+const char *cg_state_dir_untrusted(uint32_t uid, uint32_t mode)
+{
+	if (uid != 0) {
+		return "not owned by root";
+	}
+	if ((mode & 022) != 0) {
+		return "writable by group or others";
+	}
+	return NULL;
+}
+
 enum cg_mode cg_mode_resolve(enum cg_mode want, unsigned fs_lacks)
 {
 	if (fs_lacks & CG_BELOW_READS) {

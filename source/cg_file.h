@@ -127,6 +127,14 @@ bool cg_state_dir_name(bool clustered,
 		       char *name,
 		       size_t len);
 
+/*
+ * Whether a directory of the module's lock files, or the state directory
+ * above it, may be used: root's (uid), and writable by nobody else
+ * (mode). Another user who could create, replace or hold a lock file
+ * there could make every smbd process wait for it, or lie to it about
+ * what memory the others hold. NULL, or why not in words for the log.
+ */
+const char *cg_state_dir_untrusted(uint32_t uid, uint32_t mode);
 
 /* What smbd's hooks did with a tracked file, for its close summary */
 struct cg_calls {

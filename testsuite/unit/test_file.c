@@ -243,6 +243,22 @@ static void test_state_dir_name(void **state)
 	assert_string_equal(name, "cacheguard.node4294967295");
 }
 
+/* Lock files only where nobody but root can create or hold them */
+static void test_state_dir_trust(void **state)
+{
+	(void)state;
+	assert_null(cg_state_dir_untrusted(0, 040700));
+	assert_null(cg_state_dir_untrusted(0, 040755));
+	assert_null(cg_state_dir_untrusted(0, 041755 & ~022));
+	assert_string_equal(cg_state_dir_untrusted(1000, 040700),
+			    "not owned by root");
+	assert_string_equal(cg_state_dir_untrusted(0, 040775),
+			    "writable by group or others");
+	assert_string_equal(cg_state_dir_untrusted(0, 040757),
+			    "writable by group or others");
+	assert_string_equal(cg_state_dir_untrusted(0, 041777),
+			    "writable by group or others");
+}
 
 /*
  * A module below that must see the reads (full_audit, commit for
@@ -804,6 +820,7 @@ int main(void)
 		cmocka_unit_test(test_fs_type),
 		cmocka_unit_test(test_fs_shared),
 		cmocka_unit_test(test_state_dir_name),
+		cmocka_unit_test(test_state_dir_trust),
 		cmocka_unit_test(test_open_questions),
 		cmocka_unit_test(test_choose),
 		cmocka_unit_test(test_zerocopy),
