@@ -29,12 +29,16 @@
  * lookup, which could reach another file after a rename) with O_DIRECT.
  *
  * Alignment. O_DIRECT fails with EINVAL unless offset, length and buffer
- * are aligned (statx STATX_DIOALIGN says to what). A request at an
- * aligned offset is read into smbd's own buffer, from its first aligned
- * address, and moved down; its last blocks go through a small bounce
- * (cg_dio_inplace): so a MISS costs no memory from the budget, which the
- * prefetch of a few streams may hold entirely. Other requests are
- * widened, read into an aligned bounce buffer and trimmed (cg_dio_plan).
+ * are aligned (statx STATX_DIOALIGN says to what). Where the kernel
+ * pins the pages of an O_DIRECT read (6.5+: cg_dio_pins_pages; before,
+ * a fork of smbd during the read could leave smbd with stale bytes), a
+ * request at an aligned offset is read into smbd's own buffer, from its
+ * first aligned address, and moved down; its last blocks go through a
+ * small bounce (cg_dio_inplace): so a MISS costs no memory from the
+ * budget, which the prefetch of a few streams may hold entirely. Other
+ * requests are widened, read into an aligned bounce buffer and trimmed
+ * (cg_dio_plan). The module's own buffers are never inherited by a
+ * child process (MADV_DONTFORK).
  *
  * Prefetch. O_DIRECT has no readahead, so each stream keeps segments of
  * one private buffer loading ahead of the client, in smbd's thread pool.
@@ -86,6 +90,7 @@
 #include "lib/util/dlinklist.h"
 
 #include <sys/stat.h>
+#include <sys/utsname.h>
 
 #include "cacheguard_glue.h"
 #include "../source/cg_djob.h"
@@ -154,6 +159,18 @@ static size_t cg_direct_mem_in_use;
 size_t cg_direct_memory_in_use(void)
 {
 	return cg_direct_mem_in_use;
+}
+
+/* Whether a MISS may be read into smbd's own buffer (cg_dio_pins_pages) */
+static bool cg_direct_inplace_safe(void)
+{
+	static int safe = -1;
+	struct utsname u;
+
+	if (safe == -1) {
+		safe = uname(&u) == 0 && cg_dio_pins_pages(u.release);
+	}
+	return safe == 1;
 }
 
 /* ---- the descriptor ------------------------------------------------- */
@@ -776,7 +793,8 @@ static struct cg_direct_job *cg_direct_read_job(struct cg_direct *d,
 		errno = EINVAL;
 		return NULL;
 	}
-	inplace = cg_dio_inplace((uint64_t)offset, n, (uintptr_t)data,
+	inplace = cg_direct_inplace_safe() &&
+		  cg_dio_inplace((uint64_t)offset, n, (uintptr_t)data,
 				 d->align, &in);
 	len = cg_dio_read_bounce(inplace, &in, plan, &charge);
 	if (charge) {

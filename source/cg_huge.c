@@ -35,7 +35,12 @@ void *cg_huge_map(size_t len)
 	void *p = mmap(NULL, (len > 0 ? len : 1), PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-	return p == MAP_FAILED ? NULL : p;
+	if (p == MAP_FAILED) {
+		return NULL;
+	}
+	/* never in a child of smbd: an O_DIRECT read may be in flight */
+	(void)madvise(p, (len > 0 ? len : 1), MADV_DONTFORK);
+	return p;
 }
 
 /*
@@ -68,6 +73,7 @@ void *cg_huge_reserve(size_t reserve, size_t used)
 #ifdef MADV_HUGEPAGE
 	(void)madvise(a, reserve, MADV_HUGEPAGE);
 #endif
+	(void)madvise(a, reserve, MADV_DONTFORK);
 	if (mprotect(a, used, PROT_READ | PROT_WRITE) != 0) {
 		munmap(a, reserve);
 		return NULL;

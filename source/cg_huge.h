@@ -44,8 +44,10 @@
 
 /*
  * A buffer for O_DIRECT of len bytes straight from mmap, page-aligned,
- * given back to the kernel by cg_huge_unmap; NULL when there is no
- * memory. From malloc, megabyte buffers raise glibc's mmap threshold
+ * never inherited by a child process (MADV_DONTFORK: a fork while a
+ * read is in flight must not leave its pages copy-on-write, see
+ * cg_dio_pins_pages), given back to the kernel by cg_huge_unmap; NULL
+ * when there is no memory. From malloc, megabyte buffers raise glibc's mmap threshold
  * once freed, and later ones then come from the heap, which it does not
  * give back: an idle smbd process that had served a dozen direct copies
  * was seen holding 155 MiB.
@@ -55,7 +57,8 @@ void cg_huge_unmap(void *p, size_t len);
 
 /*
  * The prefetch buffer: reserve bytes of address space on a huge page
- * boundary, with transparent huge pages asked for, of which [0, used) is
+ * boundary, with transparent huge pages asked for and never inherited
+ * by a child (as cg_huge_map's), of which [0, used) is
  * usable; NULL when either fails. cg_huge_commit makes [off, off + len)
  * usable too (false: the kernel refused, as under strict overcommit).
  */

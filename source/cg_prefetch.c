@@ -46,6 +46,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -183,6 +184,16 @@ bool cg_dio_inplace(uint64_t off,
 		.body = body,
 	};
 	return cg_dio_plan(off + body, n - body, align, &p->tail);
+}
+
+bool cg_dio_pins_pages(const char *release)
+{
+	unsigned major = 0, minor = 0;
+
+	if (release == NULL || sscanf(release, "%u.%u", &major, &minor) != 2) {
+		return false;
+	}
+	return major > 6 || (major == 6 && minor >= 5);
 }
 
 size_t cg_dio_read_bounce(bool inplace,

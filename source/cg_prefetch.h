@@ -112,6 +112,21 @@ bool cg_dio_inplace(uint64_t off,
 		    struct cg_dio_inplace *p);
 
 /*
+ * Whether a kernel of this release (uname's, "6.1.0-28-amd64") pins the
+ * pages of an O_DIRECT read's buffer (FOLL_PIN, block I/O since Linux
+ * 6.5), so that a fork() while the read is in flight cannot leave the
+ * parent with a copy of a page the device never wrote: smbd forks for
+ * its dfree command, quota, print and message commands without waiting
+ * for its thread pool. Earlier kernels take plain references, and a
+ * page of smbd's buffer that the main thread writes (the heap around
+ * it) would be copied on write: stale bytes at the head or tail of a
+ * reply. Only then may a read go into smbd's own buffer
+ * (cg_dio_inplace); the module's own buffers are never inherited
+ * (MADV_DONTFORK, cg_huge.c). false for a release it cannot read.
+ */
+bool cg_dio_pins_pages(const char *release);
+
+/*
  * The bounce buffer a request read on its own needs, in bytes, and
  * whether the server's direct memory budget must have room for it
  * (*charge): in place (cg_dio_inplace gave in), its tail's few blocks,

@@ -221,6 +221,37 @@ static void test_may_open(void **state)
 			    "no room in direct memory for its prefetch");
 }
 
+/*
+ * In place only where the kernel pins an O_DIRECT read's pages (6.5+):
+ * Debian 12's 6.1 does not, 13's 6.12 does
+ */
+static void test_pins_pages(void **state)
+{
+	static const struct {
+		const char *release;
+		bool pins;
+	} cases[] = {
+		{"6.1.0-28-amd64", false},
+		{"6.4.16", false},
+		{"6.5.0", true},
+		{"6.12.57+deb13-amd64", true},
+		{"6.18.44-fc-v1272", true},
+		{"7.0", true},
+		{"5.15.0-91-generic", false},
+		{"4.19.0", false},
+		{"", false},
+		{"x.y", false},
+		{NULL, false},
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < N_ELEM(cases); i++) {
+		assert_int_equal(cg_dio_pins_pages(cases[i].release),
+				 cases[i].pins);
+	}
+}
+
 static void test_plan_table(void **state)
 {
 	size_t i;
@@ -1530,6 +1561,7 @@ int main(void)
 		cmocka_unit_test(test_alignment),
 		cmocka_unit_test(test_open_failure_scope),
 		cmocka_unit_test(test_may_open),
+		cmocka_unit_test(test_pins_pages),
 		cmocka_unit_test(test_plan_table),
 		cmocka_unit_test(test_plan_refuses),
 		cmocka_unit_test(test_plan_property),

@@ -28,6 +28,8 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "cg_huge.h"
@@ -61,10 +63,60 @@ static void test_buffers(void **state)
 	cg_huge_unmap(NULL, 0);
 }
 
+/* Whether a child of this process has p mapped: mincore answers */
+static bool child_sees(void *p)
+{
+	unsigned char vec;
+	int status;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		_exit(mincore(p, 4096, &vec) == 0 ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/*
+ * No buffer of the module's is in a child of smbd's: a fork while an
+ * O_DIRECT read into it is in flight would otherwise make its pages
+ * copy-on-write, and on kernels that do not pin them (before 6.5) the
+ * parent would keep a copy the device never wrote
+ */
+static void test_no_fork(void **state)
+{
+	void *plain = NULL;
+	uint8_t *p = NULL;
+	void *q = NULL;
+
+	(void)state;
+	plain = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(plain != MAP_FAILED);
+	assert_true(child_sees(plain));		/* the test can tell */
+	munmap(plain, 4096);
+
+	p = cg_huge_reserve(8 * MiB, 2 * MiB);
+	assert_non_null(p);
+	memset(p, 1, 4096);
+	assert_false(child_sees(p));
+	assert_true(cg_huge_commit(p, 2 * MiB, 2 * MiB));
+	assert_false(child_sees(p + 2 * MiB));
+	cg_huge_unmap(p, 8 * MiB);
+
+	q = cg_huge_map(64 * 1024);
+	assert_non_null(q);
+	memset(q, 1, 4096);
+	assert_false(child_sees(q));
+	cg_huge_unmap(q, 64 * 1024);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_buffers),
+		cmocka_unit_test(test_no_fork),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
