@@ -210,7 +210,7 @@ static void cacheguard_file_destroy(void *p)
 	if (!cgf->done) {
 		/* freed without SMB_VFS_CLOSE: a shared DOS or FCB handle */
 		if (cgf->writer != NULL) {
-			(void)cg_wfile_close(cgf->writer);
+			cg_wfile_close(cgf->writer);
 			TALLOC_FREE(cgf->writer);
 		}
 		cacheguard_file_done(cgf->fsp, cgf);

@@ -234,8 +234,7 @@ int cg_state_file_open(const char *name);
 /*
  * Uploads (cacheguard_write.c): one struct cg_wfile per open file a
  * client writes, a talloc child of the fsp. Every write smbd makes for a
- * client goes through it; a flush gets the writeback error its jobs
- * consumed, once.
+ * client goes through it.
  */
 /* What the module keeps per share, from the tree connect on */
 struct cacheguard_share {
@@ -338,16 +337,8 @@ struct tevent_req *cg_wfile_pwrite_send(TALLOC_CTX *mem_ctx,
 					off_t offset);
 ssize_t cg_wfile_pwrite_recv(struct tevent_req *req,
 			     struct vfs_aio_state *vfs_aio_state);
-/* wf NULL: the next module's fsync_send, unwatched */
-struct tevent_req *cg_wfile_fsync_send(TALLOC_CTX *mem_ctx,
-				       struct tevent_context *ev,
-				       struct vfs_handle_struct *handle,
-				       struct files_struct *fsp,
-				       struct cg_wfile *wf);
-int cg_wfile_fsync_recv(struct tevent_req *req,
-			struct vfs_aio_state *vfs_aio_state);
-/* Before the close: drops the upload; an error not yet reported, or 0 */
-int cg_wfile_close(struct cg_wfile *wf);
+/* Before the close: drops the upload */
+void cg_wfile_close(struct cg_wfile *wf);
 
 /*
  * The write hooks (cacheguard_write.c), given fsp's writer wf, which

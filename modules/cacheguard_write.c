@@ -26,16 +26,14 @@
  *                              +--> RWF_DONTCACHE --fail--> NEXT +
  *                                                               |
  *   cg_write_end --> plan? --> writeback job in smbd's pool  <--+
- *         |                    (sync_file_range, DONTNEED)
+ *         |                    (sync_file_range, DONTNEED, residency)
  *         +--> lagging? pwrite_send: its answer held until the job ends
  *                       pwrite, recvfile: cg_write_catch_up, waited for
- *                                      |
- *   flush --> NEXT fsync --> job in flight? wait --> kept error first
  *
- * The job works on a dup() of the file's descriptor: the same open
- * file description, so the writeback error it consumes is the one
- * smbd's fsync would have seen, and a close while it runs does not
- * pull the descriptor from under it.
+ * Flushes and closes are smbd's own: the module never waits on
+ * writeback in a way that reports an error (cg_write_writeback), so it
+ * has none to hand on. The job works on dup()s of its descriptors, so a
+ * close while it runs does not pull them from under it.
  */
 
 #include "includes.h"
@@ -50,7 +48,6 @@
 #undef DBGC_CLASS
 #define DBGC_CLASS vfs_cacheguard_debug_level
 
-struct cg_wfsync_state;
 struct cg_wpwrite_state;
 struct cg_wb_job;
 
@@ -58,8 +55,14 @@ struct cg_wfile {
 	struct cg_writer w;
 	struct vfs_handle_struct *handle;
 	struct files_struct *fsp;
+	/*
+	 * Where residency may be asked (cg_write_writeback): the file's
+	 * own descriptor (-2), or, where smbd's is write-only (mincore
+	 * maps the file), one opened for reading as the client's user;
+	 * -1: none, jobs drop without waiting for writeback
+	 */
+	int res_fd;
 	struct cg_wb_job *job;			/* in flight, or NULL */
-	struct cg_wfsync_state *waiters;	/* flushes waiting for it */
 	struct cg_wpwrite_state *held;		/* answered after it */
 };
 
@@ -67,11 +70,11 @@ struct cg_wfile {
 struct cg_wb_job {
 	struct cg_wfile *wf;	/* NULL once the file is gone */
 	int fd;			/* a dup() of the file's descriptor */
+	int res_fd;		/* a dup() of wf->res_fd's, or -1 */
 	struct cg_wb_plan plan;
-	int err;
+	uint64_t left;
 };
 
-static void cg_wfsync_finish(struct cg_wfsync_state *state);
 static void cg_wpwrite_release(struct cg_wfile *wf);
 
 static int cg_wfile_destructor(struct cg_wfile *wf)
@@ -79,12 +82,40 @@ static int cg_wfile_destructor(struct cg_wfile *wf)
 	if (wf->job != NULL) {
 		wf->job->wf = NULL;
 	}
-	/* smbd closes no file with I/O in flight; should it, answer */
-	while (wf->waiters != NULL) {
-		cg_wfsync_finish(wf->waiters);
+	if (wf->res_fd >= 0) {
+		close(wf->res_fd);
 	}
+	/* smbd closes no file with I/O in flight; should it, answer */
 	cg_wpwrite_release(wf);
 	return 0;
+}
+
+/* The descriptor residency is asked of, as res_fd says: -1 for none */
+static int cg_wfile_res_fd(struct cg_wfile *wf)
+{
+	char buf[PATH_MAX];
+	const char *path = NULL;
+	int fd = fsp_get_io_fd(wf->fsp);
+	int flags;
+
+	if (wf->res_fd != -3) {
+		return wf->res_fd == -2 ? fd : wf->res_fd;
+	}
+	flags = fcntl(fd, F_GETFL);
+	if (flags != -1 && (flags & O_ACCMODE) != O_WRONLY) {
+		wf->res_fd = -2;
+		return fd;
+	}
+	/* as the client's user: permissions are checked again */
+	path = cg_proc_fd_path(fd, buf, sizeof(buf));
+	wf->res_fd = path != NULL ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	if (wf->res_fd == -1) {
+		DBG_INFO("%s: no descriptor to ask residency of (%s): its "
+			 "write-behind drops without waiting for writeback\n",
+			 fsp_str_dbg(wf->fsp),
+			 strerror(errno));
+	}
+	return wf->res_fd;
 }
 
 struct cg_wfile *cg_wfile_new(TALLOC_CTX *mem_ctx,
@@ -100,6 +131,7 @@ struct cg_wfile *cg_wfile_new(TALLOC_CTX *mem_ctx,
 	}
 	wf->handle = handle;
 	wf->fsp = fsp;
+	wf->res_fd = -3;	/* not asked yet */
 	cg_writer_init(&wf->w, cfg, fs_lacks);
 	talloc_set_destructor(wf, cg_wfile_destructor);
 	return wf;
@@ -112,7 +144,8 @@ static void cg_wb_do(void *private_data)
 	struct cg_wb_job *job = talloc_get_type_abort(private_data,
 						      struct cg_wb_job);
 
-	job->err = cg_write_writeback(&cg_sys_linux, job->fd, &job->plan);
+	job->left = cg_write_writeback(&cg_sys_linux, job->fd, job->res_fd,
+				       &job->plan, CG_WB_PATIENCE_NS);
 }
 
 /* A writeback's end; its request is nobody's child, so it comes */
@@ -122,18 +155,13 @@ static void cg_wb_done(struct tevent_req *subreq)
 						      struct cg_wb_job);
 	struct cg_wfile *wf = job->wf;
 	struct cg_wb_plan plan = job->plan;
-	int err = job->err;
+	uint64_t left = job->left;
 	bool ran;
 
 	ran = cg_pool_recv(subreq) == 0;
 	close(job->fd);
-	if (ran && err != 0) {
-		DBG_ERR("%s: writeback of [%ju, %ju) failed: %s; kept for "
-			"the client's next flush\n",
-			wf != NULL ? fsp_str_dbg(wf->fsp) : "(closed file)",
-			(uintmax_t)plan.wait.off,
-			(uintmax_t)plan.start.end,
-			strerror(err));
+	if (job->res_fd != -1) {
+		close(job->res_fd);
 	}
 	TALLOC_FREE(subreq);	/* and the job */
 	if (wf == NULL) {
@@ -144,10 +172,7 @@ static void cg_wb_done(struct tevent_req *subreq)
 		/* skipped (cg_pool_send's flags): the next write's job */
 		cg_write_wb_skipped(&wf->w, &plan);
 	} else {
-		cg_write_wb_done(&wf->w, &plan, err);
-	}
-	while (wf->waiters != NULL) {
-		cg_wfsync_finish(wf->waiters);
+		cg_write_wb_done(&wf->w, &plan, left);
 	}
 	/* Catch up at once: what was written meanwhile needs no new write */
 	if (cg_write_replan(&wf->w, &plan)) {
@@ -167,15 +192,25 @@ static void cg_wb_start(struct cg_wfile *wf, const struct cg_wb_plan *plan)
 	if (job == NULL) {
 		goto not_run;
 	}
-	*job = (struct cg_wb_job){.wf = wf, .plan = *plan, .fd = -1};
-	job->fd = dup(fsp_get_io_fd(wf->fsp));
+	*job = (struct cg_wb_job){
+		.wf = wf,
+		.plan = *plan,
+		.fd = dup(fsp_get_io_fd(wf->fsp)),
+		.res_fd = -1,
+	};
 	if (job->fd == -1) {
 		goto not_run;
+	}
+	if (cg_wfile_res_fd(wf) != -1) {
+		job->res_fd = dup(cg_wfile_res_fd(wf));
 	}
 	subreq = cg_pool_send(NULL, sconn->ev_ctx, sconn->pool, cg_wb_do,
 			      job, 0, plan->may_skip ? CG_POOL_MAY_SKIP : 0);
 	if (subreq == NULL) {
 		close(job->fd);
+		if (job->res_fd != -1) {
+			close(job->res_fd);
+		}
 		goto not_run;
 	}
 	tevent_req_set_callback(subreq, cg_wb_done, NULL);
@@ -199,22 +234,15 @@ static void cg_wfile_catch_up(struct cg_wfile *wf,
 			      ssize_t nwritten)
 {
 	struct cg_wb_plan plan;
-	int err;
+	uint64_t left;
 
 	if (!cg_write_catch_up(&wf->w, wio, nwritten, &plan)) {
 		return;
 	}
-	err = cg_write_writeback(&cg_sys_linux, fsp_get_io_fd(wf->fsp),
-				 &plan);
-	if (err != 0) {
-		DBG_ERR("%s: writeback of [%ju, %ju) failed: %s; kept for "
-			"the client's next flush\n",
-			fsp_str_dbg(wf->fsp),
-			(uintmax_t)plan.wait.off,
-			(uintmax_t)plan.wait.end,
-			strerror(err));
-	}
-	cg_write_caught_up(&wf->w, err);
+	left = cg_write_writeback(&cg_sys_linux, fsp_get_io_fd(wf->fsp),
+				  cg_wfile_res_fd(wf), &plan,
+				  CG_WB_PATIENCE_NS);
+	cg_write_caught_up(&wf->w, &plan, left);
 }
 
 /*
@@ -487,102 +515,7 @@ ssize_t cg_wfile_pwrite_recv(struct tevent_req *req,
 	return state->ret;
 }
 
-/*
- * A flush: the next module's fsync, then, once no writeback job of the
- * file is in flight, any error a job consumed, ahead of fsync's own
- */
-struct cg_wfsync_state {
-	struct cg_wfsync_state *prev, *next;
-	struct tevent_req *req;
-	struct cg_wfile *wf;	/* NULL: the file is not watched */
-	int ret;
-	struct vfs_aio_state vfs_aio_state;
-};
-
-static void cg_wfsync_done(struct tevent_req *subreq);
-
-static int cg_wfsync_destructor(struct cg_wfsync_state *state)
-{
-	if (state->wf != NULL) {
-		DLIST_REMOVE(state->wf->waiters, state);
-	}
-	return 0;
-}
-
-struct tevent_req *cg_wfile_fsync_send(TALLOC_CTX *mem_ctx,
-				       struct tevent_context *ev,
-				       struct vfs_handle_struct *handle,
-				       struct files_struct *fsp,
-				       struct cg_wfile *wf)
-{
-	struct tevent_req *req = NULL;
-	struct tevent_req *subreq = NULL;
-	struct cg_wfsync_state *state = NULL;
-
-	req = tevent_req_create(mem_ctx, &state, struct cg_wfsync_state);
-	if (req == NULL) {
-		return NULL;
-	}
-	*state = (struct cg_wfsync_state){.req = req, .ret = -1};
-	subreq = SMB_VFS_NEXT_FSYNC_SEND(state, ev, handle, fsp);
-	if (tevent_req_nomem(subreq, req)) {
-		return tevent_req_post(req, ev);
-	}
-	/* Only from here on can a job's end find it */
-	state->wf = wf;
-	tevent_req_set_callback(subreq, cg_wfsync_done, req);
-	return req;
-}
-
-static void cg_wfsync_done(struct tevent_req *subreq)
-{
-	struct tevent_req *req = tevent_req_callback_data(subreq,
-							  struct tevent_req);
-	struct cg_wfsync_state *state =
-		tevent_req_data(req, struct cg_wfsync_state);
-
-	state->ret = SMB_VFS_FSYNC_RECV(subreq, &state->vfs_aio_state);
-	TALLOC_FREE(subreq);
-	if (state->wf != NULL && cg_write_busy(&state->wf->w)) {
-		/* Its error may be this flush's: wait for the job */
-		DLIST_ADD_END(state->wf->waiters, state);
-		talloc_set_destructor(state, cg_wfsync_destructor);
-		return;
-	}
-	cg_wfsync_finish(state);
-}
-
-static void cg_wfsync_finish(struct cg_wfsync_state *state)
-{
-	int err = state->ret == -1 ? state->vfs_aio_state.error : 0;
-
-	if (state->wf != NULL) {
-		DLIST_REMOVE(state->wf->waiters, state);
-		talloc_set_destructor(state, NULL);
-		err = cg_write_flush(&state->wf->w, err);
-		state->wf = NULL;
-	}
-	if (err != 0) {
-		state->ret = -1;
-		state->vfs_aio_state.error = err;
-	}
-	tevent_req_done(state->req);
-}
-
-int cg_wfile_fsync_recv(struct tevent_req *req,
-			struct vfs_aio_state *vfs_aio_state)
-{
-	struct cg_wfsync_state *state =
-		tevent_req_data(req, struct cg_wfsync_state);
-
-	if (tevent_req_is_unix_error(req, &vfs_aio_state->error)) {
-		return -1;
-	}
-	*vfs_aio_state = state->vfs_aio_state;
-	return state->ret;
-}
-
-int cg_wfile_close(struct cg_wfile *wf)
+void cg_wfile_close(struct cg_wfile *wf)
 {
 	const struct cg_wstats *st = &wf->w.stats;
 	struct cg_range r = cg_write_close(&wf->w);
@@ -592,12 +525,11 @@ int cg_wfile_close(struct cg_wfile *wf)
 		posix_fadvise(fsp_get_io_fd(wf->fsp), r.off, r.end - r.off,
 			      POSIX_FADV_DONTNEED);
 	}
-	if (st->streams > 0 || st->errors > 0) {
+	if (st->streams > 0) {
 		DBG_PREFIX(2,
 			   ("%s: written %ju mode %s; stream %ju uncached "
 			    "%ju written back and dropped %ju in %ju jobs; "
-			    "streams %ju; writeback errors %ju; "
-			    "fallbacks %ju\n",
+			    "streams %ju; fallbacks %ju\n",
 			    fsp_str_dbg(wf->fsp),
 			    (uintmax_t)st->bytes_written,
 			    cg_mode_name(wf->w.mode),
@@ -606,11 +538,8 @@ int cg_wfile_close(struct cg_wfile *wf)
 			    (uintmax_t)st->bytes_dropped,
 			    (uintmax_t)st->jobs,
 			    (uintmax_t)st->streams,
-			    (uintmax_t)st->errors,
 			    (uintmax_t)st->fallbacks));
 	}
-	/* An error no flush has reported yet: the close reports it */
-	return cg_write_flush(&wf->w, 0);
 }
 
 /*

@@ -214,22 +214,6 @@ static struct cg_wfile *cacheguard_writer(struct vfs_handle_struct *handle,
 	return cgf->writer;
 }
 
-/* A flush gets the writeback error the writer's jobs consumed, once */
-static struct tevent_req *cacheguard_fsync_send(
-	struct vfs_handle_struct *handle,
-	TALLOC_CTX *mem_ctx,
-	struct tevent_context *ev,
-	struct files_struct *fsp)
-{
-	struct cacheguard_file *cgf = VFS_FETCH_FSP_EXTENSION(handle, fsp);
-
-	return cg_wfile_fsync_send(mem_ctx,
-				   ev,
-				   handle,
-				   fsp,
-				   cgf != NULL ? cgf->writer : NULL);
-}
-
 static ssize_t cacheguard_pwrite(struct vfs_handle_struct *handle,
 				 struct files_struct *fsp,
 				 const void *data,
@@ -281,24 +265,16 @@ static int cacheguard_close(struct vfs_handle_struct *handle,
 			    struct files_struct *fsp)
 {
 	struct cacheguard_file *cgf = VFS_FETCH_FSP_EXTENSION(handle, fsp);
-	int werr = 0;
-	int ret;
 
 	if (cgf != NULL && cgf->writer != NULL) {
-		werr = cg_wfile_close(cgf->writer);
+		cg_wfile_close(cgf->writer);
 		TALLOC_FREE(cgf->writer);
 	}
 	if (cgf != NULL) {
 		cacheguard_file_done(fsp, cgf);
 		VFS_REMOVE_FSP_EXTENSION(handle, fsp);
 	}
-	ret = SMB_VFS_NEXT_CLOSE(handle, fsp);
-	if (ret == 0 && werr != 0) {
-		/* A writeback error no flush reported: smbd reports it */
-		errno = werr;
-		ret = -1;
-	}
-	return ret;
+	return SMB_VFS_NEXT_CLOSE(handle, fsp);
 }
 
 static struct vfs_fn_pointers vfs_cacheguard_fns = {
@@ -316,8 +292,6 @@ static struct vfs_fn_pointers vfs_cacheguard_fns = {
 	.ftruncate_fn = cacheguard_ftruncate,
 	.offload_write_send_fn = cacheguard_offload_write_send,
 	.offload_write_recv_fn = cacheguard_offload_write_recv,
-	.fsync_send_fn = cacheguard_fsync_send,
-	.fsync_recv_fn = cg_wfile_fsync_recv,
 };
 
 /*

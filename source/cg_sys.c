@@ -30,6 +30,7 @@
 #include <sys/vfs.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cg_sys.h"
@@ -263,6 +264,26 @@ int cg_sys_reopen_direct(const struct cg_sys *sys, int fd)
 {
 	return sys->reopen_direct != NULL ? sys->reopen_direct(fd)
 					  : cg_linux_reopen_direct(fd);
+}
+
+static void cg_linux_sleep(uint64_t ns)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)(ns / 1000000000ULL),
+		.tv_nsec = (long)(ns % 1000000000ULL),
+	};
+
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {
+	}
+}
+
+void cg_sys_sleep(const struct cg_sys *sys, uint64_t ns)
+{
+	if (sys->sleep != NULL) {
+		sys->sleep(ns);
+	} else {
+		cg_linux_sleep(ns);
+	}
 }
 
 const struct cg_sys cg_sys_linux = {

@@ -107,6 +107,8 @@ struct cg_sys {
 	 * Through cg_sys_reopen_direct.
 	 */
 	int (*reopen_direct)(int fd);
+	/* Sleep ns nanoseconds. NULL: nanosleep(). Through cg_sys_sleep. */
+	void (*sleep)(uint64_t ns);
 };
 
 extern const struct cg_sys cg_sys_linux;
@@ -128,6 +130,7 @@ int cg_sys_lock(const struct cg_sys *sys, int fd, int cmd, struct flock *fl);
 int cg_sys_dup(const struct cg_sys *sys, int fd);
 int cg_sys_fs_type(const struct cg_sys *sys, int fd, uint64_t *f_type);
 int cg_sys_reopen_direct(const struct cg_sys *sys, int fd);
+void cg_sys_sleep(const struct cg_sys *sys, uint64_t ns);
 
 /*
  * pread() semantics over sys->preadv2: read until n bytes or end of

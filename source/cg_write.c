@@ -1,5 +1,5 @@
 /*
- * vfs_cacheguard engine: write streams, write-behind, kept errors
+ * vfs_cacheguard engine: write streams and write-behind
  *
  * Copyright (C) 2026 The vfs_cacheguard authors
  *
@@ -34,32 +34,35 @@
  * Dirty pages cannot be dropped, so each window is written back first.
  * Once [start, contig) (all of it written by the client) covers a new
  * window, a job in smbd's pool starts its writeback
- * (SYNC_FILE_RANGE_WRITE) and waits for the window started by the
- * previous job (WAIT_BEFORE | WRITE | WAIT_AFTER), then DONTNEEDs that
- * one. One job per file at a time: the upload's footprint is about three
- * windows plus the writes in flight, whatever the file's size, as long
- * as the device keeps up with the client. When it does not, and the
- * stream's front runs CG_W_MAX_BEHIND windows ahead of what was dropped
- * (the start of the running job's wait), the glue holds the answers to
- * writes that completed until the job in flight ends
- * (cg_write_lagging()): the client is slowed to the device's pace, as
- * the kernel's dirty throttling would slow it, but at this file's
- * footprint rather than a share of all memory: four windows and twice
- * the client's writes in flight. A write is never answered earlier
- * than without the module.
+ * (SYNC_FILE_RANGE_WRITE) and drops the windows started before it as
+ * their writeback ends. One job per file at a time: the upload's
+ * footprint is about three windows plus the writes in flight, whatever
+ * the file's size, as long as the device keeps up with the client. When
+ * it does not, and the stream's front runs CG_W_MAX_BEHIND windows ahead
+ * of what was dropped, the glue holds the answers to writes that
+ * completed until the job in flight ends (cg_write_lagging()): the
+ * client is slowed to the device's pace, as the kernel's dirty
+ * throttling would slow it, but at this file's footprint rather than a
+ * share of all memory: four windows and twice the client's writes in
+ * flight. A write is never answered earlier than without the module.
  *
  *   write end --> whole new window? --> job: start [new window]
- *                                            wait [window before]
- *                                            DONTNEED [window before]
+ *                                            drop [windows before], as
+ *                                            their writeback ends
  *
- * No lost errors
- * --------------
+ * No error is the module's
+ * ------------------------
  *
- * sync_file_range(WAIT_AFTER) reports a writeback error to the open file
- * description and marks it seen, so smbd's later fsync on it returns 0.
- * The error is therefore kept here and returned to the client's next
- * flush, once, as the kernel would have. Writes are acknowledged as
- * before: the job never delays or fails one.
+ * Every wait the kernel offers for writeback (sync_file_range's WAIT
+ * flags, fsync) reports a writeback error to the open file description
+ * that waits and marks it seen: smbd's own fsync on that description,
+ * any open made later (a durable handle reconnected in another smbd, a
+ * backup tool) would no longer hear of it. So the job never waits that
+ * way (cg_write_writeback): it drops what is clean (DONTNEED skips dirty
+ * pages and pages under writeback) and asks what is still cached (the
+ * residency, cachestat or mincore, which tells nobody's errors), again
+ * until nothing is or its patience runs out. Errors reach whoever they
+ * reach through a plain share.
  *
  * dontcache
  * ---------
@@ -129,7 +132,7 @@ static void cg_write_restart(struct cg_writer *w, uint64_t off)
 	cg_seq_restart(&w->seq, off);
 	cg_done_reset(&w->done, off);
 	w->started_to = off & ~(CG_PAGE - 1);
-	w->waited_to = w->started_to;
+	w->dropping_to = w->started_to;
 	w->dropped_to = w->started_to;
 }
 
@@ -210,7 +213,7 @@ bool cg_write_end(struct cg_writer *w,
 		  ssize_t nwritten,
 		  struct cg_wb_plan *plan)
 {
-	*plan = (struct cg_wb_plan){.start = {0, 0}, .wait = {0, 0}};
+	*plan = (struct cg_wb_plan){.start = {0, 0}, .drop = {0, 0}};
 	if (nwritten <= 0) {
 		return false;
 	}
@@ -234,7 +237,7 @@ bool cg_write_replan(struct cg_writer *w, struct cg_wb_plan *plan)
 	uint64_t window = w->cfg->window;
 	uint64_t n;
 
-	*plan = (struct cg_wb_plan){.start = {0, 0}, .wait = {0, 0}};
+	*plan = (struct cg_wb_plan){.start = {0, 0}, .drop = {0, 0}};
 	if (w->state != CG_W_ACTIVE || w->busy || w->skipped ||
 	    w->done.contig < w->started_to + window) {
 		return false;
@@ -244,13 +247,12 @@ bool cg_write_replan(struct cg_writer *w, struct cg_wb_plan *plan)
 		.off = w->started_to,
 		.end = w->started_to + n,
 	};
-	plan->wait = (struct cg_range){
-		.off = w->waited_to,
+	/* every window whose writeback an earlier job started */
+	plan->drop = (struct cg_range){
+		.off = w->dropped_to,
 		.end = w->started_to,
 	};
-	/* a catch-up (cg_write_catch_up) may have dropped further */
-	w->dropped_to = CG_MAX(w->dropped_to, w->waited_to);
-	w->waited_to = w->started_to;
+	w->dropping_to = w->started_to;
 	w->started_to += n;
 	w->busy = true;
 	w->stats.jobs++;
@@ -263,86 +265,86 @@ void cg_write_wb_skipped(struct cg_writer *w, const struct cg_wb_plan *plan)
 	w->busy = false;
 	w->skipped = true;
 	w->stats.jobs--;
-	/*
-	 * Back to before the plan, except what a catch-up did meanwhile
-	 * (it waited for and dropped up to dropped_to on its own)
-	 */
-	w->waited_to = CG_MAX(plan->wait.off, w->dropped_to);
+	/* back to before the plan, except what a catch-up dropped meanwhile */
 	w->started_to = CG_MAX(plan->start.off, w->dropped_to);
-	w->started_to = CG_MAX(w->started_to, w->waited_to);
+	w->dropping_to = w->dropped_to;
 }
 
-int cg_write_writeback(const struct cg_sys *sys,
-		       int fd,
-		       const struct cg_wb_plan *plan)
+/* The first few polls are quick: a window's writeback is often over */
+#define CG_WB_POLL_NS (1000 * 1000ULL)
+#define CG_WB_POLL_MAX_NS (32 * 1000 * 1000ULL)
+
+uint64_t cg_write_writeback(const struct cg_sys *sys,
+			    int fd,
+			    int res_fd,
+			    const struct cg_wb_plan *plan,
+			    uint64_t patience_ns)
 {
 	const struct cg_range *s = &plan->start;
-	const struct cg_range *wt = &plan->wait;
-	int err = 0;
+	const struct cg_range *d = &plan->drop;
+	uint64_t poll = CG_WB_POLL_NS;
+	uint64_t waited = 0;
+	uint64_t left = 0;
 
 	/*
 	 * The start only starts writeback (WB_SYNC_NONE): it fails with
 	 * ENOMEM or EAGAIN where blocking writeback retries, and the pages
-	 * stay dirty. Its range is the next job's wait, whose WAIT_AFTER
-	 * (WB_SYNC_ALL), or the client's fsync, reports what really failed:
-	 * its answer is no error of the client's.
+	 * stay dirty, to be started again by the DONTNEEDs below (each
+	 * starts the writeback of the dirty pages of its range first).
+	 * Nothing here reports a writeback error or marks one seen.
 	 */
 	if (s->end > s->off) {
 		(void)sys->sync_file_range(fd, s->off, s->end - s->off,
 					   SYNC_FILE_RANGE_WRITE);
 	}
-	if (wt->end <= wt->off) {
+	if (d->end <= d->off) {
 		return 0;
 	}
-	if (sys->sync_file_range(fd, wt->off, wt->end - wt->off,
-				 SYNC_FILE_RANGE_WAIT_BEFORE |
-					 SYNC_FILE_RANGE_WRITE |
-					 SYNC_FILE_RANGE_WAIT_AFTER) == -1) {
-		err = errno;
+	for (;;) {
+		sys->fadvise(fd, d->off, d->end - d->off, POSIX_FADV_DONTNEED);
+		if (res_fd < 0 ||
+		    sys->resident(res_fd, d->off, d->end - d->off, &left) != 0) {
+			return 0;	/* no way to tell: dropped, once */
+		}
+		if (left == 0 || waited >= patience_ns) {
+			return left;
+		}
+		cg_sys_sleep(sys, poll);
+		waited += poll;
+		poll = CG_MIN(2 * poll, CG_WB_POLL_MAX_NS);
 	}
-	sys->fadvise(fd, wt->off, wt->end - wt->off, POSIX_FADV_DONTNEED);
-	return err;
 }
 
 void cg_write_wb_done(struct cg_writer *w,
 		      const struct cg_wb_plan *plan,
-		      int err)
+		      uint64_t left)
 {
 	w->busy = false;
-	if (plan->wait.end > plan->wait.off) {
-		w->stats.bytes_dropped += plan->wait.end - plan->wait.off;
+	w->dropping_to = w->dropped_to;
+	if (left != 0 || plan->drop.end <= plan->drop.off) {
+		return;		/* the next job drops it again */
 	}
-	if (err == 0) {
-		return;
-	}
-	w->stats.errors++;
-	/* The first one is kept, as fsync reports the oldest unseen one */
-	if (w->error == 0) {
-		w->error = err;
-	}
-}
-
-bool cg_write_busy(const struct cg_writer *w)
-{
-	return w->busy;
+	w->stats.bytes_dropped += plan->drop.end - plan->drop.off;
+	w->dropped_to = CG_MAX(w->dropped_to, plan->drop.end);
+	w->dropping_to = w->dropped_to;
 }
 
 bool cg_write_lagging(const struct cg_writer *w)
 {
 	/*
 	 * Write-behind: from what is dropped, not from what the job in
-	 * flight will drop, since its wait range is cached until it ends.
+	 * flight will drop, since its range is cached until it ends.
 	 * dontcache: the kernel drops each page as its writeback ends, so
 	 * what is cached is what the device has not written yet; counted
-	 * from the end of the job's wait, the device keeps more queued
-	 * (uploads ran at 0.83-0.93x a plain share's pace counted from
-	 * what is dropped, 1.63-1.67x from the wait's end). Not once a
-	 * write went through the cache (recvfile): the kernel drops none
-	 * of its pages, and 80 MiB of a 96 MiB recvfile upload were seen
-	 * cached at once (t37, a slow spell of the device)
+	 * from the end of the job's drop range, the device keeps more
+	 * queued (uploads ran at 0.83-0.93x a plain share's pace counted
+	 * from what is dropped, 1.63-1.67x from there). Not once a write
+	 * went through the cache (recvfile): the kernel drops none of its
+	 * pages, and 80 MiB of a 96 MiB recvfile upload were seen cached at
+	 * once (t37, a slow spell of the device)
 	 */
 	uint64_t from = w->mode == CG_MODE_DONTCACHE && !w->through_cache
-				? w->waited_to
+				? w->dropping_to
 				: w->dropped_to;
 
 	return w->busy &&
@@ -357,7 +359,7 @@ bool cg_write_catch_up(struct cg_writer *w,
 	uint64_t window = w->cfg->window;
 	uint64_t end = w->started_to;
 
-	*plan = (struct cg_wb_plan){.start = {0, 0}, .wait = {0, 0}};
+	*plan = (struct cg_wb_plan){.start = {0, 0}, .drop = {0, 0}};
 	if (nwritten <= 0 || !wio->unheld || !cg_write_lagging(w)) {
 		return false;
 	}
@@ -368,30 +370,22 @@ bool cg_write_catch_up(struct cg_writer *w,
 	if (end <= w->dropped_to) {
 		return false;
 	}
-	plan->wait = (struct cg_range){.off = w->dropped_to, .end = end};
-	w->dropped_to = end;
-	w->waited_to = CG_MAX(w->waited_to, end);
+	plan->start = (struct cg_range){.off = w->started_to, .end = end};
+	plan->drop = (struct cg_range){.off = w->dropped_to, .end = end};
 	w->started_to = CG_MAX(w->started_to, end);
 	return true;
 }
 
-void cg_write_caught_up(struct cg_writer *w, int err)
+void cg_write_caught_up(struct cg_writer *w,
+			const struct cg_wb_plan *plan,
+			uint64_t left)
 {
-	if (err == 0) {
+	if (left != 0) {
 		return;
 	}
-	w->stats.errors++;
-	if (w->error == 0) {
-		w->error = err;
-	}
-}
-
-int cg_write_flush(struct cg_writer *w, int fsync_err)
-{
-	int err = w->error;
-
-	w->error = 0;
-	return err != 0 ? err : fsync_err;
+	w->stats.bytes_dropped += plan->drop.end - plan->drop.off;
+	w->dropped_to = CG_MAX(w->dropped_to, plan->drop.end);
+	w->dropping_to = CG_MAX(w->dropping_to, w->dropped_to);
 }
 
 struct cg_range cg_write_close(struct cg_writer *w)

@@ -33,8 +33,7 @@ struct cg_sys;
  * brackets every write with cg_write_begin() and cg_write_end(); the
  * engine answers with the path of the write and, once whole windows of
  * a large sequential write stream are on their way, a writeback plan
- * for smbd's thread pool (cg_write_writeback()). Its error is kept for
- * the client's next flush (cg_write_flush()).
+ * for smbd's thread pool (cg_write_writeback()).
  */
 
 /* Writes are held back when the front is this many windows ahead of
@@ -53,8 +52,8 @@ enum cg_wstate {
 struct cg_wb_plan {
 	/* sync_file_range(SYNC_FILE_RANGE_WRITE): start writeback */
 	struct cg_range start;
-	/* started one job earlier: wait for it, then DONTNEED */
-	struct cg_range wait;
+	/* started by an earlier job: DONTNEED as its writeback ends */
+	struct cg_range drop;
 	/*
 	 * A job the pool has no thread for may be skipped rather than run
 	 * on smbd's main thread (cg_write_wb_skipped): the next job does
@@ -67,10 +66,9 @@ struct cg_wstats {
 	uint64_t bytes_written;	/* all bytes the client wrote */
 	uint64_t bytes_stream;	/* of those, part of an active stream */
 	uint64_t bytes_uncached;	/* written with RWF_DONTCACHE */
-	uint64_t bytes_dropped;	/* waited for and handed to DONTNEED */
+	uint64_t bytes_dropped;	/* written back and dropped */
 	uint64_t streams;	/* times a write stream became active */
 	uint64_t jobs;		/* writeback jobs */
-	uint64_t errors;	/* writeback errors seen by those jobs */
 	uint64_t fallbacks;	/* uncached writes redone buffered */
 };
 
@@ -87,12 +85,11 @@ struct cg_writer {
 	struct cg_done done;
 
 	/*
-	 * Writeback started below started_to, waited for below waited_to
-	 * once the job in flight ends; dropped below dropped_to (the
-	 * start of that job's wait)
+	 * Writeback started below started_to; dropped below dropped_to;
+	 * the job in flight drops up to dropping_to
 	 */
 	uint64_t started_to;
-	uint64_t waited_to;
+	uint64_t dropping_to;
 	uint64_t dropped_to;
 	bool busy;		/* a writeback job is in flight */
 	bool skipped;		/* the last was skipped: none until a write */
@@ -104,12 +101,6 @@ struct cg_writer {
 	bool through_cache;
 	/* What every active stream wrote, dropped at close */
 	struct cg_range span;
-	/*
-	 * A writeback error a job saw. sync_file_range(WAIT_AFTER) hands
-	 * it to this open file description and marks it seen: smbd's own
-	 * fsync will not see it again, so it is kept for the next flush.
-	 */
-	int error;
 
 	struct cg_wstats stats;
 };
@@ -179,10 +170,10 @@ bool cg_write_lagging(const struct cg_writer *w);
 
 /*
  * After every write that ended (nwritten bytes, or -1): true when it
- * wrote bytes and was one
- * whose answer cannot be held (wio->unheld) and the stream lags. The
- * caller then writes back and drops plan->wait itself, now, as the
- * kernel's dirty throttling makes a writer wait, and reports the result
+ * wrote bytes and was one whose answer cannot be held (wio->unheld) and
+ * the stream lags. The caller then runs the job *plan itself, now (its
+ * drop waits for the writeback of all it wrote in whole windows), as
+ * the kernel's dirty throttling makes a writer wait, and reports it
  * with cg_write_caught_up(). False when there is nothing to wait for,
  * or the answer of the write can be held instead.
  */
@@ -190,22 +181,36 @@ bool cg_write_catch_up(struct cg_writer *w,
 		       const struct cg_wio *wio,
 		       ssize_t nwritten,
 		       struct cg_wb_plan *plan);
-/* The catch-up's writeback ended with err: kept as a job's error is */
-void cg_write_caught_up(struct cg_writer *w, int err);
+/* The catch-up's job left left bytes of its drop cached */
+void cg_write_caught_up(struct cg_writer *w,
+			const struct cg_wb_plan *plan,
+			uint64_t left);
 
 /*
- * The job itself, in a pool thread: touches only fd and sys. Returns
- * 0 or the error of its blocking wait; the start's answer is none (it
- * fails where blocking writeback retries, the wait covers its range).
+ * The job itself, in a pool thread: touches only sys and its
+ * descriptors: fd, the file's, and res_fd, one that residency may be
+ * asked of (cachestat takes any descriptor of the file; mincore needs
+ * one that can be read; -1: none). Starts the writeback of
+ * plan->start, then drops plan->drop, again and again as more of its
+ * pages have been written back, until none is cached or patience_ns
+ * have passed. Returns the bytes of plan->drop still cached then.
+ * Never waits on writeback itself, which would report a writeback error
+ * to the file's open file description and mark it seen for every open
+ * after it: the error is left to whoever a plain share leaves it to.
  */
-int cg_write_writeback(const struct cg_sys *sys,
-		       int fd,
-		       const struct cg_wb_plan *plan);
+uint64_t cg_write_writeback(const struct cg_sys *sys,
+			    int fd,
+			    int res_fd,
+			    const struct cg_wb_plan *plan,
+			    uint64_t patience_ns);
 
-/* The job of *plan ended with err (0 or an errno value) */
+/* How long a job waits for a lagging device: a second */
+#define CG_WB_PATIENCE_NS (1000 * 1000 * 1000ULL)
+
+/* The job of *plan ended, left bytes of its drop still cached */
 void cg_write_wb_done(struct cg_writer *w,
 		      const struct cg_wb_plan *plan,
-		      int err);
+		      uint64_t left);
 
 /*
  * The job of *plan never ran (the pool had no thread for it, and it may
@@ -213,16 +218,6 @@ void cg_write_wb_done(struct cg_writer *w,
  * ranges; none is planned before (cg_write_replan)
  */
 void cg_write_wb_skipped(struct cg_writer *w, const struct cg_wb_plan *plan);
-
-/* A job is in flight: a flush must wait for it before it is answered */
-bool cg_write_busy(const struct cg_writer *w);
-
-/*
- * The client flushes; its fsync returned fsync_err (0 or an errno
- * value). Returns the error to report: a kept writeback error is
- * reported once, as the kernel reports one per open file.
- */
-int cg_write_flush(struct cg_writer *w, int fsync_err);
 
 /*
  * The file is closed: the range to DONTNEED now (it also starts the

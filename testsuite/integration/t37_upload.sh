@@ -7,8 +7,10 @@
 # write size = 0; 96 MiB per mode); a small file
 # and random writes stay cached; a client that vanishes, or
 # its smbd killed, mid-upload loses no acknowledged byte; and a
-# writeback error the module's own sync_file_range saw reaches the
-# client's flush in every mode.
+# writeback error reaches whoever it reaches through a plain share, in
+# every mode: the client's flush; a later open's fsync when the client
+# closed without flushing; the flush of a durable handle the client
+# reconnects after its connection dropped (in another smbd process).
 #
 # The error is a real one, from the kernel: a share on ext4 (no journal)
 # on a loop device whose image lives in a small tmpfs. Once the tmpfs is
@@ -16,10 +18,11 @@
 # ("lost async page write") and records the error for the file. The
 # client writes half its upload, pauses while the filesystem is synced
 # (the writeback of all that is dirty fails), then, with the space given
-# back, writes the other half, whose writeback succeeds, and flushes.
-# In every mode the module's own waits on the second half consume the
-# error (its log says so), and the flush's fsync finds nothing new: the
-# flush fails only if the module hands the error on.
+# back, writes the other half, whose writeback succeeds. Whoever waits
+# for any writeback of the file on the open file description afterwards
+# is told of the error and marks it seen (errseq): had the module's
+# write-behind waited so, neither a later open nor the reconnected
+# handle (a new open) would hear of it.
 # (vfs_cgtest sits below cacheguard in the VFS, but the module's
 # writeback calls are system calls, not VFS calls, so no test module
 # can fail them.)
@@ -65,9 +68,12 @@ if mount -t tmpfs -o size=96m tmpfs "$wbtmp"; then
 		chmod 1777 "$wbfs"
 	fi
 fi
+# durable handles need smbd's own share modes and locks
 for m in plain $modes; do
 	cg_share_at "wb-$m" "$wbfs" "vfs objects = cacheguard" \
-		"cacheguard:mode = ${m/plain/off}" "cacheguard:window = 8M"
+		"cacheguard:mode = ${m/plain/off}" "cacheguard:window = 8M" \
+		"kernel oplocks = no" "kernel share modes = no" \
+		"posix locking = no" "durable handles = yes"
 done
 cg_smbd_start || { cg_fail "smbd starts" "see above"; exit 1; }
 
@@ -213,11 +219,25 @@ for m in dontneed dontcache; do
 	rm -f "$CG_SHARE/rnd.bin"
 done
 
-# The writeback error reaches the flush
+# The writeback error reaches the flush, a later open, a reconnect
 if ! mountpoint -q "$wbfs"; then
 	cg_skip "writeback errors" "no tmpfs-backed ext4 loop filesystem"
 	exit 0
 fi
+# fsync_later FILE: a local open's fsync of FILE, as any later reader
+# (another client's flush, a backup tool) would make it: "fsync ok" or
+# "fsync failed ERRNO"
+fsync_later()
+{
+	python3 -c 'import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY)
+try:
+    os.fsync(fd)
+    print("fsync ok")
+except OSError as e:
+    print("fsync failed %d" % e.errno)' "$1"
+}
+for kind in flush close durable; do
 for m in plain $modes; do
 	ready=$CG_ROOT/ready go=$CG_ROOT/go
 	rm -f "$wbfs"/up.bin "$ready" "$go" "$wbtmp/filler"
@@ -227,15 +247,14 @@ for m in plain $modes; do
 	fstrim "$wbfs"
 	# 4 MiB of the tmpfs left: the upload's writeback fails soon
 	free=$(df -B1 --output=avail "$wbtmp" | tail -n 1)
-	echo "[$m] tmpfs: $((free / MiB)) MiB free before the filler"
 	head -c $((free - 4 * MiB)) /dev/zero >"$wbtmp/filler" 2>/dev/null
-	lines=$(wc -l <"$CG_LOG")
 	"$CG_TOP/testsuite/tools/smb_upload.py" -p "$CG_PORT" \
-		-U "$CG_USER%$CG_PASS" flush "//127.0.0.1/wb-$m/up.bin" \
+		-U "$CG_USER%$CG_PASS" "$kind" "//127.0.0.1/wb-$m/up.bin" \
 		$((96 * MiB)) "$ready" "$go" >"$CG_ROOT/flush.out" 2>&1 &
 	client=$!
 	if ! cg_wait_file "$ready"; then
-		cg_fail "[$m] writeback error" "the client never got to its flush"
+		cg_fail "[$m] $kind: writeback error" \
+			"the client never got half way"
 		kill "$client" 2>/dev/null
 		wait "$client"
 		continue
@@ -245,16 +264,27 @@ for m in plain $modes; do
 	rm -f "$wbtmp/filler"
 	touch "$go"
 	wait "$client"
-	out=$(cat "$CG_ROOT/flush.out")
-	echo "[$m] client: $(tr '\n' ' ' <<<"$out")"
-	cg_expect "[$m] the writeback error reaches the client's flush" \
-		grep -q '^flush failed' <<<"$out"
-	if [ "$m" != plain ]; then
-		# the module's own wait saw it (else the test proves nothing)
-		cg_expect "[$m] the module's writeback saw the error" \
-			grep -q "up.bin: writeback of .* failed" \
-			<(tail -n +"$lines" "$CG_LOG")
-	fi
+	out=$(tr '\n' ' ' <"$CG_ROOT/flush.out")
+	case $kind in
+	flush)
+		cg_expect "[$m] the writeback error reaches the client's flush ($out)" \
+			grep -q '^flush failed' "$CG_ROOT/flush.out"
+		;;
+	close)
+		cg_expect "[$m] closed without a flush: the close succeeds ($out)" \
+			grep -q '^close ok' "$CG_ROOT/flush.out"
+		later=$(fsync_later "$wbfs/up.bin")
+		cg_expect "[$m] ... and a later open's fsync gets the error ($later)" \
+			test "$later" = "fsync failed 5"
+		;;
+	durable)
+		cg_expect "[$m] a durable handle reconnects after its connection dropped ($out)" \
+			grep -q '^reconnect ok' "$CG_ROOT/flush.out"
+		cg_expect "[$m] ... and its flush gets the error" \
+			grep -q '^flush failed' "$CG_ROOT/flush.out"
+		;;
+	esac
+done
 done
 
 # Uploads through smbd's recvfile path ("min receivefile size"; smbclient

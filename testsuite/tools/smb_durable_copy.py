@@ -23,27 +23,15 @@
 # Copyright (C) 2026 The vfs_cacheguard authors
 
 import getopt
-import struct
 import sys
+
+from smb_tool import Context
 
 try:
     from impacket import smb3, smb3structs as s3
 except ImportError:
     print("python3-impacket is not installed")
     sys.exit(77)
-
-
-class Context:
-    """An SMB2 create context: a 4-byte name and its data"""
-
-    def __init__(self, name, data):
-        self.name = name
-        self.data = data
-
-    def getData(self):
-        # name at 16, padded to 8; data after it
-        return (struct.pack('<LHHHHL', 0, 16, 4, 0, 24, len(self.data)) +
-                self.name + b'\0' * 4 + self.data)
 
 
 def connect(host, port, user, password, share):

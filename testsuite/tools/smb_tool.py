@@ -8,7 +8,23 @@
 # Copyright (C) 2026 The vfs_cacheguard authors
 
 import getopt
+import struct
 import sys
+
+
+class Context:
+    """An SMB2 create context (impacket has no type for it): a 4-byte name
+    and its data, e.g. DHnQ (a durable handle asked for) with 16 zero
+    bytes, DHnC (a durable reconnect) with the old file id"""
+
+    def __init__(self, name, data):
+        self.name = name
+        self.data = data
+
+    def getData(self):
+        # name at 16, padded to 8; data after it
+        return (struct.pack('<LHHHHL', 0, 16, 4, 0, 24, len(self.data)) +
+                self.name + b'\0' * 4 + self.data)
 
 
 def parse(usage, letters=''):

@@ -15,6 +15,17 @@
 #	60 s for GO. Then it flushes and closes. Prints "flush ok" or
 #	"flush failed 0xSTATUS", then "close ok" or "close failed
 #	0xSTATUS".
+#   smb_upload.py [-p PORT] [-U USER%PASS] close //HOST/SHARE/PATH \
+#                 BYTES READY GO
+#	As flush, but closes without flushing first: prints "close ok" or
+#	"close failed 0xSTATUS".
+#   smb_upload.py [-p PORT] [-U USER%PASS] durable //HOST/SHARE/PATH \
+#                 BYTES READY GO
+#	As flush, on a durable handle (a batch oplock and DHnQ) whose TCP
+#	connection drops after the second half (no flush, no close, no
+#	logoff); then a new session reconnects the handle (DHnC), flushes
+#	and closes it: prints "reconnect ok" or "reconnect failed 0xSTATUS",
+#	then the flush and the close as flush does.
 #   smb_upload.py [-p PORT] [-U USER%PASS] abandon //HOST/SHARE/PATH \
 #                 BYTES LOCAL READY
 #	BYTES of random data written in order, 1 MiB at a time, into a new
@@ -41,6 +52,8 @@ import random
 import sys
 import time
 
+from smb_tool import Context
+
 try:
     from impacket import smb3, smb3structs as s3
 except ImportError:
@@ -50,7 +63,7 @@ except ImportError:
 MiB = 1 << 20
 
 
-def connect(unc, port, user, password, access=None):
+def connect(unc, port, user, password, access=None, context=None):
     host, share, path = unc.lstrip('/').split('/', 2)
     conn = smb3.SMB3(host, host, sess_port=port)
     conn.login(user, password)
@@ -58,8 +71,15 @@ def connect(unc, port, user, password, access=None):
     if access is None:
         access = (s3.FILE_READ_DATA | s3.FILE_WRITE_DATA |
                   s3.FILE_READ_ATTRIBUTES)
-    fid = conn.create(tree, path, access, 0,
-                      s3.FILE_NON_DIRECTORY_FILE, s3.FILE_OVERWRITE_IF, 0)
+    if context is None:
+        fid = conn.create(tree, path, access, 0,
+                          s3.FILE_NON_DIRECTORY_FILE, s3.FILE_OVERWRITE_IF,
+                          0)
+    else:
+        fid = conn.create(tree, path, access, 0,
+                          s3.FILE_NON_DIRECTORY_FILE, s3.FILE_OVERWRITE_IF,
+                          0, oplockLevel=s3.SMB2_OPLOCK_LEVEL_BATCH,
+                          createContexts=[context])
     return conn, tree, fid
 
 
@@ -124,7 +144,7 @@ def abandon(conn, tree, fid, nbytes, local, ready):
     time.sleep(600)
 
 
-def flush_after_pause(conn, tree, fid, nbytes, ready, go):
+def write_with_pause(conn, tree, fid, nbytes, ready, go):
     off = write_to(conn, tree, fid, 0, nbytes // 2)
     open(ready, "w").close()
     for _ in range(600):
@@ -132,6 +152,35 @@ def flush_after_pause(conn, tree, fid, nbytes, ready, go):
             break
         time.sleep(0.1)
     write_to(conn, tree, fid, off, nbytes)
+
+
+def flush_after_pause(conn, tree, fid, nbytes, ready, go, flush=True):
+    write_with_pause(conn, tree, fid, nbytes, ready, go)
+    if flush:
+        print("flush " + status(lambda: conn.flush(tree, fid)))
+    print("close " + status(lambda: conn.close(tree, fid)))
+
+
+def durable_after_pause(unc, port, user, password, nbytes, ready, go):
+    conn, tree, fid = connect(unc, port, user, password,
+                              context=Context(b'DHnQ', b'\0' * 16))
+    write_with_pause(conn, tree, fid, nbytes, ready, go)
+    # the network drops: no flush, no close, no logoff
+    conn._NetBIOSSession.close()
+    host, share, path = unc.lstrip('/').split('/', 2)
+    conn = smb3.SMB3(host, host, sess_port=port)
+    conn.login(user, password)
+    tree = conn.connectTree(share)
+    old = fid
+    try:
+        fid = conn.create(tree, path, s3.FILE_READ_DATA | s3.FILE_WRITE_DATA,
+                          0, s3.FILE_NON_DIRECTORY_FILE, s3.FILE_OPEN, 0,
+                          oplockLevel=s3.SMB2_OPLOCK_LEVEL_BATCH,
+                          createContexts=[Context(b'DHnC', old)])
+    except smb3.SessionError as e:
+        print("reconnect failed 0x%08x" % e.get_error_code())
+        return
+    print("reconnect ok")
     print("flush " + status(lambda: conn.flush(tree, fid)))
     print("close " + status(lambda: conn.close(tree, fid)))
 
@@ -147,6 +196,10 @@ def main():
     if len(args) < 2:
         print(__doc__ if __doc__ else "usage: see the file's head")
         return 2
+    if args[0] == "durable" and len(args) == 5:
+        durable_after_pause(args[1], port, user, password, int(args[2]),
+                            args[3], args[4])
+        return 0
     access = s3.FILE_WRITE_DATA if args[0] == "wronly" else None
     conn, tree, fid = connect(args[1], port, user, password, access)
     if args[0] == "wronly" and len(args) == 4:
@@ -156,8 +209,9 @@ def main():
                       int(args[4]))
     elif args[0] == "abandon" and len(args) == 5:
         abandon(conn, tree, fid, int(args[2]), args[3], args[4])
-    elif args[0] == "flush" and len(args) == 5:
-        flush_after_pause(conn, tree, fid, int(args[2]), args[3], args[4])
+    elif args[0] in ("flush", "close") and len(args) == 5:
+        flush_after_pause(conn, tree, fid, int(args[2]), args[3], args[4],
+                          flush=args[0] == "flush")
     else:
         print("unknown mode or arguments: %s" % " ".join(args))
         return 2

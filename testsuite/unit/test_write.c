@@ -1,5 +1,5 @@
 /*
- * Unit tests of cg_write: write streams, write-behind, kept errors
+ * Unit tests of cg_write: write streams and write-behind
  *
  * Copyright (C) 2026 The vfs_cacheguard authors
  *
@@ -19,8 +19,9 @@
 
 /*
  * The engine's side of uploads, driven as the glue drives it, with a
- * fake syscall layer that records sync_file_range and fadvise calls and
- * can fail a wait with an injected writeback error.
+ * fake syscall layer that records sync_file_range and fadvise calls, a
+ * page cache whose dropped pages may linger while their writeback runs,
+ * and a clock that sleeping moves.
  */
 
 #include <stdarg.h>
@@ -37,7 +38,6 @@
 
 #define MiB (1ULL << 20)
 #define N_ELEM(a) (sizeof(a) / sizeof((a)[0]))
-#define SFR_WAIT_ALL 7
 #define SFR_WRITE 2
 
 struct call {
@@ -46,32 +46,60 @@ struct call {
 	uint64_t len;
 };
 
-static struct call calls[4096];
+static struct call calls[8192];
 static unsigned ncalls;
-static int wait_error;		/* the next wait fails with this */
 static int start_error;		/* every start (WRITE alone) fails with this */
 static int pwrite_error;	/* pwritev2 fails with this */
 static unsigned npwrite;
+/*
+ * The fake page cache: a drop leaves linger bytes cached (their
+ * writeback still runs) until that many ns have passed on the fake
+ * clock; stuck, bytes that never go (a page mapped by someone)
+ */
+static uint64_t linger, linger_ns, clock_ns, dropped_at, stuck;
+static unsigned nsleeps;
 
 static int fake_fadvise(int fd, uint64_t off, uint64_t len, int advice)
 {
-	calls[ncalls++] = (struct call){advice, off, len};
+	if (ncalls < N_ELEM(calls)) {
+		calls[ncalls++] = (struct call){advice, off, len};
+	}
+	if (advice == POSIX_FADV_DONTNEED && dropped_at == UINT64_MAX) {
+		dropped_at = clock_ns;
+	}
 	return 0;
 }
 
 static int fake_sfr(int fd, uint64_t off, uint64_t len, unsigned flags)
 {
-	calls[ncalls++] = (struct call){100 + (int)flags, off, len};
-	if (flags == SFR_WAIT_ALL && wait_error != 0) {
-		errno = wait_error;
-		wait_error = 0;
-		return -1;
+	if (ncalls < N_ELEM(calls)) {
+		calls[ncalls++] = (struct call){100 + (int)flags, off, len};
 	}
-	if (flags == SFR_WRITE && start_error != 0) {
+	/* a wait would report a writeback error and mark it seen */
+	assert_int_equal(flags, SFR_WRITE);
+	if (start_error != 0) {
 		errno = start_error;
 		return -1;
 	}
 	return 0;
+}
+
+static int fake_resident(int fd, uint64_t off, uint64_t len,
+			 uint64_t *bytes)
+{
+	bool gone = clock_ns - dropped_at >= linger_ns;
+
+	*bytes = stuck + (gone ? 0 : linger);
+	if (*bytes > len) {
+		*bytes = len;
+	}
+	return 0;
+}
+
+static void fake_sleep(uint64_t ns)
+{
+	nsleeps++;
+	clock_ns += ns;
 }
 
 static ssize_t fake_pwritev2(int fd, const void *buf, size_t n,
@@ -90,16 +118,27 @@ static const struct cg_sys fake_sys = {
 	.fadvise = fake_fadvise,
 	.sync_file_range = fake_sfr,
 	.pwritev2 = fake_pwritev2,
+	.resident = fake_resident,
+	.sleep = fake_sleep,
 };
 
 static int setup(void **state)
 {
 	ncalls = 0;
-	wait_error = 0;
 	start_error = 0;
 	pwrite_error = 0;
 	npwrite = 0;
+	linger = linger_ns = clock_ns = stuck = 0;
+	dropped_at = UINT64_MAX;
+	nsleeps = 0;
 	return 0;
+}
+
+/* Run the job of plan as a pool thread would */
+static uint64_t run_job(const struct cg_wb_plan *plan)
+{
+	dropped_at = UINT64_MAX;
+	return cg_write_writeback(&fake_sys, 3, 3, plan, CG_WB_PATIENCE_NS);
 }
 
 /* One write as the glue does it; runs a planned job at once */
@@ -109,8 +148,7 @@ static enum cg_path put(struct cg_writer *w, uint64_t off, size_t n)
 	struct cg_wb_plan plan;
 
 	if (cg_write_end(w, &wio, (ssize_t)n, &plan)) {
-		cg_write_wb_done(w, &plan, cg_write_writeback(&fake_sys, 3,
-							      &plan));
+		cg_write_wb_done(w, &plan, run_job(&plan));
 	}
 	return wio.path;
 }
@@ -196,9 +234,10 @@ static void test_random(void **state)
 
 /*
  * Writes of n bytes, depth at a time, completing in order[] within each
- * batch: one stream; each window is started in order, waited for once,
- * then dropped, nothing dirty is ever more than about three windows
- * behind the front, and the close drops the whole stream's range
+ * batch: one stream; each window is started in order, then dropped once
+ * (by the job after the one that started it), nothing is ever more
+ * than about three windows behind the front, and the close drops the
+ * whole stream's range
  */
 static void replay_writes(size_t n, unsigned depth, const unsigned *order)
 {
@@ -206,7 +245,7 @@ static void replay_writes(size_t n, unsigned depth, const unsigned *order)
 	struct cg_writer w;
 	struct cg_wio wio[10];
 	struct cg_wb_plan plan;
-	uint64_t off, expect_start = 0, expect_wait = 0;
+	uint64_t off, expect_start = 0, expect_drop = 0;
 	unsigned i, k;
 
 	ncalls = 0;
@@ -220,30 +259,26 @@ static void replay_writes(size_t n, unsigned depth, const unsigned *order)
 					  &plan)) {
 				continue;
 			}
-			cg_write_wb_done(&w, &plan,
-					 cg_write_writeback(&fake_sys, 3,
-							    &plan));
+			cg_write_wb_done(&w, &plan, run_job(&plan));
 		}
-		assert_true(w.seq.front - w.waited_to <= 3 * cfg.window);
+		assert_true(w.seq.front - w.dropped_to <= 3 * cfg.window);
 	}
 	assert_int_equal(w.stats.streams, 1);
 	for (i = 0; i < ncalls; i++) {
 		if (calls[i].what == 100 + SFR_WRITE) {
 			assert_int_equal(calls[i].off, expect_start);
 			expect_start += calls[i].len;
-		} else if (calls[i].what == 100 + SFR_WAIT_ALL) {
-			assert_int_equal(calls[i].off, expect_wait);
+		} else if (calls[i].what == POSIX_FADV_DONTNEED) {
+			/* only what an earlier job started */
+			assert_int_equal(calls[i].off, expect_drop);
 			assert_true(calls[i].off + calls[i].len <=
-				    expect_start);
-			assert_int_equal(calls[i + 1].what,
-					 POSIX_FADV_DONTNEED);
-			assert_int_equal(calls[i + 1].off, calls[i].off);
-			expect_wait += calls[i].len;
+				    expect_start - cfg.window);
+			expect_drop += calls[i].len;
 		}
 	}
 	assert_true(expect_start >= 256 * MiB - cfg.window);
-	assert_true(expect_wait >= 256 * MiB - 2 * cfg.window);
-	assert_int_equal(w.stats.bytes_dropped, expect_wait);
+	assert_true(expect_drop >= 256 * MiB - 2 * cfg.window);
+	assert_int_equal(w.stats.bytes_dropped, expect_drop);
 	assert_int_equal(cg_write_close(&w).off, 0);
 }
 
@@ -313,10 +348,10 @@ static uint64_t slow_device_worst(enum cg_mode mode,
 		/* the client waits; the device finishes the job */
 		holds++;
 		assert_true(have);
-		assert_int_equal(job.wait.off, dropped);
+		assert_int_equal(job.drop.off, dropped);
 		cg_write_wb_done(&w, &job, 0);
-		if (job.wait.end > job.wait.off) {
-			dropped = job.wait.end;
+		if (job.drop.end > job.drop.off) {
+			dropped = job.drop.end;
 		}
 		have = cg_write_replan(&w, &job);
 	}
@@ -337,9 +372,9 @@ static void test_footprint_bound(void **state)
 	worst = slow_device_worst(CG_MODE_DONTCACHE, true, &window);
 	assert_in_range(worst, 0, CG_W_MAX_BEHIND * window + 2 * MiB);
 	/*
-	 * dontcache counts from the end of the job's wait: more is queued
+	 * dontcache counts from the end of the job's drop: more is queued
 	 * for the device (what it has not written yet is what is cached),
-	 * within the wait and four windows past it
+	 * within the drop and four windows past it
 	 */
 	worst = slow_device_worst(CG_MODE_DONTCACHE, false, &window);
 	assert_in_range(worst,
@@ -379,11 +414,12 @@ static void unheld_catch_up(enum cg_mode mode, bool socket)
 		assert_false(cg_write_catch_up(&w, &wio, -1, &plan));
 		if (cg_write_catch_up(&w, &wio, MiB, &plan)) {
 			catch_ups++;
-			assert_int_equal(plan.wait.off, dropped);
-			assert_true(plan.wait.end > dropped);
-			assert_int_equal(plan.start.end, 0);
-			dropped = plan.wait.end;
-			cg_write_caught_up(&w, 0);
+			assert_int_equal(plan.drop.off, dropped);
+			assert_true(plan.drop.end > dropped);
+			/* it starts all it drops no job has started */
+			assert_int_equal(plan.start.end, plan.drop.end);
+			dropped = plan.drop.end;
+			cg_write_caught_up(&w, &plan, run_job(&plan));
 			assert_false(cg_write_lagging(&w));
 		}
 		worst = CG_MAX_U(worst, off + MiB - dropped);
@@ -393,12 +429,9 @@ static void unheld_catch_up(enum cg_mode mode, bool socket)
 	/* the job ends; the next one keeps what the catch-ups dropped */
 	cg_write_wb_done(&w, &job, 0);
 	if (cg_write_replan(&w, &plan)) {
-		assert_true(plan.wait.off <= dropped);
+		assert_true(plan.drop.off <= dropped);
 	}
 	assert_false(cg_write_lagging(&w));
-	/* a catch-up's writeback error is kept for the client's flush */
-	cg_write_caught_up(&w, EIO);
-	assert_int_equal(cg_write_flush(&w, 0), EIO);
 }
 
 /* recvfile into a dontcache share: from the socket, through the cache */
@@ -433,7 +466,7 @@ static void test_one_job(void **state)
 		}
 	}
 	assert_true(have);
-	assert_true(cg_write_busy(&w));
+	assert_true(w.busy);
 	/* 64 MiB written, nothing waited for: the writes are held back */
 	assert_true(cg_write_lagging(&w));
 	/* ... which is pwrite_send's way: its writes never catch up */
@@ -445,8 +478,8 @@ static void test_one_job(void **state)
 	/* the next job catches up: it starts everything written since */
 	assert_int_equal(plan.start.off, held.start.end);
 	assert_int_equal(plan.start.end, 64 * MiB);
-	assert_int_equal(plan.wait.off, held.start.off);
-	assert_int_equal(plan.wait.end, held.start.end);
+	assert_int_equal(plan.drop.off, held.start.off);
+	assert_int_equal(plan.drop.end, held.start.end);
 	cg_write_wb_done(&w, &plan, 0);
 	/* jobs that keep up: nothing is ever held */
 	for (off += MiB; off < 160 * MiB; off += MiB) {
@@ -495,9 +528,9 @@ static void test_skipped_job(void **state)
 		off += MiB;
 	} while (!cg_write_end(&w, &wio, MiB, &skipped));
 	assert_true(skipped.may_skip);
-	assert_int_equal(skipped.wait.off, first.start.off);
+	assert_int_equal(skipped.drop.off, first.start.off);
 	cg_write_wb_skipped(&w, &skipped);
-	assert_false(cg_write_busy(&w));
+	assert_false(w.busy);
 	/* not planned again at once: the pool had no thread a moment ago */
 	assert_false(cg_write_replan(&w, &next));
 	do {
@@ -506,56 +539,81 @@ static void test_skipped_job(void **state)
 	} while (!cg_write_end(&w, &wio, MiB, &next));
 	assert_int_equal(next.start.off, skipped.start.off);
 	assert_true(next.start.end > skipped.start.end);
-	assert_int_equal(next.wait.off, skipped.wait.off);
-	assert_int_equal(next.wait.end, skipped.wait.end);
+	assert_int_equal(next.drop.off, skipped.drop.off);
+	assert_int_equal(next.drop.end, skipped.drop.end);
 	cg_write_wb_done(&w, &next, 0);
-	assert_false(cg_write_busy(&w));
+	assert_false(w.busy);
 }
 
 /*
- * The point of it all: an error a job's wait consumed reaches the next
- * flush (even when smbd's own fsync then succeeds), exactly once
+ * A job waits for writeback without a wait that reports errors (the
+ * fake fails any sync_file_range but a start): it drops again, asking
+ * what is still cached, until nothing is; pages that do not go (mapped
+ * by someone) end its patience, and the next job drops them again
  */
-static void test_error_reaches_flush(void **state)
+static void test_drop_as_written(void **state)
 {
 	struct cg_config cfg;
 	struct cg_writer w;
-	uint64_t off;
+	struct cg_wb_plan plan;
+	struct cg_wio wio;
+	uint64_t off = 0, drops = 0, from;
+	unsigned k;
 
 	init(&w, &cfg, CG_MODE_DONTNEED);
 	for (off = 0; off < 40 * MiB; off += MiB) {
 		put(&w, off, MiB);
 	}
-	assert_int_equal(cg_write_flush(&w, 0), 0);
-	wait_error = EIO;
-	for (; off < 80 * MiB; off += MiB) {
-		put(&w, off, MiB);
+	/* writeback takes 20 ms: a job drops, sleeps and drops again */
+	linger = 4 * MiB;
+	linger_ns = 20 * 1000 * 1000ULL;
+	ncalls = 0;
+	nsleeps = 0;
+	do {
+		wio = cg_write_begin(&w, off, MiB);
+		off += MiB;
+	} while (!cg_write_end(&w, &wio, MiB, &plan));
+	assert_true(plan.drop.end > plan.drop.off);
+	assert_int_equal(run_job(&plan), 0);
+	for (k = 0; k < ncalls; k++) {
+		drops += calls[k].what == POSIX_FADV_DONTNEED;
 	}
-	assert_int_equal(wait_error, 0);	/* the fake did fail a wait */
-	assert_int_equal(w.stats.errors, 1);
-	assert_int_equal(cg_write_flush(&w, 0), EIO);
-	assert_int_equal(cg_write_flush(&w, 0), 0);
-	/* smbd's own fsync error is passed on as it is */
-	assert_int_equal(cg_write_flush(&w, ENOSPC), ENOSPC);
+	assert_true(drops >= 2);
+	assert_int_equal(drops, nsleeps + 1);
+	assert_true(clock_ns >= linger_ns);
+	assert_true(clock_ns < linger_ns + 40 * 1000 * 1000ULL);
+	cg_write_wb_done(&w, &plan, 0);
+	assert_int_equal(w.dropped_to, plan.drop.end);
 
-	/* the first of several errors is the one reported */
-	wait_error = ENOSPC;
-	for (; off < 120 * MiB; off += MiB) {
-		put(&w, off, MiB);
-		if (wait_error == 0 && w.stats.errors == 2) {
-			wait_error = EIO;
-		}
-	}
-	assert_int_equal(cg_write_flush(&w, EIO), ENOSPC);
-	assert_int_equal(cg_write_flush(&w, 0), 0);
+	/* stuck pages: after its patience, the job leaves them */
+	stuck = 4096;
+	from = w.dropped_to;
+	do {
+		wio = cg_write_begin(&w, off, MiB);
+		off += MiB;
+	} while (!cg_write_end(&w, &wio, MiB, &plan));
+	clock_ns = 0;
+	assert_int_equal(run_job(&plan), 4096);
+	assert_true(clock_ns >= CG_WB_PATIENCE_NS);
+	cg_write_wb_done(&w, &plan, 4096);
+	assert_int_equal(w.dropped_to, from);
+	stuck = 0;
+	do {
+		wio = cg_write_begin(&w, off, MiB);
+		off += MiB;
+	} while (!cg_write_end(&w, &wio, MiB, &plan));
+	assert_int_equal(plan.drop.off, from);
+	assert_int_equal(run_job(&plan), 0);
+	cg_write_wb_done(&w, &plan, 0);
+	assert_int_equal(w.dropped_to, plan.drop.end);
 }
 
 /*
  * A job's start only starts writeback (WB_SYNC_NONE): under memory
  * pressure it fails with ENOMEM (or EAGAIN) where blocking writeback
- * retries, the pages stay dirty and nothing is lost. No such answer may
- * fail the client's flush; the next job's wait covers the range and
- * reports what really failed.
+ * retries, the pages stay dirty and nothing is lost: the drops start
+ * their writeback again, and the file's flush (smbd's fsync) reports
+ * what really failed.
  */
 static void test_start_error_is_no_error(void **state)
 {
@@ -578,14 +636,7 @@ static void test_start_error_is_no_error(void **state)
 			starts += calls[k].what == 100 + SFR_WRITE;
 		}
 		assert_true(starts >= 4);	/* the fake did fail starts */
-		assert_int_equal(w.stats.errors, 0);
-		assert_int_equal(cg_write_flush(&w, 0), 0);
-		/* what the wait then finds is reported */
-		wait_error = EIO;
-		for (; off < 120 * MiB; off += MiB) {
-			put(&w, off, MiB);
-		}
-		assert_int_equal(cg_write_flush(&w, 0), EIO);
+		assert_true(w.dropped_to >= 80 * MiB - 3 * cfg.window);
 	}
 }
 
@@ -660,7 +711,7 @@ int main(void)
 		cmocka_unit_test_setup(test_footprint_bound, setup),
 		cmocka_unit_test_setup(test_recvfile_catch_up, setup),
 		cmocka_unit_test_setup(test_sync_catch_up, setup),
-		cmocka_unit_test_setup(test_error_reaches_flush, setup),
+		cmocka_unit_test_setup(test_drop_as_written, setup),
 		cmocka_unit_test_setup(test_start_error_is_no_error, setup),
 		cmocka_unit_test_setup(test_dontcache, setup),
 	};
