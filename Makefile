@@ -71,7 +71,8 @@ FUZZERS = $(patsubst testsuite/fuzz/%.c,build-fuzz/%,\
 	$(wildcard testsuite/fuzz/fuzz_*.c))
 FUZZ_CFLAGS = -g -O1 -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-fno-omit-frame-pointer -Isource
+	-fno-omit-frame-pointer -Isource \
+	-I$(shell tools/prepare-samba-tree 2>/dev/null | tail -n 1)
 
 build-fuzz: deps $(FUZZERS)
 

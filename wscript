@@ -131,7 +131,10 @@ def configure(conf):
 
 def build(bld):
     engine = bld.path.ant_glob('source/*.c')
+    # The engine includes no Samba header but lib/util/dlinklist.h, a
+    # header of macros: one list implementation for glue and engine
     bld.objects(source=engine, target='cg_engine',
+                includes=[bld.env.SAMBA_TREE],
                 cflags=['-fPIC', '-fvisibility=hidden'])
 
     # Only samba_init_module is exported; the engine stays private

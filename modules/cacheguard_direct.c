@@ -387,7 +387,7 @@ static bool cg_direct_wait(struct cg_direct *d, struct cg_direct_job *job)
 	uint64_t started = cg_once_started(&job->once);
 
 	if (started == 0) {
-		started = cg_once_now_ns();	/* it is starting */
+		started = cg_now_ns();	/* it is starting */
 	}
 	return cg_once_wait(&job->once,
 			    cg_dsched_sync_deadline(&d->sched, started));

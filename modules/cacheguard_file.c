@@ -35,15 +35,6 @@
 #undef DBGC_CLASS
 #define DBGC_CLASS vfs_cacheguard_debug_level
 
-/* Now, in ns of CLOCK_MONOTONIC */
-uint64_t cacheguard_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* A call on the event loop for cgf (where) began at start_ns, ends now */
 void cacheguard_loop_took(struct cacheguard_file *cgf,
 			  const char *where,
@@ -52,7 +43,7 @@ void cacheguard_loop_took(struct cacheguard_file *cgf,
 	if (cgf != NULL) {
 		cg_calls_loop_took(&cgf->file.calls,
 				   where,
-				   cacheguard_now_ns() - start_ns);
+				   cg_now_ns() - start_ns);
 	}
 }
 
@@ -194,7 +185,7 @@ void cacheguard_file_done(struct files_struct *fsp,
 	}
 	cgf->done = true;
 	if (cgf->track == CG_TRACKING_YES) {
-		uint64_t start_ns = cacheguard_now_ns();
+		uint64_t start_ns = cg_now_ns();
 
 		cg_stream_close(&cgf->file.stream, fsp_get_io_fd(fsp));
 		TALLOC_FREE(cgf->direct);

@@ -22,6 +22,7 @@
 #define CACHEGUARD_GLUE_H
 
 #include "../source/cacheguard.h"
+#include "../source/cg_util.h"
 #include "../source/cg_write.h"
 #include "../source/cg_huge.h"
 #include "cacheguard_compat.h"
@@ -271,7 +272,7 @@ struct cacheguard_file {
  * fsp at all; cacheguard_kernel_oplock whether smbd holds a kernel oplock
  * on it (no second open then); cacheguard_file_done what a close does,
  * once. cacheguard_loop_took counts a call on smbd's event loop that
- * began at start_ns (cacheguard_now_ns).
+ * began at start_ns (cg_now_ns).
  */
 void cacheguard_sys_init(void);
 struct cacheguard_file *cacheguard_track(struct vfs_handle_struct *handle,
@@ -284,7 +285,6 @@ bool cacheguard_watched(const struct cg_config *cfg,
 bool cacheguard_kernel_oplock(struct files_struct *fsp);
 void cacheguard_file_done(struct files_struct *fsp,
 			  struct cacheguard_file *cgf);
-uint64_t cacheguard_now_ns(void);
 void cacheguard_loop_took(struct cacheguard_file *cgf,
 			  const char *where,
 			  uint64_t start_ns);

@@ -275,7 +275,7 @@ struct tevent_req *cacheguard_pread_send(
 	struct tevent_req *req = NULL;
 	struct tevent_req *subreq = NULL;
 	struct cacheguard_pread_state *state = NULL;
-	uint64_t start_ns = cacheguard_now_ns();
+	uint64_t start_ns = cg_now_ns();
 
 	req = tevent_req_create(mem_ctx, &state, struct cacheguard_pread_state);
 	if (req == NULL) {
@@ -323,7 +323,7 @@ static void cacheguard_pread_done(struct tevent_req *subreq)
 							  struct tevent_req);
 	struct cacheguard_pread_state *state =
 		tevent_req_data(req, struct cacheguard_pread_state);
-	uint64_t start_ns = cacheguard_now_ns();
+	uint64_t start_ns = cg_now_ns();
 	enum cg_call call = CG_CALL_NEXT;
 
 	if (state->cgf != NULL) {

@@ -22,14 +22,7 @@
 #include <time.h>
 
 #include "cg_djob.h"
-
-static uint64_t cg_djob_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
-}
+#include "cg_util.h"
 
 /* How a job reads: its descriptor and alignment */
 struct cg_djob_reader {
@@ -50,7 +43,7 @@ static ssize_t cg_djob_read_aligned(void *ctx,
 
 void cg_djob_run(struct cg_djob *j)
 {
-	uint64_t start = cg_djob_now_ns();
+	uint64_t start = cg_now_ns();
 	int saved = cg_ioprio_enter(j->ioprio);
 	struct cg_djob_reader r = {
 		.sys = j->sys,
@@ -86,5 +79,5 @@ void cg_djob_run(struct cg_djob *j)
 		j->err = j->ret == -1 ? errno : 0;
 	}
 	cg_ioprio_leave(saved);
-	j->duration = cg_djob_now_ns() - start;
+	j->duration = cg_now_ns() - start;
 }

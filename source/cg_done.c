@@ -19,10 +19,8 @@
 
 #include <string.h>
 
+#include "cg_util.h"
 #include "cg_done.h"
-
-#define CG_MIN(a, b) ((a) < (b) ? (a) : (b))
-#define CG_MAX(a, b) ((a) > (b) ? (a) : (b))
 
 void cg_done_reset(struct cg_done *d, uint64_t off)
 {

@@ -51,9 +51,10 @@
  * read on their own, and fall back from there as any read does.
  */
 
-#include "cg_dsched.h"
+#include "lib/util/dlinklist.h"
 
-#define CG_MIN(a, b) ((a) < (b) ? (a) : (b))
+#include "cg_dsched.h"
+#include "cg_util.h"
 
 void cg_dsched_init(struct cg_dsched *s,
 		    const struct cg_dsched_ops *ops,
@@ -79,36 +80,16 @@ size_t cg_dsched_buffer(const struct cg_dsched *s, size_t *reserve)
 	return cg_prefetch_memory(&s->pf);
 }
 
+/* Samba's list: the head's prev is its tail, so adding there is O(1) */
 static void cg_dsched_enqueue(struct cg_dsched *s, struct cg_dsched_req *r)
 {
-	struct cg_dsched_req *last = s->waiters;
-
 	r->waiting = true;
-	r->next = NULL;
-	r->prev = NULL;
-	if (last == NULL) {
-		s->waiters = r;
-		return;
-	}
-	while (last->next != NULL) {
-		last = last->next;
-	}
-	last->next = r;
-	r->prev = last;
+	DLIST_ADD_END(s->waiters, r);
 }
 
 static void cg_dsched_dequeue(struct cg_dsched *s, struct cg_dsched_req *r)
 {
-	if (r->prev != NULL) {
-		r->prev->next = r->next;
-	} else {
-		s->waiters = r->next;
-	}
-	if (r->next != NULL) {
-		r->next->prev = r->prev;
-	}
-	r->prev = NULL;
-	r->next = NULL;
+	DLIST_REMOVE(s->waiters, r);
 	r->waiting = false;
 }
 

@@ -18,10 +18,10 @@
  * along with this program.  If not, see <http://www.gnu.org/licenses/>.
  */
 
+#include "cg_util.h"
 #include "cg_flight.h"
 
 #define CG_FLIGHT_FREE UINT64_MAX
-#define CG_MIN(a, b) ((a) < (b) ? (a) : (b))
 
 void cg_flight_init(struct cg_flight *f)
 {

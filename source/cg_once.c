@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "cg_once.h"
+#include "cg_util.h"
 
 int cg_once_init(struct cg_once *o)
 {
@@ -38,21 +39,13 @@ void cg_once_destroy(struct cg_once *o)
 	pthread_mutex_destroy(&o->lock);
 }
 
-uint64_t cg_once_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
-}
-
 bool cg_once_try(struct cg_once *o, void (*fn)(void *arg), void *arg)
 {
 	if (pthread_mutex_trylock(&o->lock) != 0) {
 		return false;
 	}
 	if (!o->ran) {
-		__atomic_store_n(&o->started_ns, cg_once_now_ns(),
+		__atomic_store_n(&o->started_ns, cg_now_ns(),
 				 __ATOMIC_RELEASE);
 		fn(arg);
 		o->ran = true;
@@ -71,7 +64,7 @@ bool cg_once_wait(struct cg_once *o, uint64_t deadline_ns)
 	struct timespec until;
 	bool ran;
 
-	if (deadline_ns <= cg_once_now_ns()) {
+	if (deadline_ns <= cg_now_ns()) {
 		return false;
 	}
 	until = (struct timespec){

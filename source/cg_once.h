@@ -46,21 +46,18 @@ struct cg_once {
 int cg_once_init(struct cg_once *o);
 void cg_once_destroy(struct cg_once *o);
 
-/* CLOCK_MONOTONIC in ns */
-uint64_t cg_once_now_ns(void);
-
 /*
  * Run fn(arg) unless it ran or runs. True once it has run, here or
  * before; false while another thread runs it.
  */
 bool cg_once_try(struct cg_once *o, void (*fn)(void *arg), void *arg);
 
-/* When a thread started running it (cg_once_now_ns); 0: not yet */
+/* When a thread started running it (cg_now_ns); 0: not yet */
 uint64_t cg_once_started(const struct cg_once *o);
 
 /*
  * Another thread runs it: wait until it is done, or until deadline_ns
- * (cg_once_now_ns) at most. True once it has run; false at the deadline,
+ * (cg_now_ns) at most. True once it has run; false at the deadline,
  * or at once when the deadline has passed.
  */
 bool cg_once_wait(struct cg_once *o, uint64_t deadline_ns);

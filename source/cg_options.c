@@ -24,6 +24,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cg_util.h"
 #include "cg_options.h"
 
 #define CG_FIELD(f) offsetof(struct cg_config, f)
@@ -317,8 +318,6 @@ void cg_config_init(struct cg_config *cfg)
 		(void)cg_config_set(cfg, o->name, o->def, err, sizeof(err));
 	}
 }
-
-#define CG_PAGE 4096
 
 int cg_config_check(const struct cg_config *cfg, char *err, size_t errlen)
 {

@@ -51,11 +51,9 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "cg_util.h"
 #include "cg_prefetch.h"
 #include "cg_sys.h"
-
-#define CG_MIN(a, b) ((a) < (b) ? (a) : (b))
-#define CG_MAX(a, b) ((a) > (b) ? (a) : (b))
 
 static bool cg_is_pow2(uint64_t v)
 {

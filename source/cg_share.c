@@ -91,6 +91,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "cg_util.h"
 #include "cg_share.h"
 #include "cg_sys.h"
 
@@ -109,9 +110,6 @@
 #define CG_SHARE_UNIT_SHIFT 16
 /* Pieces a drop may split into around other streams' claims */
 #define CG_SHARE_PIECES 16
-
-#define CG_MIN(a, b) ((a) < (b) ? (a) : (b))
-#define CG_MAX(a, b) ((a) > (b) ? (a) : (b))
 
 uint64_t cg_share_slot(uint64_t dev, uint64_t ino)
 {

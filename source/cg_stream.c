@@ -124,12 +124,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cg_util.h"
 #include "cg_stream.h"
 #include "cg_share.h"
 #include "cg_budget.h"
 #include "cg_sys.h"
 
-#define CG_PAGE 4096ULL
 #define CG_FREE UINT64_MAX
 /* Windows below dropped_to that a stream dropping all it reads drops again */
 #define CG_REDROP_WINDOWS 4
@@ -144,9 +144,6 @@
 #define CG_ZEROCOPY_LAG (8ULL << 20)
 /* The largest WILLNEED, the kernel's own step (force_page_cache_ra()) */
 #define CG_WILLNEED_CHUNK (2ULL << 20)
-
-#define CG_MIN(a, b) ((a) < (b) ? (a) : (b))
-#define CG_MAX(a, b) ((a) > (b) ? (a) : (b))
 
 #define CG_COUNT(s, field, n) ((s)->stats.field += (n))
 

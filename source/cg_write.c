@@ -84,18 +84,12 @@
 #include <fcntl.h>
 #include <string.h>
 
+#include "cg_util.h"
 #include "cg_write.h"
 #include "cg_sys.h"
 
-#define CG_PAGE 4096ULL
-
-#define CG_MIN(a, b) ((a) < (b) ? (a) : (b))
-#define CG_MAX(a, b) ((a) > (b) ? (a) : (b))
-
-#ifndef SYNC_FILE_RANGE_WAIT_BEFORE
-#define SYNC_FILE_RANGE_WAIT_BEFORE 1
+#ifndef SYNC_FILE_RANGE_WRITE
 #define SYNC_FILE_RANGE_WRITE 2
-#define SYNC_FILE_RANGE_WAIT_AFTER 4
 #endif
 
 enum cg_mode cg_write_mode(enum cg_mode want, unsigned fs_lacks)

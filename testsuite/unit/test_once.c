@@ -28,6 +28,7 @@
 #include <cmocka.h>
 
 #include "cg_once.h"
+#include "cg_util.h"
 
 #define MS (1000 * 1000ULL)
 
@@ -89,7 +90,7 @@ static void test_try_runs_once(void **state)
 	assert_true(cg_once_try(&j.once, job_fn, &j));
 	assert_int_equal(j.runs, 1);
 	/* it ran: a wait returns at once, true */
-	assert_true(cg_once_wait(&j.once, cg_once_now_ns() + 1000 * MS));
+	assert_true(cg_once_wait(&j.once, cg_now_ns() + 1000 * MS));
 	cg_once_destroy(&j.once);
 }
 
@@ -113,15 +114,15 @@ static void test_wait_bounded(void **state)
 	}
 	assert_false(cg_once_try(&j.once, job_fn, &j));
 
-	t0 = cg_once_now_ns();
+	t0 = cg_now_ns();
 	assert_false(cg_once_wait(&j.once, t0 - 1));
 	assert_false(cg_once_wait(&j.once, t0 + 30 * MS));
-	took = cg_once_now_ns() - t0;
+	took = cg_now_ns() - t0;
 	assert_true(took >= 30 * MS);
 	assert_true(took < 1000 * MS);	/* the deadline, not the job's end */
 
 	__atomic_store_n(&j.hold, false, __ATOMIC_RELEASE);
-	assert_true(cg_once_wait(&j.once, cg_once_now_ns() + 10000 * MS));
+	assert_true(cg_once_wait(&j.once, cg_now_ns() + 10000 * MS));
 	assert_int_equal(pthread_join(t, NULL), 0);
 	assert_int_equal(pthread_join(r, NULL), 0);
 	assert_int_equal(j.runs, 1);
