@@ -28,12 +28,18 @@
 # file: bytes, the server's footprint, the module's close summary, and
 # each read's rate as a ratio to plain (TCG: ratios only).
 #
+# And O_DIRECT into memory of a process that forks (guest-fork.sh, issue
+# 47): the kernel's side with testsuite/tools/dio_fork (stale bytes
+# before 6.5, none into MADV_DONTFORK memory), and cp on one cifs mount
+# while its smbd forks dfree commands, every byte compared.
+#
 # CG_GUEST_SET=ci (kernel command line cg.set=ci; .ci/run's subset): ext4
 # only, without the 4 readers and the cifs client, a quarter of the
 # mixed reader's runs and half the python write paths' file; every
-# mode's copy, upload, hot keep, auto choice and coherence stay. cifs:
-# ext4's cifs checks alone; nfs: the NFS checks alone. full (make
-# test-kernels) runs all of it.
+# mode's copy, upload, hot keep, auto choice and coherence stay, and
+# dio_fork. cifs: ext4's cifs checks alone, with the copies while smbd
+# forks; nfs: the NFS checks alone; fork: guest-fork.sh's checks alone.
+# full (make test-kernels) runs all of it.
 #
 # speed: one cold copy of a 96 MiB file on ext4 through the plain share
 # and then each mode, five rounds of alternating pairs, each mode's rate
@@ -49,6 +55,7 @@ set -u
 cg_need_root "the kernel suite"
 . "$(dirname "$0")/../lib/smbd.sh"
 . "$(dirname "$0")/guest-nfs.sh"
+. "$(dirname "$0")/guest-fork.sh"
 cg_enter_namespace "$0" "$@"
 
 MiB=1048576
@@ -363,13 +370,14 @@ for fs in $fs_list; do
 				"cacheguard:mode = $mode" "${tune[@]}"
 		done
 		cg_share_at "${fs}_plain" "$CG_ROOT/mnt/$fs"
+		[ "$fs" = ext4 ] && fork_shares "$CG_ROOT/mnt/$fs"
 	else
 		cg_fail "$fs" "cannot make or mount one: $(tail -n 2 \
 			"$CG_ROOT/log/mkfs-$fs.out" 2>/dev/null)"
 	fi
 done
 nfs=
-if [ "$set" != cifs ] && [ "$set" != speed ]; then
+if [ "$set" != cifs ] && [ "$set" != speed ] && [ "$set" != fork ]; then
 	if nfs_start; then
 		nfs=yes
 	else
@@ -390,12 +398,22 @@ for fs in $filesystems; do
 		echo "[$fs] the kernel's cifs client, $(date +%T)"
 		cifs_checks "$dir"
 	fi
+	if [ "$fs" = ext4 ]; then
+		case $set in full | ci | fork)
+			echo "[$fs] O_DIRECT while the process forks, $(date +%T)"
+			dio_fork_checks "$dir" ;;
+		esac
+		case $set in full | cifs | fork)
+			echo "[$fs] cifs copies while smbd forks, $(date +%T)"
+			fork_smb_checks "$dir" ;;
+		esac
+	fi
 	if [ "$set" = speed ]; then
 		echo "[$fs] speed, $(date +%T)"
 		speed_pairs "$dir"
 		continue
 	fi
-	case $set in cifs | nfs) continue ;; esac
+	case $set in cifs | nfs | fork) continue ;; esac
 	echo "[$fs] every mode, $(date +%T)"
 	f=$dir/f.bin
 	v=$dir/v.bin
