@@ -37,8 +37,9 @@
 # only, without the 4 readers and the cifs client, a quarter of the
 # mixed reader's runs and half the python write paths' file; every
 # mode's copy, upload, hot keep, auto choice and coherence stay, and
-# dio_fork. cifs: ext4's cifs checks alone, with the copies while smbd
-# forks; nfs: the NFS checks alone; fork: guest-fork.sh's checks alone.
+# guest-fork.sh's checks. cifs: ext4's cifs checks alone, with the copies
+# while smbd forks; nfs: the NFS checks alone; fork: guest-fork.sh's
+# checks alone.
 # full (make test-kernels) runs all of it.
 #
 # speed: one cold copy of a 96 MiB file on ext4 through the plain share
@@ -403,7 +404,7 @@ for fs in $filesystems; do
 			echo "[$fs] O_DIRECT while the process forks, $(date +%T)"
 			dio_fork_checks "$dir" ;;
 		esac
-		case $set in full | cifs | fork)
+		case $set in full | ci | cifs | fork)
 			echo "[$fs] cifs copies while smbd forks, $(date +%T)"
 			fork_smb_checks "$dir" ;;
 		esac
