@@ -496,7 +496,7 @@ int main(int argc, char **argv)
 	       "wrote %" PRIu64 " times\n", r.reads, r.elapsed, r.overlapped,
 	       (uint64_t)atomic_load(&s.forks_done), s.writes);
 	if (ret == EXIT_WRONG) {
-		printf("FAIL: read %" PRIu64 " had wrong bytes, %.1f s in\n",
+		printf("wrong bytes in read %" PRIu64 ", %.1f s in\n",
 		       r.reads, r.elapsed);
 	} else if (ret == 0 && r.overlapped < r.min_overlap) {
 		printf("SKIP: only %" PRIu64 " reads overlapped a fork "
