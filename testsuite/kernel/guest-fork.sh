@@ -44,7 +44,8 @@
 fork_dio_secs=15
 # the copies' seconds per share (a copy at a time while the time lasts):
 # on 6.1 the module of 9b36f58 gave wrong bytes within 19-48 s without
-# prefetch and 30-92 s with it (7 runs each, a copy taking 20-30 s)
+# prefetch and 30-92 s with it (7 runs each, a copy taking 20-30 s);
+# 9befe8a made 8 right copies on each share
 fork_smb_secs=120
 
 fork_shares()
