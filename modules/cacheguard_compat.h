@@ -34,9 +34,9 @@
 #define CACHEGUARD_COMPAT_H
 
 /*
- * cg_proc_fd_path(fd, buf, bufsize): "/proc/self/fd/<fd>" in buf, or NULL
- * when there is no /proc or buf is too small; the path reopens the file
- * of fd (direct mode's O_DIRECT descriptor, the capability probe).
+ * cacheguard_proc_fd_path(fd, buf, bufsize): "/proc/self/fd/<fd>" in buf, or
+ *NULL when there is no /proc or buf is too small; the path reopens the file of
+ *fd (direct mode's O_DIRECT descriptor, the capability probe).
  *
  * Samba 4.17: sys_proc_fd_path(int fd, char *buf, size_t bufsize).
  * Samba 4.20 and later: sys_proc_fd_path(int fd,
@@ -45,7 +45,8 @@
  *	same for both.
  */
 #ifdef HAVE_SYS_PROC_FD_PATH_BUF
-static inline const char *cg_proc_fd_path(int fd, char *buf, size_t bufsize)
+static inline const char *
+cacheguard_proc_fd_path(int fd, char *buf, size_t bufsize)
 {
 	struct sys_proc_fd_path_buf pbuf;
 	const char *path = NULL;
@@ -62,7 +63,8 @@ static inline const char *cg_proc_fd_path(int fd, char *buf, size_t bufsize)
 	return buf;
 }
 #else
-static inline const char *cg_proc_fd_path(int fd, char *buf, size_t bufsize)
+static inline const char *
+cacheguard_proc_fd_path(int fd, char *buf, size_t bufsize)
 {
 	return sys_proc_fd_path(fd, buf, bufsize);
 }

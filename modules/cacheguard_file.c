@@ -77,7 +77,7 @@ static int cacheguard_lock_file_open(const char *name,
 				     bool *logged,
 				     const char *without)
 {
-	int fd = cg_state_file_open(name);
+	int fd = cacheguard_state_file_open(name);
 
 	if (fd == -1 && !*logged) {
 		*logged = true;
@@ -201,7 +201,7 @@ static void cacheguard_file_destroy(void *p)
 	if (!cgf->done) {
 		/* freed without SMB_VFS_CLOSE: a shared DOS or FCB handle */
 		if (cgf->writer != NULL) {
-			cg_wfile_close(cgf->writer);
+			cacheguard_wfile_close(cgf->writer);
 			TALLOC_FREE(cgf->writer);
 		}
 		cacheguard_file_done(cgf->fsp, cgf);
@@ -308,15 +308,15 @@ struct cacheguard_file *cacheguard_track(
 		return NULL;
 	}
 	if (cg_config_probes(cfg, share->below, CG_BELOW_READS)) {
-		cg_fs_probe(fsp, !cacheguard_kernel_oplock(fsp));
+		cacheguard_fs_probe(fsp, !cacheguard_kernel_oplock(fsp));
 	}
 	cg_file_init(&cgf->file,
 		     cfg,
 		     &cacheguard_sys,
 		     (uint64_t)st.st_size,
-		     cg_fs_lacks_of(dev) | share->below,
+		     cacheguard_fs_lacks_of(dev) | share->below,
 		     fsp_get_io_fd(fsp));
-	cgf->file.stream.kernel_ra = cg_fs_readahead(dev);
+	cgf->file.stream.kernel_ra = cacheguard_fs_readahead(dev);
 	cgf->file.stream.share.slot = cg_share_slot(st.st_dev, st.st_ino);
 	/* one smbd process serves one client, whose cache serves its readers */
 	cgf->file.stream.share.client = (uint64_t)getpid();

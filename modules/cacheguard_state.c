@@ -44,7 +44,7 @@ int vfs_cacheguard_debug_level = DBGC_VFS;
  * rule, with one line at level 0 per process where it is per node. The
  * answer is kept for the life of the process, NULL when no memory.
  */
-const char *cg_state_dir(void)
+const char *cacheguard_state_dir(void)
 {
 	static char *dir;
 	const char *state = lp_state_directory();
@@ -82,7 +82,7 @@ const char *cg_state_dir(void)
  * 0 where it fails, since then no lock file is used at all (each smbd
  * process bounds its own direct memory, streams drop as if alone).
  */
-static bool cg_state_dir_trusted(int dirfd, const char *path)
+static bool cacheguard_state_dir_trusted(int dirfd, const char *path)
 {
 	static bool logged;
 	const char *why = NULL;
@@ -110,9 +110,9 @@ static bool cg_state_dir_trusted(int dirfd, const char *path)
 	return false;
 }
 
-int cg_state_dir_open(void)
+int cacheguard_state_dir_open(void)
 {
-	const char *dir = cg_state_dir();
+	const char *dir = cacheguard_state_dir();
 	const char *state = lp_state_directory();
 	const char *name = NULL;
 	int dirfd, parentfd;
@@ -126,7 +126,7 @@ int cg_state_dir_open(void)
 	if (parentfd == -1) {
 		return -1;
 	}
-	if (!cg_state_dir_trusted(parentfd, state)) {
+	if (!cacheguard_state_dir_trusted(parentfd, state)) {
 		close(parentfd);
 		return -1;
 	}
@@ -141,7 +141,7 @@ int cg_state_dir_open(void)
 	if (dirfd == -1) {
 		return -1;
 	}
-	if (!cg_state_dir_trusted(dirfd, dir)) {
+	if (!cacheguard_state_dir_trusted(dirfd, dir)) {
 		close(dirfd);
 		return -1;
 	}
@@ -150,13 +150,13 @@ int cg_state_dir_open(void)
 	return dirfd;
 }
 
-int cg_state_file_open(const char *name)
+int cacheguard_state_file_open(const char *name)
 {
 	int dirfd, fd = -1;
 	int err;
 
 	become_root();
-	dirfd = cg_state_dir_open();
+	dirfd = cacheguard_state_dir_open();
 	err = errno;
 	if (dirfd != -1) {
 		fd = openat(dirfd, name,

@@ -159,7 +159,7 @@ static int cacheguard_connect(struct vfs_handle_struct *handle,
 	DBG_PREFIX(2, ("share [%s]: %s\n", service, desc));
 
 	if (cg_config_watches(cfg)) {
-		share->below = cg_stack_below(handle, service);
+		share->below = cacheguard_stack_below(handle, service);
 	}
 	SMB_VFS_HANDLE_SET_DATA(handle, share, NULL, struct cacheguard_share, {
 		SMB_VFS_NEXT_DISCONNECT(handle);
@@ -179,8 +179,8 @@ bad_option:
  * The writer of fsp (cacheguard_write.c), created at its first write;
  * NULL for everything the module leaves alone
  */
-static struct cg_wfile *cacheguard_writer(struct vfs_handle_struct *handle,
-					  struct files_struct *fsp)
+static struct cacheguard_wfile *
+cacheguard_writer(struct vfs_handle_struct *handle, struct files_struct *fsp)
 {
 	struct cacheguard_file *cgf = VFS_FETCH_FSP_EXTENSION(handle, fsp);
 	struct cacheguard_share *share = NULL;
@@ -202,15 +202,16 @@ static struct cg_wfile *cacheguard_writer(struct vfs_handle_struct *handle,
 		return NULL;
 	}
 	if (cg_config_probes(cfg, share->below, CG_BELOW_WRITES)) {
-		cg_fs_probe(fsp, !cacheguard_kernel_oplock(fsp));
+		cacheguard_fs_probe(fsp, !cacheguard_kernel_oplock(fsp));
 	}
 	/* On fsp, not cgf: an fsp extension's data area is no talloc ctx */
-	cgf->writer = cg_wfile_new(fsp,
-				   handle,
-				   fsp,
-				   cfg,
-				   cg_fs_lacks_of(fsp->fsp_name->st.st_ex_dev) |
-					   share->below);
+	cgf->writer = cacheguard_wfile_new(
+		fsp,
+		handle,
+		fsp,
+		cfg,
+		cacheguard_fs_lacks_of(fsp->fsp_name->st.st_ex_dev) |
+			share->below);
 	return cgf->writer;
 }
 
@@ -220,12 +221,12 @@ static ssize_t cacheguard_pwrite(struct vfs_handle_struct *handle,
 				 size_t n,
 				 off_t offset)
 {
-	return cg_write_pwrite(handle,
-			       fsp,
-			       cacheguard_writer(handle, fsp),
-			       data,
-			       n,
-			       offset);
+	return cacheguard_upload_pwrite(handle,
+					fsp,
+					cacheguard_writer(handle, fsp),
+					data,
+					n,
+					offset);
 }
 
 static struct tevent_req *cacheguard_pwrite_send(
@@ -237,14 +238,14 @@ static struct tevent_req *cacheguard_pwrite_send(
 	size_t n,
 	off_t offset)
 {
-	return cg_write_pwrite_send(handle,
-				    mem_ctx,
-				    ev,
-				    fsp,
-				    cacheguard_writer(handle, fsp),
-				    data,
-				    n,
-				    offset);
+	return cacheguard_upload_pwrite_send(handle,
+					     mem_ctx,
+					     ev,
+					     fsp,
+					     cacheguard_writer(handle, fsp),
+					     data,
+					     n,
+					     offset);
 }
 
 static ssize_t cacheguard_write_recvfile(struct vfs_handle_struct *handle,
@@ -253,12 +254,12 @@ static ssize_t cacheguard_write_recvfile(struct vfs_handle_struct *handle,
 					 off_t offset,
 					 size_t n)
 {
-	return cg_write_recvfile(handle,
-				 fromfd,
-				 tofsp,
-				 cacheguard_writer(handle, tofsp),
-				 offset,
-				 n);
+	return cacheguard_upload_recvfile(handle,
+					  fromfd,
+					  tofsp,
+					  cacheguard_writer(handle, tofsp),
+					  offset,
+					  n);
 }
 
 static int cacheguard_close(struct vfs_handle_struct *handle,
@@ -267,7 +268,7 @@ static int cacheguard_close(struct vfs_handle_struct *handle,
 	struct cacheguard_file *cgf = VFS_FETCH_FSP_EXTENSION(handle, fsp);
 
 	if (cgf != NULL && cgf->writer != NULL) {
-		cg_wfile_close(cgf->writer);
+		cacheguard_wfile_close(cgf->writer);
 		TALLOC_FREE(cgf->writer);
 	}
 	if (cgf != NULL) {
@@ -286,7 +287,7 @@ static struct vfs_fn_pointers vfs_cacheguard_fns = {
 	.sendfile_fn = cacheguard_sendfile,
 	.pwrite_fn = cacheguard_pwrite,
 	.pwrite_send_fn = cacheguard_pwrite_send,
-	.pwrite_recv_fn = cg_write_pwrite_recv,
+	.pwrite_recv_fn = cacheguard_upload_pwrite_recv,
 	.recvfile_fn = cacheguard_write_recvfile,
 	.fallocate_fn = cacheguard_fallocate,
 	.ftruncate_fn = cacheguard_ftruncate,

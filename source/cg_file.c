@@ -249,7 +249,8 @@ void cg_file_init(struct cg_file *f,
 
 enum cg_path cg_file_choose(const struct cg_file *f,
 			    const struct cg_io *io,
-			    size_t n)
+			    size_t n,
+			    bool sync)
 {
 	if (!io->in_stream || f->stream.state != CG_ACTIVE) {
 		return CG_PATH_NEXT;
@@ -259,7 +260,8 @@ enum cg_path cg_file_choose(const struct cg_file *f,
 	    f->stream.via == CG_VIA_DONTCACHE) {
 		return CG_PATH_UNCACHED;
 	}
-	if (f->mode == CG_MODE_DIRECT && n >= f->stream.cfg->direct_min_io) {
+	if (f->mode == CG_MODE_DIRECT && !sync &&
+	    n >= f->stream.cfg->direct_min_io) {
 		return CG_PATH_DIRECT;
 	}
 	return CG_PATH_NEXT;

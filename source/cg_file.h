@@ -209,7 +209,7 @@ enum cg_change {
 
 /*
  * What of a direct stream's prefetch a change of [off, off + n) drops
- * (cg_dsched_note_write): *drop_off -1 for all of it, where the end of
+ * (cg_direct_note_write): *drop_off -1 for all of it, where the end of
  * file moves and any segment may end in the wrong place
  */
 void cg_file_change(enum cg_change how,
@@ -271,10 +271,17 @@ void cg_file_init(struct cg_file *f,
 		  unsigned fs_lacks,
 		  int fd);
 
-/* The path for a read that cg_read_begin() returned io for */
+/*
+ * The path for a read that cg_read_begin() returned io for; sync: smbd
+ * reads synchronously (SMB_VFS_PREAD: aio read size = 0, compound
+ * reads, or sendfile declined), on its event loop, where no prefetch
+ * fill can report: a direct stream's such read goes through the cache,
+ * dropped behind as its stream's other cached reads are
+ */
 enum cg_path cg_file_choose(const struct cg_file *f,
 			    const struct cg_io *io,
-			    size_t n);
+			    size_t n,
+			    bool sync);
 
 /*
  * Direct reads could not be set up for the file (fail says why): the

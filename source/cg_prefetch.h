@@ -20,23 +20,16 @@
 #ifndef CG_PREFETCH_H
 #define CG_PREFETCH_H
 
-#include "cg_file.h"
-#include "cg_huge.h"
+#include "cg_dio.h"
+#include "cg_sys.h"
 
 /*
- * Direct reads: planning and the prefetch table (cg_prefetch.c)
- * ==============================================================
+ * The prefetch table (cg_prefetch.c)
+ * ==================================
  *
  * The bookkeeping behind cacheguard:mode = direct; the scheduler
- * (cg_dsched.c) drives it, the glue (modules/cacheguard_direct.c) does
- * the I/O. Two parts:
- *
- * Planning. O_DIRECT wants the file offset and the length aligned to the
- * device (512 or 4096 bytes; the buffer too, which the glue sees to). A
- * request is widened to the alignment, read, and trimmed back to exactly
- * the bytes asked for, short at end of file as pread() would be.
- *
- * Prefetch. A direct read has no kernel readahead, so each stream keeps
+ * (cg_direct.c) drives it, the glue (modules/cacheguard_direct.c) does
+ * the I/O. A direct read has no kernel readahead, so each stream keeps
  * a table of segments (1 MiB, aligned) filled in the background up to
  * "ahead" bytes past the highest request. Requests are then served from
  * the table (HIT), wait for a segment still loading (PENDING) rather
@@ -47,115 +40,6 @@
  * before each lookup, and reports writes it knows of, so the table never
  * hands out bytes older than the file.
  */
-
-/* Widened read for a request: [off, off + len) covers it, both aligned */
-struct cg_dio_plan {
-	uint64_t off;
-	size_t len;
-	size_t skip;	/* where the request starts in the widened read */
-};
-
-/*
- * The alignment to use: the statx STATX_DIOALIGN answer when the kernel
- * gave one (0 there means no O_DIRECT for the file: returns 0), else the
- * device's logical block size, else 4096. Values that are not powers of
- * two are ignored.
- */
-size_t cg_dio_alignment(bool have_dioalign,
-			uint32_t dio_mem_align,
-			uint32_t dio_offset_align,
-			uint32_t logical_block_size);
-
-/*
- * Whether direct reads of a file may be set up, before its O_DIRECT open:
- * smbd holds a kernel oplock on it (kernel_oplock: the open would break
- * it), or the kernel gives it no direct-I/O alignment (align 0,
- * cg_dio_alignment), or CG_DIRECT_OK
- */
-enum cg_direct_fail cg_direct_may_open(bool kernel_oplock, size_t align);
-
-/* Why, in words for the log */
-const char *cg_direct_fail_name(enum cg_direct_fail fail);
-
-/* open(O_DIRECT) of a file failed with err: the file, or its filesystem? */
-enum cg_direct_fail cg_direct_open_failure(int err);
-
-/* false when align is not a power of two or the range overflows */
-bool cg_dio_plan(uint64_t off, size_t n, size_t align, struct cg_dio_plan *p);
-
-/* Bytes of the request in a widened read that returned got bytes */
-size_t cg_dio_trim(const struct cg_dio_plan *p, size_t n, size_t got);
-
-/*
- * A request read with O_DIRECT into the caller's own buffer, so that it
- * costs no bounce buffer: the body, [off, off + body), goes to buf +
- * shift, the first aligned address in buf, and is moved down by shift
- * once read; the rest of the request, the tail, is read through a bounce
- * of tail.len bytes (less than three alignment units).
- */
-struct cg_dio_inplace {
-	size_t n;
-	size_t shift;
-	size_t body;
-	struct cg_dio_plan tail;	/* [off + body, off + n), widened */
-};
-
-/*
- * The in-place plan for n bytes at off into the buffer at address buf;
- * false when off is not aligned or n leaves no aligned block after the
- * shift: read the request through a bounce buffer (cg_dio_plan).
- */
-bool cg_dio_inplace(uint64_t off,
-		    size_t n,
-		    uintptr_t buf,
-		    size_t align,
-		    struct cg_dio_inplace *p);
-
-/*
- * Whether a kernel of this release (uname's, "6.1.0-28-amd64") pins the
- * pages of an O_DIRECT read's buffer (FOLL_PIN, block I/O since Linux
- * 6.5), so that a fork() while the read is in flight cannot leave the
- * parent with a copy of a page the device never wrote: smbd forks for
- * its dfree command, quota, print and message commands without waiting
- * for its thread pool. Earlier kernels take plain references, and a
- * page of smbd's buffer that the main thread writes (the heap around
- * it) would be copied on write: stale bytes at the head or tail of a
- * reply. Only then may a read go into smbd's own buffer
- * (cg_dio_inplace); the module's own buffers are never inherited
- * (MADV_DONTFORK, cg_huge.c). false for a release it cannot read.
- */
-bool cg_dio_pins_pages(const char *release);
-
-/*
- * The bounce buffer a request read on its own needs, in bytes, and
- * whether the server's direct memory budget must have room for it
- * (*charge): in place (cg_dio_inplace gave in), its tail's few blocks,
- * charged nothing, so that a MISS stays direct when the prefetch of a
- * few streams holds all of the budget; else the widened read of plan,
- * charged (as a bounce buffer: cg_budget_room's counted false).
- */
-size_t cg_dio_read_bounce(bool inplace,
-			  const struct cg_dio_inplace *in,
-			  const struct cg_dio_plan *plan,
-			  bool *charge);
-
-/* An aligned read of len bytes at off into buf: bytes, or -1 and errno */
-typedef ssize_t (*cg_dio_read_fn)(void *ctx,
-				  uint8_t *buf,
-				  size_t len,
-				  uint64_t off);
-
-/*
- * Carry out plan p for the request at off into buf, bounce holding
- * p->tail.len bytes: the request's bytes (fewer at end of file), or -1
- * and errno as read left it
- */
-ssize_t cg_dio_read_inplace(const struct cg_dio_inplace *p,
-			    uint8_t *buf,
-			    uint64_t off,
-			    uint8_t *bounce,
-			    cg_dio_read_fn read,
-			    void *ctx);
 
 #define CG_PREFETCH_SEG (1024 * 1024)
 #define CG_PREFETCH_MIN_SEG (64 * 1024)
@@ -395,5 +279,49 @@ void cg_prefetch_invalidate(struct cg_prefetch *pf, uint64_t off, uint64_t n);
 
 /* Everything is suspect (the file changed, prefetch failed) */
 void cg_prefetch_reset(struct cg_prefetch *pf);
+
+/*
+ * The work of a direct stream's job in smbd's thread pool (cg_dio.c): a
+ * fill of a segment, a request's own read (into its buffer in place, or
+ * into a bounce buffer when the request is not aligned), or a HIT's copy
+ * (from the pinned pieces of the buffer into the request's, if they are
+ * still the file's bytes). Every one takes the file's version first
+ * (cg_pf_version_now): so smbd's event loop never calls fstat(), and
+ * every job tells the table how the file is now.
+ */
+enum cg_dio_job_kind {
+	CG_JOB_FILL = 0,
+	CG_JOB_READ,
+	CG_JOB_COPY,
+};
+
+struct cg_dio_job {
+	/* what to do */
+	enum cg_dio_job_kind kind;
+	const struct cg_sys *sys;
+	int fd; /* O_DIRECT */
+	uint8_t *buf;
+	size_t count;
+	uint64_t offset;
+	size_t align;
+	const uint8_t *mem;		  /* COPY: the table's buffer */
+	const struct cg_pf_piece *pieces; /* COPY: what to copy */
+	unsigned npieces;
+	bool inplace;		    /* READ: into the request's own */
+	struct cg_dio_inplace plan; /* READ, in place */
+	uint8_t *bounce;	    /* READ: in place its tail's, or all */
+	unsigned ioprio;	    /* the thread's, while it reads */
+
+	/* what it did */
+	bool version_ok;
+	struct cg_pf_version ver; /* the file just before the read */
+	bool stale;		  /* COPY: pieces not current */
+	ssize_t ret;
+	int err;
+	uint64_t duration; /* ns, on the monotonic clock */
+};
+
+/* Run j, in a thread of smbd's pool: fills its results */
+void cg_dio_job_run(struct cg_dio_job *j);
 
 #endif /* CG_PREFETCH_H */

@@ -146,19 +146,6 @@ ssize_t cg_pread_full(const struct cg_sys *sys,
 		      uint64_t off,
 		      int flags);
 
-/*
- * An O_DIRECT read of n bytes at an aligned off into buf, to n or to the
- * end of the file, which a partial block or nothing marks. A short read
- * short of the file's size (FUSE with direct_io may return less) fails
- * with EIO: the read goes again through the next module, which reads on,
- * so the client never takes it for the end of the file (cg_read.c).
- */
-ssize_t cg_dio_read_full(const struct cg_sys *sys,
-			 int fd,
-			 void *buf,
-			 size_t n,
-			 uint64_t off,
-			 size_t align);
 
 /*
  * pwrite() of all n bytes over sys->pwritev2, retrying short writes and

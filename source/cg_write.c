@@ -398,32 +398,3 @@ struct cg_range cg_write_close(struct cg_writer *w)
 	w->state = CG_W_DETECTING;
 	return r;
 }
-
-ssize_t cg_pwrite_full(const struct cg_sys *sys,
-		       int fd,
-		       const void *buf,
-		       size_t n,
-		       uint64_t off,
-		       int flags)
-{
-	const char *p = buf;
-	size_t done = 0;
-
-	while (done < n) {
-		ssize_t ret = sys->pwritev2(fd, p + done, n - done,
-					    off + done, flags);
-
-		if (ret == -1 && errno == EINTR) {
-			continue;
-		}
-		if (ret == -1) {
-			return -1;
-		}
-		if (ret == 0) {
-			errno = EIO;
-			return -1;
-		}
-		done += (size_t)ret;
-	}
-	return (ssize_t)n;
-}

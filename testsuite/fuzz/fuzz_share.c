@@ -380,7 +380,7 @@ static void begin_read(int i, struct fz_in *in)
 	      (int)o->f.stream.state,
 	      (unsigned long long)o->f.stream.share.claim.off,
 	      (unsigned long long)o->f.stream.share.claim.end);
-	path = cg_file_choose(&o->f, &r->io, n);
+	path = cg_file_choose(&o->f, &r->io, n, false);
 	r->io.uncached = path != CG_PATH_NEXT;
 	check_claim(o);
 }

@@ -146,7 +146,7 @@ static void test_fs_type(void **state)
 static enum cg_path choose(struct cg_file *f, uint64_t off, size_t n)
 {
 	struct cg_io io = cg_read_begin(&f->stream, 3, off, n);
-	enum cg_path path = cg_file_choose(f, &io, n);
+	enum cg_path path = cg_file_choose(f, &io, n, false);
 
 	io.uncached = path != CG_PATH_NEXT;
 	cg_read_end(&f->stream, 3, &io, (ssize_t)n);
@@ -187,7 +187,14 @@ static void test_choose(void **state)
 	assert_int_equal(choose(&f, 700 * MiB, MiB), CG_PATH_NEXT);
 	start(&f, &cfg, CG_MODE_DONTCACHE, NONE);
 	assert_int_equal(choose(&f, 8 * MiB, MiB), CG_PATH_UNCACHED);
+	/* a read smbd makes synchronously: uncached yes, direct no */
+	assert_int_equal(cg_file_choose(&f, &(struct cg_io){.in_stream = true},
+					MiB, true),
+			 CG_PATH_UNCACHED);
 	start(&f, &cfg, CG_MODE_DIRECT, NONE);
+	assert_int_equal(cg_file_choose(&f, &(struct cg_io){.in_stream = true},
+					MiB, true),
+			 CG_PATH_NEXT);
 	assert_int_equal(choose(&f, 8 * MiB, MiB), CG_PATH_DIRECT);
 	/* below direct min io (64K): buffered */
 	assert_int_equal(choose(&f, 9 * MiB, 4096), CG_PATH_NEXT);
@@ -283,7 +290,7 @@ static void test_below(void **state)
 		start(&f, &cfg, modes[i], CG_BELOW_READS);
 		assert_int_equal(f.mode, CG_MODE_DONTNEED);
 		io = cg_read_begin(&f.stream, 3, 8 * MiB, MiB);
-		assert_int_equal(cg_file_choose(&f, &io, MiB), CG_PATH_NEXT);
+		assert_int_equal(cg_file_choose(&f, &io, MiB, false), CG_PATH_NEXT);
 		assert_false(io.drop_pieces);
 		cg_read_end(&f.stream, 3, &io, MiB);
 		assert_true(cg_file_zerocopy_ok(&f));

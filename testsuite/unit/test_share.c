@@ -159,7 +159,7 @@ static void reader_read_to(struct reader *r, uint64_t to)
 		struct cg_io io = cg_read_begin(&r->f.stream, r->fd, r->pos,
 						READ_SIZE);
 
-		io.uncached = cg_file_choose(&r->f, &io, READ_SIZE) !=
+		io.uncached = cg_file_choose(&r->f, &io, READ_SIZE, false) !=
 			      CG_PATH_NEXT;
 		cg_read_end(&r->f.stream, r->fd, &io, READ_SIZE);
 		r->pos += READ_SIZE;
@@ -427,7 +427,7 @@ static void test_dontcache_joins(void **state)
 	reader_init(&b, 8, CG_MODE_DONTCACHE, slot);
 	reader_read_to(&a, 16 * MiB);
 	io = cg_read_begin(&a.f.stream, a.fd, a.pos, READ_SIZE);
-	assert_int_equal(cg_file_choose(&a.f, &io, READ_SIZE),
+	assert_int_equal(cg_file_choose(&a.f, &io, READ_SIZE, false),
 			 CG_PATH_UNCACHED);
 	cg_read_end(&a.f.stream, a.fd, &io, READ_SIZE);
 	a.pos += READ_SIZE;
@@ -436,7 +436,7 @@ static void test_dontcache_joins(void **state)
 	reader_read_to(&b, 8 * MiB);
 	assert_true(b.f.stream.share.seen);
 	io = cg_read_begin(&b.f.stream, b.fd, b.pos, READ_SIZE);
-	assert_int_equal(cg_file_choose(&b.f, &io, READ_SIZE), CG_PATH_NEXT);
+	assert_int_equal(cg_file_choose(&b.f, &io, READ_SIZE, false), CG_PATH_NEXT);
 	cg_read_end(&b.f.stream, b.fd, &io, READ_SIZE);
 	b.pos += READ_SIZE;
 
@@ -444,7 +444,7 @@ static void test_dontcache_joins(void **state)
 	reader_read_to(&a, a.pos + 16 * MiB);
 	assert_true(a.f.stream.share.seen);
 	io = cg_read_begin(&a.f.stream, a.fd, a.pos, READ_SIZE);
-	assert_int_equal(cg_file_choose(&a.f, &io, READ_SIZE), CG_PATH_NEXT);
+	assert_int_equal(cg_file_choose(&a.f, &io, READ_SIZE, false), CG_PATH_NEXT);
 	cg_read_end(&a.f.stream, a.fd, &io, READ_SIZE);
 	a.pos += READ_SIZE;
 	/* and keeps what B still needs, from when B began */

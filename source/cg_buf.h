@@ -18,8 +18,8 @@
  * along with this program.  If not, see <http://www.gnu.org/licenses/>.
  */
 
-#ifndef CG_HUGE_H
-#define CG_HUGE_H
+#ifndef CG_BUF_H
+#define CG_BUF_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -46,23 +46,22 @@
  * A buffer for O_DIRECT of len bytes straight from mmap, page-aligned,
  * never inherited by a child process (MADV_DONTFORK: a fork while a
  * read is in flight must not leave its pages copy-on-write, see
- * cg_dio_pins_pages), given back to the kernel by cg_huge_unmap; NULL
- * when there is no memory. From malloc, megabyte buffers raise glibc's mmap threshold
- * once freed, and later ones then come from the heap, which it does not
- * give back: an idle smbd process that had served a dozen direct copies
- * was seen holding 155 MiB.
+ * cg_dio_pins_pages), given back to the kernel by cg_buf_unmap; NULL
+ * when there is no memory. From malloc, megabyte buffers raise glibc's
+ * mmap threshold once freed, and later ones come from the heap, which
+ * it does not give back.
  */
-void *cg_huge_map(size_t len);
-void cg_huge_unmap(void *p, size_t len);
+void *cg_buf_map(size_t len);
+void cg_buf_unmap(void *p, size_t len);
 
 /*
  * The prefetch buffer: reserve bytes of address space on a huge page
  * boundary, with transparent huge pages asked for and never inherited
- * by a child (as cg_huge_map's), of which [0, used) is
- * usable; NULL when either fails. cg_huge_commit makes [off, off + len)
+ * by a child (as cg_buf_map's), of which [0, used) is
+ * usable; NULL when either fails. cg_buf_commit makes [off, off + len)
  * usable too (false: the kernel refused, as under strict overcommit).
  */
-void *cg_huge_reserve(size_t reserve, size_t used);
-bool cg_huge_commit(void *p, size_t off, size_t len);
+void *cg_buf_reserve(size_t reserve, size_t used);
+bool cg_buf_commit(void *p, size_t off, size_t len);
 
-#endif /* CG_HUGE_H */
+#endif /* CG_BUF_H */
