@@ -28,6 +28,7 @@
 CG_TOP=${CG_TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 CG_BUILD=${CG_BUILD:-$CG_TOP/build}
 . "$CG_TOP/testsuite/lib/sample.sh"
+. "$CG_TOP/testsuite/lib/figures.sh"
 CG_PORT=${CG_PORT:-}
 CG_USER=${CG_USER:-cgtest}
 CG_PASS=cacheguard
@@ -370,10 +371,11 @@ cg_kept()
 
 # cg_sample_start FILE...: sample the files' residency, summed, in the
 # background, every 100 ms for at most 5 minutes, until cg_sample_stop;
-# that sets CG_PEAK, the largest sample in bytes (0 without one). With
-# CG_SAMPLE_BEHIND=SPAN (one file) it also sets CG_PEAK_BEHIND, the most
-# of the file resident more than SPAN below its highest resident byte:
-# what a stream left behind its front and its readahead (sample.sh)
+# that sets CG_PEAK, the largest sample in bytes (empty, with a message,
+# when a sample failed: no figure). With CG_SAMPLE_BEHIND=SPAN (one
+# file) it also sets CG_PEAK_BEHIND, the most of the file resident more
+# than SPAN below its highest resident byte: what a stream left behind
+# its front and its readahead (sample.sh)
 cg_sample_start()
 {
 	local files first cols
@@ -385,6 +387,7 @@ cg_sample_start()
 		cols+=("\"\$CG_BUILD/cgcache\" behind $first $CG_SAMPLE_BEHIND")
 	fi
 	: >"$CG_ROOT/samples"
+	CG_SAMPLE_COLUMNS=${#cols[@]}
 	cg_sampler_start "$CG_ROOT/samples" 0.1 300 "${cols[@]}"
 }
 
@@ -392,7 +395,11 @@ cg_sample_stop()
 {
 	cg_sampler_stop
 	CG_PEAK=$(cg_sample_peak 1 "$CG_ROOT/samples")
-	CG_PEAK_BEHIND=$(cg_sample_peak 2 "$CG_ROOT/samples")
+	CG_PEAK_BEHIND=
+	if [ "${CG_SAMPLE_COLUMNS:-1}" -ge 2 ]; then
+		CG_PEAK_BEHIND=$(cg_sample_peak 2 "$CG_ROOT/samples")
+	fi
+	return 0
 }
 
 # cg_wait_file FILE: wait up to 30 s for FILE to exist (a paused
