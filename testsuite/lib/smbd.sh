@@ -17,7 +17,10 @@
 #   cg_smbd_init		make the private root, conf and passdb
 #   cg_share NAME [LINE...]	add a share on $CG_SHARE with smb.conf lines
 #   cg_guard_shares MODES OPTS	plain, and guard_MODE per mode (benchmarks;
-#				MODE-paced: with cacheguard:stream pacing)
+#				MODE-paced: with cacheguard:stream pacing;
+#				default: the module with no option at all;
+#				plain-aa: a second share without the module,
+#				the A/A control)
 #   cg_smbd_start		start smbd and wait until it answers
 #   cg_smbclient SHARE CMD	run smbclient commands against a share
 #   cg_traced_get SHARE FILE STRACE-ARGS...
@@ -173,7 +176,11 @@ cg_share()
 # cg_share_at NAME PATH ["smb.conf line" ...]
 # cg_guard_shares "MODES" "OPTIONS": the share plain, and for each mode a
 # share guard_MODE with cacheguard in that mode and OPTIONS, smb.conf
-# lines separated by ';' (the benchmarks' shares)
+# lines separated by ';' (the benchmarks' shares); "default" is
+# guard_default, "vfs objects = cacheguard" and no option, OPTIONS
+# neither (what almost every administrator runs); "plain-aa" is
+# guard_plain-aa, a second plain share: plain against plain in the same
+# run, whose spread is the run's noise
 cg_guard_shares()
 {
 	local c opts=()
@@ -182,6 +189,12 @@ cg_guard_shares()
 	cg_share plain
 	for c in $1; do
 		case $c in
+		plain-aa)
+			cg_share "guard_$c"
+			;;
+		default)
+			cg_share "guard_$c" "vfs objects = cacheguard"
+			;;
 		*-paced)
 			cg_share "guard_$c" "vfs objects = cacheguard" \
 				"cacheguard:mode = ${c%-paced}" \
