@@ -15,7 +15,8 @@
 #   make build-asan	everything again with ASan and UBSan, into build-asan/
 #   make test-asan	unit and integration tests under ASan/UBSan, valgrind
 #   make fuzz		the libFuzzer harnesses, CG_FUZZ_TIME seconds each
-#   make demo		copy a 1 GiB file through a plain and a guarded share
+#   make demo		copy a 1 GiB file through a plain and the default
+#			share, in alternating rounds
 #   make bench		the benchmark: scenario S (one copy, pairs against
 #			plain), the mixed workload (A, B, C), an upload
 #   make bench-single	scenario S alone (BENCH_READ_IOPS=N: capped)
@@ -31,9 +32,13 @@ VFSDIR ?= /usr/lib/$(MULTIARCH)/samba/vfs
 DESTDIR ?=
 WAF = tools/waf
 
-# Everything the build and the tests use, as Debian package names
+# Everything the build and the tests use, as Debian package names, the
+# same in Debian 12 and 13: fincore (the demo's residency figure) is in
+# util-linux-extra in both, which Debian 12's util-linux depends on and
+# Debian 13's does not
 DEB_DEPS = samba smbclient samba-testsuite libcmocka-dev dpkg-dev \
-	build-essential pkg-config python3 util-linux fio libsmbclient-dev \
+	build-essential pkg-config python3 util-linux util-linux-extra \
+	fio libsmbclient-dev \
 	xsltproc docbook-xsl docbook-xml gnuplot-nox xfsprogs btrfs-progs \
 	debhelper fakeroot man-db rpm nocache python3-impacket \
 	iproute2 procps passwd e2fsprogs valgrind clang libclang-rt-dev \

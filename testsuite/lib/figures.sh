@@ -95,6 +95,8 @@ cg_fincore()
 		echo "cannot measure the page cache of $1: fincore: $out" >&2
 		return 1
 	fi
+	# right-aligned in its column: the blanks around it go
+	read -r out <<<"$out"
 	cg_number "the page cache of $1 (fincore)" "$out"
 }
 
@@ -243,7 +245,9 @@ cg_median()
 	awk -v a="$1" 'BEGIN {
 		n = split(a, r, ",")
 		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
-			if (r[j] + 0 < r[i] + 0) { t = r[i]; r[i] = r[j]; r[j] = t }
+			if (r[j] + 0 < r[i] + 0) {
+				t = r[i]; r[i] = r[j]; r[j] = t
+			}
 		if (n % 2) print r[(n + 1) / 2] + 0
 		else print (r[n / 2] + r[n / 2 + 1]) / 2 }'
 }
