@@ -25,6 +25,7 @@
 #   What a mode makes of the CPU is measured by make bench, not here;
 #   the smoke checks that every row has its CPU figures (smbd's above
 #   0, the machine's at least smbd's) and that S has its A/A row.
+# Last, the small-file bench (smallfiles.sh) at 200 files: its rows.
 set -u
 . "$(dirname "$0")/../lib/check.sh"
 cg_need_root "bench smoke"
@@ -210,6 +211,28 @@ for profile in "100 0.8" "- 0.6"; do
 		fi
 	done
 done
+
+# Small files (smallfiles.sh, issue 48): 200 files, two rounds; a row
+# for plain, the A/A control and the default share, each with its
+# ops/s and CPU per op; the script itself checks that every run read
+# every byte of every file. No bound on the ratio: that is make bench's
+: >"$out/small.tsv"
+if SMALL_FILES=200 SMALL_PASSES=1 SMALL_ROUNDS=2 SMALL_OUT=$out/small.tsv \
+	timeout 300 "$top/testsuite/bench/smallfiles.sh" >"$out/small.log" 2>&1
+then
+	cg_pass "small files: runs to the end"
+else
+	cg_fail "small files: runs to the end" \
+		"exit $?: $(tail -n 3 "$out/small.log" | tr '\n' ' ')"
+fi
+sed -n '/^Small files/,$p' "$out/small.log"
+cg_expect "small files: a row for plain, plain-aa and default" \
+	test "$(cut -f1 "$out/small.tsv" | xargs)" = "plain plain-aa default"
+cg_expect "small files: ops/s, and CPU per op of smbd and the machine" \
+	awk -F'\t' '{ n++ }
+		$3 + 0 <= 0 || $7 !~ /^[0-9]+\.[0-9]$/ || $7 + 0 <= 0 ||
+			$9 + 0 < $7 + 0 { print; bad = 1 }
+		END { exit bad || n != 3 }' "$out/small.tsv"
 
 # Cleanup: no smbd on the smoke port, no cgroup of the run left
 if ss -ltnH "( sport = :$port )" | grep -q .; then
