@@ -15,10 +15,14 @@
 #   make build-asan	everything again with ASan and UBSan, into build-asan/
 #   make test-asan	unit and integration tests under ASan/UBSan, valgrind
 #   make fuzz		the libFuzzer harnesses, CG_FUZZ_TIME seconds each
-#   make demo		copy a 1 GiB file through a plain and a guarded share
+#   make demo		copy a 1 GiB file through a plain and the default
+#			share, in alternating rounds
 #   make bench		the benchmark: scenario S (one copy, pairs against
-#			plain), the mixed workload (A, B, C), an upload
+#			plain), small files, the mixed workload (A, B, C),
+#			an upload
 #   make bench-single	scenario S alone (BENCH_READ_IOPS=N: capped)
+#   make bench-smallfiles  thousands of 4-64 KiB files read through a
+#			watched share and a plain one, in pairs
 #   make bench-upload	the mixed workload with a 4 GiB upload (make bench
 #			runs it after the download scenarios)
 #   make soak		a randomized client load against every mode for
@@ -31,16 +35,21 @@ VFSDIR ?= /usr/lib/$(MULTIARCH)/samba/vfs
 DESTDIR ?=
 WAF = tools/waf
 
-# Everything the build and the tests use, as Debian package names
+# Everything the build and the tests use, as Debian package names, the
+# same in Debian 12 and 13: fincore (the demo's residency figure) is in
+# util-linux-extra in both, which Debian 12's util-linux depends on and
+# Debian 13's does not
 DEB_DEPS = samba smbclient samba-testsuite libcmocka-dev dpkg-dev \
-	build-essential pkg-config python3 util-linux fio libsmbclient-dev \
+	build-essential pkg-config python3 util-linux util-linux-extra \
+	fio libsmbclient-dev \
 	xsltproc docbook-xsl docbook-xml gnuplot-nox xfsprogs btrfs-progs \
 	debhelper fakeroot man-db rpm nocache python3-impacket \
 	iproute2 procps passwd e2fsprogs valgrind clang libclang-rt-dev \
 	bindfs lintian strace ctdb
 
 .PHONY: all deps build build-asan build-fuzz test test-asan fuzz fuzz-corpus \
-	unit soak demo bench bench-single bench-smoke bench-upload \
+	unit soak demo bench bench-single bench-smallfiles bench-smoke \
+	bench-upload \
 	bench-readpath deb test-package \
 	test-trixie deb-trixie test-kernels test-kernels-ci test-cluster \
 	install uninstall clean distclean
@@ -118,17 +127,24 @@ demo: build
 	@tools/demo
 
 # The mixed-workload benchmark (testsuite/bench); smoke: tiny sizes.
-# Scenario S (one copy, no memory pressure, pairs against plain), the
-# download scenarios, then the upload one (BENCH_UPLOAD=0: without);
-# BENCH_READ_IOPS=500 caps smbd's reads in every one of them
+# Scenario S (one copy, no memory pressure, pairs against plain), small
+# files (pairs against plain), the download scenarios, then the upload
+# one (BENCH_UPLOAD=0: without); BENCH_READ_IOPS=500 caps smbd's reads
+# in S and the mixed workload
 bench: build
 	@testsuite/bench/pairs.sh
+	@testsuite/bench/smallfiles.sh
 	@testsuite/bench/run
 	@if [ "$${BENCH_UPLOAD:-1}" != 0 ]; then testsuite/bench/upload.sh; fi
 
 # Scenario S alone: one cold copy per mode against plain, in pairs
 bench-single: build
 	@testsuite/bench/pairs.sh
+
+# Small files through the default share against plain, in pairs: what
+# the module costs the reads it does not watch
+bench-smallfiles: build
+	@testsuite/bench/smallfiles.sh
 
 bench-smoke: build
 	@BENCH_SMOKE=1 testsuite/bench/run

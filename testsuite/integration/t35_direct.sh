@@ -96,7 +96,7 @@ cg_expect "1 GiB copy in direct mode is byte-identical" \
 	test "$(md5sum <"$CG_ROOT/back.bin" | cut -d' ' -f1)" = "$sum"
 rm -f "$CG_ROOT/back.bin"
 cg_expect_le "resident after the direct copy" "$resident" $((16 * MiB))
-cg_expect_le "peak resident during the direct copy" "${peak:-0}" \
+cg_expect_le "peak resident during the direct copy" "$peak" \
 	$((16 * MiB))
 line=$(summary big.bin)
 cg_expect "the copy ran in mode direct" grep -q "mode direct" <<<"$line"
@@ -283,7 +283,7 @@ for i in 1 2 3 4; do
 done
 echo "four copies: $ndirect direct, $nroom without room"
 cg_expect_ge "four direct copies: three at least read direct" "$ndirect" 3
-cg_expect_le "four direct copies: peak resident, all four" "${peak:-0}" \
+cg_expect_le "four direct copies: peak resident, all four" "$peak" \
 	$((4 * MiB + nroom * (8 * MiB + readahead + 32 * MiB)))
 drained "four direct copies"
 

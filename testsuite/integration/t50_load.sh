@@ -112,7 +112,9 @@ load_columns()
 		"$CG_ROOT/state/cacheguard/budget" $direct_memory 2>/dev/null)
 	res=$("$CG_BUILD/cgcache" sum "$@")
 	read -r sum max < <(cg_smbd_rss_anon)
-	echo "${res:-0} ${sum:-0} ${max:-0} ${held:-0}"
+	# no budget file yet: no direct stream has held any; the rest must
+	# be figures (a "-" makes the sampler's column no figure)
+	echo "${res:--} ${sum:--} ${max:--} ${held:-0}"
 }
 
 # sample OUT FILE...: load_columns every 0.2 s into OUT, in the
