@@ -191,12 +191,12 @@ test-kernels:
 test-kernels-ci:
 	@CG_GUEST_SET=ci testsuite/kernel/run
 
-# The rows no whole suite runs, each in its cached root: the release
-# subset (CG_SUBSET=release, testsuite/run) against the row's own smbd,
-# smbclient and smbtorture, in a network namespace of its own
+# The rows no whole suite runs, each in its cached root (tools/test-row):
+# the release subset (CG_SUBSET=release, testsuite/run) against the row's
+# own smbd, smbclient and smbtorture, in a network namespace of its own;
+# a row whose samba source the archive lacks is SKIPPED, saying why
 $(addprefix test-,$(ADDED_ROWS)):
-	@tools/in-root $(@:test-%=%) make build
-	@tools/in-root --private-net $(@:test-%=%) make test-subset
+	@tools/test-row $(@:test-%=%)
 
 test-subset: build
 	@CG_SUBSET=release testsuite/run
