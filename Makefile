@@ -8,7 +8,16 @@
 #			build cacheguard.so, the unit tests and the test tools
 #   make test		unit tests, then integration tests against a real smbd
 #   make test-trixie	the same in a cached Debian 13 root (Samba 4.22)
-#   make deb-trixie	the Debian 13 package, built in that root
+#   make test-releases	every samba build of packaging/releases: make test,
+#			make test-trixie, and test-ROW for bookworm-backports,
+#			trixie-backports and forky (the release subset, each
+#			in its cached root)
+#   make deb-trixie	the Debian 13 package, built in that root (deb-ROW:
+#			any row's)
+#   make repo		the apt repository: a suite per row, signed
+#   make test-repo	every install and upgrade path through it, with apt
+#   make refresh-forky	upgrade the forky root to the archive's samba
+#			(refresh-releases: every row's root)
 #   make test-kernels	a small suite under Debian 12's and 13's own
 #			kernels (6.1, 6.12) in QEMU guests
 #   make torture	the fuller smbtorture parity run (t25, CG_TORTURE=full)
@@ -47,11 +56,20 @@ DEB_DEPS = samba smbclient samba-testsuite libcmocka-dev dpkg-dev \
 	iproute2 procps passwd e2fsprogs valgrind clang libclang-rt-dev \
 	bindfs lintian strace ctdb
 
+# The rows of packaging/releases built in cached roots (tools/release-root;
+# the bookworm row is this machine's own), and those of them that no whole
+# suite runs (make test on the host, make test-trixie)
+ROOT_ROWS = bookworm trixie bookworm-backports trixie-backports forky
+ADDED_ROWS = bookworm-backports trixie-backports forky
+
 .PHONY: all deps build build-asan build-fuzz test test-asan fuzz fuzz-corpus \
 	unit soak demo bench bench-single bench-smallfiles bench-smoke \
 	bench-upload \
 	bench-readpath deb test-package \
-	test-trixie deb-trixie test-kernels test-kernels-ci test-cluster \
+	test-trixie test-releases test-subset repo test-repo \
+	refresh-releases $(addprefix test-,$(ADDED_ROWS)) \
+	$(addprefix deb-,$(ROOT_ROWS)) $(addprefix refresh-,$(ROOT_ROWS)) \
+	test-kernels test-kernels-ci test-cluster \
 	install uninstall clean distclean
 
 all: build
@@ -190,10 +208,43 @@ test-kernels:
 test-kernels-ci:
 	@CG_GUEST_SET=ci testsuite/kernel/run
 
-deb-trixie:
-	@tools/in-root trixie make deb
+# The rows no whole suite runs, each in its cached root (tools/test-row):
+# the release subset (CG_SUBSET=release, testsuite/run) against the row's
+# own smbd, smbclient and smbtorture, in a network namespace of its own;
+# a row whose samba source the archive lacks is SKIPPED, saying why
+$(addprefix test-,$(ADDED_ROWS)):
+	@tools/test-row $(@:test-%=%)
+
+test-subset: build
+	@CG_SUBSET=release testsuite/run
+
+# Every row: the parts run as CI runs them (.ci/run: every part always,
+# a table of their times, the counts summed on the last line)
+test-releases:
+	@bash .ci/run test test-trixie $(addprefix test-,$(ADDED_ROWS))
+
+# A row's package, built in its root, copied to packaging/out
+$(addprefix deb-,$(ROOT_ROWS)):
+	@tools/in-root $(@:deb-%=%) make deb
 	@mkdir -p packaging/out
-	@cp -v "$$(tools/release-root trixie | tail -n 1)/usr/src/vfs-cacheguard/packaging/out/"*~deb13*.deb packaging/out/
+	@cp -v "$$(tools/release-root $(@:deb-%=%) | tail -n 1)$$(tools/in-root \
+		$(@:deb-%=%) packaging/build-deb --name | tail -n 1)" packaging/out/
+
+# The apt repository (tools/make-repo): a suite per row, each row's build
+# made in its root where the pool lacks it, signed with a key of its own
+repo:
+	@tools/make-repo
+
+# Every path through it with apt (testsuite/repo-test; about N minutes)
+test-repo: build
+	@testsuite/repo-test
+
+# A root keeps the samba it was made with until refreshed: forky (Debian
+# testing) moves every week; its next make build prepares the new tree
+$(addprefix refresh-,$(ROOT_ROWS)):
+	@tools/release-root --refresh $(@:refresh-%=%)
+
+refresh-releases: $(addprefix refresh-,$(ROOT_ROWS))
 
 MANDIR ?= /usr/share/man
 

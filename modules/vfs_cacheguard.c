@@ -311,12 +311,12 @@ static const void *cacheguard_passthrough[4 * sizeof(struct vfs_fn_pointers) /
  * vfs_handle_struct) may change with any upstream release, point releases
  * included, and smbd checks only SMB_VFS_INTERFACE_VERSION. The module
  * runs in the smbd of the upstream release it was built for
- * (cg_samba_compatible; its
+ * (cg_samba_compatible: the release and vendor of its
  * SAMBA_VERSION_STRING, such as "4.17.12-Debian", which Debian's security
- * updates of that release keep), the rule the package's dependency
- * states: samba (>= the build's), samba (<< the next upstream release).
- * In any other smbd it passes everything through and says so, so that a
- * share does not go down with it.
+ * updates of that release keep). In any other smbd it passes everything
+ * through and says so, so that a share does not go down with it: the
+ * package admits every samba of the series (samba (<< the next
+ * series~)), so that samba's point releases are never held back.
  */
 static_decl_vfs;
 NTSTATUS vfs_cacheguard_init(TALLOC_CTX *ctx)

@@ -366,7 +366,29 @@ void cg_config_describe(const struct cg_config *cfg, char *buf, size_t len)
 		 cg_ioprio_name(cfg->stream_ioprio));
 }
 
+/*
+ * The release part of a SAMBA_VERSION_STRING: the upstream version and
+ * the vendor, up to the second '-' ("4.22.11-Debian" of
+ * "4.22.11-Debian-4.22.11+dfsg-0+deb13u1"), or all of it
+ */
+static size_t cg_samba_release_len(const char *v)
+{
+	const char *dash = strchr(v, '-');
+
+	if (dash != NULL) {
+		dash = strchr(dash + 1, '-');
+	}
+	return dash != NULL ? (size_t)(dash - v) : strlen(v);
+}
+
 bool cg_samba_compatible(const char *built, const char *running)
 {
-	return built != NULL && running != NULL && strcmp(built, running) == 0;
+	size_t len;
+
+	if (built == NULL || running == NULL) {
+		return false;
+	}
+	len = cg_samba_release_len(built);
+	return len == cg_samba_release_len(running) &&
+	       strncmp(built, running, len) == 0;
 }

@@ -151,10 +151,14 @@ int cg_parse_size(const char *s, uint64_t *out);
 /*
  * Whether the module may run in an smbd whose samba_version_string() is
  * running, built against SAMBA_VERSION_STRING built: only the same
- * release. The VFS structures it uses (files_struct, connection_struct,
- * vfs_handle_struct) may change with any upstream release, point releases
- * included, and smbd checks only SMB_VFS_INTERFACE_VERSION. Anywhere else
- * the module passes every call through.
+ * release of the same vendor. The VFS structures it uses (files_struct,
+ * connection_struct, vfs_handle_struct) may change with any upstream
+ * release, point releases included, and smbd checks only
+ * SMB_VFS_INTERFACE_VERSION. A vendor's own package version after the
+ * vendor name (Debian's since 4.20: "4.22.11-Debian-4.22.11+dfsg-0+
+ * deb13u1") is not compared: it changes with every security update of
+ * the release, which keeps the structures. Anywhere else the module
+ * passes every call through.
  */
 bool cg_samba_compatible(const char *built, const char *running);
 
