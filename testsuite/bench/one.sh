@@ -90,6 +90,7 @@ bench_setup()
 	case $cfg in
 	off | dontneed | dontcache | direct | auto) BENCH_SHARE=cg_$cfg ;;
 	*-idle) BENCH_SHARE=cg_${cfg%-idle}_idle ;;
+	default | *@*) BENCH_SHARE=$(cg_guard_share_name "$cfg") ;;
 	esac
 	if [ "$cfg" = nocache ] && [ ! -r "$NOCACHE_SO" ]; then
 		bench_failed "nocache is not installed ($NOCACHE_SO)"

@@ -134,8 +134,7 @@ for c in $all; do
 done
 for r in $(seq 1 "$rounds"); do
 	for c in $all; do
-		share=plain
-		[ "$c" = plain ] || share=guard_$c
+		share=$(cg_guard_share_name "$c")
 		if ! out=$(copy "$share"); then
 			echo "pairs.sh: round $r, $c: no figure; stopped" >&2
 			exit 2
@@ -159,8 +158,7 @@ done
 declare -A folios
 if [ "${PAIRS_FOLIOS:-0}" = 1 ] && cg_trace_make "$file"; then
 	for c in $all; do
-		share=plain
-		[ "$c" = plain ] || share=guard_$c
+		share=$(cg_guard_share_name "$c")
 		cg_drop_cache "$file"
 		cg_trace_start
 		cg_smbclient "$share" "get pairs.bin /dev/null" >/dev/null 2>&1

@@ -130,6 +130,8 @@ bench_label()
 	nocache) echo "nocache (LD_PRELOAD on smbd)" ;;
 	smbd-cgroup) echo "smbd in its own cgroup ($BENCH_SMBD_CGROUP_MIB MiB)" ;;
 	*-idle) echo "cacheguard, mode ${1%-idle}, stream ioprio idle" ;;
+	default) echo "cacheguard, no option (the default)" ;;
+	*@*) echo "cacheguard, mode ${1%%@*}, $(tr @_ ', ' <<<"${1#*@}")" ;;
 	*) echo "cacheguard, mode $1" ;;
 	esac
 }
@@ -139,7 +141,7 @@ bench_labels()
 {
 	local c
 
-	for c in $ALL_CONFIGS; do
+	for c in $ALL_CONFIGS ${BENCH_CONFIGS:-}; do
 		printf '%s=%s;' "$c" "$(bench_label "$c")"
 	done
 }

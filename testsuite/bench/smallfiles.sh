@@ -93,11 +93,7 @@ cat "$dir"/f* >/dev/null
 
 share_of()
 {
-	if [ "$1" = plain ]; then
-		echo plain
-	else
-		echo "guard_$1"
-	fi
+	cg_guard_share_name "$1"
 }
 
 # run CONFIG PASSES: "ops/s smbd-ticks machine-ticks ops" of one client

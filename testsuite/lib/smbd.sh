@@ -16,11 +16,12 @@
 #
 #   cg_smbd_init		make the private root, conf and passdb
 #   cg_share NAME [LINE...]	add a share on $CG_SHARE with smb.conf lines
-#   cg_guard_shares MODES OPTS	plain, and guard_MODE per mode (benchmarks;
-#				MODE-paced: with cacheguard:stream pacing;
-#				default: the module with no option at all;
-#				plain-aa: a second share without the module,
-#				the A/A control)
+#   cg_guard_shares CONFIGS OPTS	plain, and a share per benchmark
+#				configuration (cg_guard_share_name):
+#				a mode; MODE@KEY=VALUE...: with those
+#				options; default: the module with no option
+#				at all; plain-aa: a second share without
+#				the module, the A/A control
 #   cg_smbd_start		start smbd and wait until it answers
 #   cg_smbclient SHARE CMD	run smbclient commands against a share
 #   cg_traced_get SHARE FILE STRACE-ARGS...
@@ -174,38 +175,65 @@ cg_share()
 }
 
 # cg_share_at NAME PATH ["smb.conf line" ...]
-# cg_guard_shares "MODES" "OPTIONS": the share plain, and for each mode a
-# share guard_MODE with cacheguard in that mode and OPTIONS, smb.conf
-# lines separated by ';' (the benchmarks' shares); "default" is
-# guard_default, "vfs objects = cacheguard" and no option, OPTIONS
-# neither (what almost every administrator runs); "plain-aa" is
-# guard_plain-aa, a second plain share: plain against plain in the same
-# run, whose spread is the run's noise
+# cg_guard_share_name CONFIG: the share of a benchmark configuration
+cg_guard_share_name()
+{
+	if [ "$1" = plain ]; then
+		echo plain
+	else
+		printf 'guard_%s\n' "$(printf '%s' "$1" | tr -c 'A-Za-z0-9_-' _)"
+	fi
+}
+
+# cg_guard_shares "CONFIGS" "OPTIONS": the share plain, and for each
+# configuration a share (cg_guard_share_name): a mode, with OPTIONS,
+# smb.conf lines separated by ';'; MODE@KEY=VALUE[@KEY=VALUE...], the
+# same with cacheguard options of its own, KEY with '_' for its spaces
+# (direct@direct_memory=8M: an ablation's configuration; default@...:
+# the default share with them); "default",
+# "vfs objects = cacheguard" and no option, OPTIONS neither (what almost
+# every administrator runs); "plain-aa", a second plain share: plain
+# against plain in the same run, whose spread is the run's noise
 cg_guard_shares()
 {
-	local c opts=()
+	local c
 
-	IFS=';' read -r -a opts <<<"$2"
 	cg_share plain
 	for c in $1; do
-		case $c in
-		plain-aa)
-			cg_share "guard_$c"
-			;;
-		default)
-			cg_share "guard_$c" "vfs objects = cacheguard"
-			;;
-		*-paced)
-			cg_share "guard_$c" "vfs objects = cacheguard" \
-				"cacheguard:mode = ${c%-paced}" \
-				"cacheguard:stream pacing = yes" "${opts[@]}"
-			;;
-		*)
-			cg_share "guard_$c" "vfs objects = cacheguard" \
-				"cacheguard:mode = $c" "${opts[@]}"
-			;;
-		esac
+		cg_guard_share "$c" "$2"
 	done
+}
+
+# cg_guard_share CONFIG "OPTIONS": the share of one configuration, as
+# cg_guard_shares makes it
+cg_guard_share()
+{
+	local kv opt opts=() own=()
+
+	IFS=';' read -r -a opts <<<"$2"
+	case $1 in
+	plain-aa)
+		cg_share "$(cg_guard_share_name "$1")"
+		;;
+	default)
+		cg_share "$(cg_guard_share_name "$1")" \
+			"vfs objects = cacheguard"
+		;;
+	*)
+		IFS=@ read -r -a kv <<<"$1"
+		for opt in "${kv[@]:1}"; do
+			own+=("cacheguard:${opt%%=*} = ${opt#*=}")
+		done
+		own=("${own[@]//_/ }")
+		if [ "${kv[0]}" = default ]; then
+			opts=()
+		else
+			opts=("cacheguard:mode = ${kv[0]}" "${opts[@]}")
+		fi
+		cg_share "$(cg_guard_share_name "$1")" \
+			"vfs objects = cacheguard" "${opts[@]}" "${own[@]}"
+		;;
+	esac
 }
 
 cg_share_at()
