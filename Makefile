@@ -13,6 +13,8 @@
 #			kernels (6.1, 6.12) in QEMU guests
 #   make torture	the fuller smbtorture parity run (t25, CG_TORTURE=full)
 #   make build-asan	everything again with ASan and UBSan, into build-asan/
+#   make build-i386	the engine and its unit tests for i386, into
+#			build-i386/ (gcc -m32; t07 runs them under qemu)
 #   make test-asan	unit and integration tests under ASan/UBSan, valgrind
 #   make fuzz		the libFuzzer harnesses, CG_FUZZ_TIME seconds each
 #   make demo		copy a 1 GiB file through a plain and a guarded share
@@ -39,8 +41,13 @@ DEB_DEPS = samba smbclient samba-testsuite libcmocka-dev dpkg-dev \
 	iproute2 procps passwd e2fsprogs valgrind clang libclang-rt-dev \
 	bindfs lintian strace ctdb
 
-.PHONY: all deps build build-asan build-fuzz test test-asan fuzz fuzz-corpus \
-	unit soak demo bench bench-single bench-smoke bench-upload \
+# The 32-bit build of the engine (build-i386): gcc -m32, the i386 cmocka
+# (multiarch: install-deps adds the architecture) and qemu-user to run
+# its tests, as this host's kernel may refuse i386 executables
+I386_DEB_DEPS = gcc-multilib libcmocka-dev:i386 qemu-user-static
+
+.PHONY: all deps build build-asan build-i386 build-fuzz test test-asan fuzz \
+	fuzz-corpus unit soak demo bench bench-single bench-smoke bench-upload \
 	bench-readpath deb test-package \
 	test-trixie deb-trixie test-kernels test-kernels-ci test-cluster \
 	install uninstall clean distclean
@@ -65,6 +72,17 @@ build-asan: build
 		|| { cat build-asan.configure.log; exit 1; }
 	@$(ASAN_WAF) build
 
+# The engine and its unit tests for i386 in build-i386/ (wscript's
+# CACHEGUARD_I386 variant, a waf lock file of its own), so that t07 sees
+# the objects of the very flags wscript gives the engine
+I386_WAF = WAFLOCK=.lock-waf_i386 CACHEGUARD_I386=1 $(WAF)
+
+build-i386: build
+	@tools/install-deps $(I386_DEB_DEPS)
+	@$(I386_WAF) configure --out=build-i386 >build-i386.configure.log \
+		2>&1 || { cat build-i386.configure.log; exit 1; }
+	@$(I386_WAF) build
+
 # The libFuzzer harnesses (testsuite/fuzz), clang with ASan and UBSan,
 # against the engine's sources directly
 FUZZERS = $(patsubst testsuite/fuzz/%.c,build-fuzz/%,\
@@ -82,9 +100,9 @@ build-fuzz/%: testsuite/fuzz/%.c testsuite/fuzz/fuzz_common.h \
 	@clang $(FUZZ_CFLAGS) -o $@ $< $(wildcard source/*.c)
 
 # CG_ONCE_ELSEWHERE (testsuite/run): the scripts that are the same in
-# every release skipped, and the fuzzers not built
+# every release skipped, and the fuzzers and the i386 engine not built
 export CG_ONCE_ELSEWHERE
-test: build build-asan $(if $(CG_ONCE_ELSEWHERE),,build-fuzz)
+test: build build-asan $(if $(CG_ONCE_ELSEWHERE),,build-fuzz build-i386)
 	@testsuite/run
 
 # The sanitizer scripts (t01, t02, t12) alone; t12 runs smbd with the
@@ -195,7 +213,8 @@ uninstall:
 
 clean:
 	rm -rf build build.configure.log .lock-waf_* build-asan \
-		build-asan.configure.log build-fuzz
+		build-asan.configure.log build-fuzz build-i386 \
+		build-i386.configure.log
 
 # The prepared Samba tree is a cache outside the checkout; this removes it
 distclean: clean

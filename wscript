@@ -14,6 +14,13 @@
 # (gcc's libasan/libubsan, the runtime smbd gets by LD_PRELOAD in the
 # tests). make test-asan configures it into build-asan/ with its own waf
 # lock file (WAFLOCK), so it never touches build/.
+#
+# CACHEGUARD_I386=1 at configure time makes the 32-bit variant: the
+# engine and its unit tests alone, built with gcc -m32 against the i386
+# cmocka (libcmocka-dev:i386), which has no Samba tree of its own to
+# build a module against. make build-i386 configures it into build-i386/
+# (its own lock file too); t07 checks its objects' libc calls and runs
+# its unit tests under qemu-i386-static.
 
 import json
 import os
@@ -94,6 +101,42 @@ def check_samba_interfaces(conf):
                errmsg='neither form: see modules/cacheguard_compat.h')
 
 
+def configure_i386(conf):
+    """The 32-bit variant (CACHEGUARD_I386=1): the engine and its tests"""
+    conf.env.ENGINE_ONLY = True
+    conf.env.append_value('CFLAGS',
+                          ['-g', '-O2', '-std=gnu11', '-m32'] + WARNINGS)
+    conf.env.append_value('LINKFLAGS', ['-m32'])
+    conf.msg('Variant', 'i386: the engine and its unit tests (gcc -m32)')
+    # the i386 cmocka.pc (libcmocka-dev:i386) before the native one
+    conf.check_cfg(package='cmocka', args='--cflags --libs',
+                   uselib_store='CMOCKA',
+                   pkg_config_path='/usr/lib/i386-linux-gnu/pkgconfig')
+    conf.check(fragment=CMOCKA_PROGRAM, features='c cprogram',
+               use='CMOCKA', msg='Checking for an i386 cmocka to link',
+               errmsg='no: install gcc-multilib and libcmocka-dev:i386 '
+                      '(make build-i386)')
+
+
+CMOCKA_PROGRAM = '''
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+static void nothing(void **state)
+{
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = { cmocka_unit_test(nothing) };
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
+'''
+
+
 def configure(conf):
     conf.load('compiler_c')
     tree = os.environ.get('CACHEGUARD_SAMBA_TREE')
@@ -111,6 +154,9 @@ def configure(conf):
     conf.msg('Built for samba', stamp)
     conf.env.SAMBA_TREE = tree
     conf.env.SAMBA_DEB_VERSION = stamp
+    if os.environ.get('CACHEGUARD_I386') == '1':
+        configure_i386(conf)
+        return
     conf.env.CFLAGS_SAMBA = samba_module_flags(tree)
     check_samba_interfaces(conf)
     conf.env.cshlib_PATTERN = '%s.so'
@@ -136,6 +182,12 @@ def build(bld):
     bld.objects(source=engine, target='cg_engine',
                 includes=[bld.env.SAMBA_TREE],
                 cflags=['-fPIC', '-fvisibility=hidden'])
+
+    for t in bld.path.ant_glob('testsuite/unit/test_*.c'):
+        bld.program(source=[t], target=t.name[:-2], use='cg_engine CMOCKA',
+                    includes='source', install_path=None)
+    if bld.env.ENGINE_ONLY:
+        return
 
     # Only samba_init_module is exported; the engine stays private
     bld.shlib(source=bld.path.ant_glob('modules/*.c'), target='cacheguard',
@@ -175,6 +227,3 @@ def build(bld):
                  'manpages/docbook.xsl ${SRC}',
             source=xml, target=xml.name[:-4])
 
-    for t in bld.path.ant_glob('testsuite/unit/test_*.c'):
-        bld.program(source=[t], target=t.name[:-2], use='cg_engine CMOCKA',
-                    includes='source', install_path=None)
