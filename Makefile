@@ -84,12 +84,13 @@ build-i386: build
 	@$(I386_WAF) build
 
 # The libFuzzer harnesses (testsuite/fuzz), clang with ASan and UBSan,
-# against the engine's sources directly
+# against the engine's sources directly, with the 64-bit off_t wscript
+# gives the engine everywhere (source/cg_sys.h asserts it)
 FUZZERS = $(patsubst testsuite/fuzz/%.c,build-fuzz/%,\
 	$(wildcard testsuite/fuzz/fuzz_*.c))
 FUZZ_CFLAGS = -g -O1 -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-fno-omit-frame-pointer -Isource \
+	-fno-omit-frame-pointer -Isource -D_FILE_OFFSET_BITS=64 \
 	-I$(shell tools/prepare-samba-tree 2>/dev/null | tail -n 1)
 
 build-fuzz: deps $(FUZZERS)

@@ -24,6 +24,7 @@
 
 import json
 import os
+import re
 import subprocess
 
 from waflib import Errors
@@ -62,6 +63,45 @@ def samba_module_flags(tree):
                 continue
             flags.append(a)
     return flags
+
+
+# The feature macros that set the size of off_t and time_t. The glue gets
+# Samba's: its config.h and its module flags (getconf LFS_CFLAGS on
+# 32-bit builds; dpkg-buildflags' -D_TIME_BITS=64 where a Debian release
+# moved to a 64-bit time_t, armhf since Debian 13, not i386). The engine
+# includes neither, so it gets them here: the same off_t and time_t as
+# the glue, and always a 64-bit off_t (harmless where off_t is 64 bits
+# anyway). Without it a 32-bit build calls pread() for pread64() and
+# reads the wrong bytes past 2 GiB (issue 47).
+ABI_MACROS = ('_FILE_OFFSET_BITS', '_TIME_BITS')
+
+
+def samba_abi_macros(tree, flags):
+    """ABI_MACROS as the module's flags and Samba's config.h define them"""
+    found = {}
+    for a in flags:
+        name, _, value = a[2:].partition('=')
+        if a.startswith('-D') and name in ABI_MACROS:
+            found[name] = value
+    path = os.path.join(tree, 'bin/default/include/config.h')
+    with open(path) as f:
+        for line in f:
+            m = re.match(r'#define\s+(\w+)\s+(\S+)', line)
+            if m and m.group(1) in ABI_MACROS:
+                found[m.group(1)] = m.group(2)
+    return found
+
+
+def engine_defines(conf, tree, samba_flags):
+    """-D_FILE_OFFSET_BITS=64 and the glue's _TIME_BITS, for everything"""
+    found = samba_abi_macros(tree, samba_flags)
+    if found.get('_FILE_OFFSET_BITS', '64') != '64':
+        conf.fatal('Samba builds with _FILE_OFFSET_BITS=%s; the module '
+                   'needs 64' % found['_FILE_OFFSET_BITS'])
+    found['_FILE_OFFSET_BITS'] = '64'
+    defines = ['%s=%s' % (n, found[n]) for n in ABI_MACROS if n in found]
+    conf.msg('Feature macros (the glue\'s)', ' '.join(defines))
+    return defines
 
 
 # What differs between the Samba versions the module builds for, told by
@@ -154,10 +194,14 @@ def configure(conf):
     conf.msg('Built for samba', stamp)
     conf.env.SAMBA_TREE = tree
     conf.env.SAMBA_DEB_VERSION = stamp
+    samba_flags = samba_module_flags(tree)
+    # Everything, the engine, its tests and tools, with the glue's off_t
+    conf.env.append_value('DEFINES',
+                          engine_defines(conf, tree, samba_flags))
     if os.environ.get('CACHEGUARD_I386') == '1':
         configure_i386(conf)
         return
-    conf.env.CFLAGS_SAMBA = samba_module_flags(tree)
+    conf.env.CFLAGS_SAMBA = samba_flags
     check_samba_interfaces(conf)
     conf.env.cshlib_PATTERN = '%s.so'
     conf.check_cfg(package='cmocka', args='--cflags --libs',
