@@ -11,6 +11,8 @@
 #   make deb-trixie	the Debian 13 package, built in that root
 #   make test-kernels	a small suite under Debian 12's and 13's own
 #			kernels (6.1, 6.12) in QEMU guests
+#   make test-i386	a 32-bit smbd (samba:i386 in a cached i386 root,
+#			under qemu-user) reads past 2 and 4 GiB, every mode
 #   make torture	the fuller smbtorture parity run (t25, CG_TORTURE=full)
 #   make build-asan	everything again with ASan and UBSan, into build-asan/
 #   make build-i386	the engine and its unit tests for i386, into
@@ -50,6 +52,7 @@ I386_DEB_DEPS = gcc-multilib libcmocka-dev:i386 qemu-user-static
 	fuzz-corpus unit soak demo bench bench-single bench-smoke bench-upload \
 	bench-readpath deb test-package \
 	test-trixie deb-trixie test-kernels test-kernels-ci test-cluster \
+	test-i386 \
 	install uninstall clean distclean
 
 all: build
@@ -181,6 +184,15 @@ test-trixie:
 	@tools/in-root trixie make build
 	@tools/in-root --private-net trixie make test \
 		CG_ONCE_ELSEWHERE="run once by the host suite (make test)"
+
+# A 32-bit smbd: Debian 12's samba:i386 in a cached i386 root, run by
+# qemu-user (testsuite/i386/run), with only what that needs installed
+I386_ROOT_DEPS = samba smbclient libcmocka-dev libsmbclient-dev dpkg-dev \
+	build-essential pkg-config python3 xsltproc docbook-xsl docbook-xml \
+	util-linux iproute2 procps passwd
+
+test-i386:
+	@I386_ROOT_DEPS="$(I386_ROOT_DEPS)" testsuite/i386/run
 
 # Debian 12's 6.1 and Debian 13's 6.12 kernels under QEMU (TCG), each
 # with a root of its release and the module built there

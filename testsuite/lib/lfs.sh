@@ -11,7 +11,7 @@
 #
 #   cg_lfs_names CC-ARG... -- SOURCE...
 #	the names whose symbol _FILE_OFFSET_BITS=64 changes, one a line:
-#	the SOURCEs preprocessed with the compiler arguments (-m32, -I...)
+#	the SOURCEs preprocessed by $CC (gcc) with the arguments (-m32, -I...)
 #	with the macro and without it, every label the first gives and
 #	the second does not (scanf's __isoc99_scanf is the same in both).
 #	Derived from the headers the sources include, so that a call added
@@ -32,7 +32,7 @@ cg_lfs_labels()
 	done
 	shift
 	for src in "$@"; do
-		gcc "${args[@]}" -E -P "$src" || return 1
+		${CC:-gcc} "${args[@]}" -E -P "$src" || return 1
 	done |
 		tr '\n' ' ' | tr ';{}' '\n\n\n' |
 		grep -oE '[A-Za-z_][A-Za-z0-9_]* *\([^;]*__asm__ *\( *"" "[A-Za-z0-9_]+"' |
@@ -63,7 +63,9 @@ cg_lfs_calls()
 	shift
 
 	for o in "$@"; do
+		# a linked object's names carry their version (pread@GLIBC_2.1)
 		nm -u "$o" | awk -v o="$o" 'NR == FNR { bad[$1] = 1; next }
-			($NF in bad) { print o ": " $NF }' "$names" -
+			{ sub(/@.*/, "", $NF) } ($NF in bad) { print o ": " $NF }' \
+			"$names" -
 	done
 }
