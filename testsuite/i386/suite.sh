@@ -84,16 +84,26 @@ done
 sync
 
 # window SHARE FILE START: FILE read from START to its end through SHARE
-# into $CG_ROOT/got, cold; the same bytes as the file's (cmp's output)
+# into $CG_ROOT/got, cold; the same bytes as the file's, to its end (cmp
+# and its size). smbclient 4.17's reget now and then fails its close
+# after the last byte, NT_STATUS_INVALID_NETWORK_RESPONSE, on a plain
+# share as on any other and natively too (one in three here): that
+# alone is not the module's, the bytes are checked all the same
 window()
 {
-	local got=$CG_ROOT/got
+	local got=$CG_ROOT/got quirk=NT_STATUS_INVALID_NETWORK_RESPONSE
 
 	dd if="$CG_SHARE/$2" iflag=nocache count=0 status=none
 	rm -f "$got"
 	truncate -s "$3" "$got"
-	cg_smbclient "$1" "reget $2 $got" >"$CG_ROOT/reget.out" 2>&1 ||
-		{ tail -n 3 "$CG_ROOT/reget.out"; return 1; }
+	if ! cg_smbclient "$1" "reget $2 $got" >"$CG_ROOT/reget.out" 2>&1 &&
+		grep -v -e '^getting file ' -e "^Error $quirk closing remote file$" \
+			"$CG_ROOT/reget.out" | grep -q .; then
+		tail -n 3 "$CG_ROOT/reget.out"
+		return 1
+	fi
+	[ "$(stat -c %s "$got")" = "$(stat -c %s "$CG_SHARE/$2")" ] ||
+		{ echo "got $(stat -c %s "$got") bytes"; return 1; }
 	cmp -i "$3" "$CG_SHARE/$2" "$got"
 }
 
