@@ -47,8 +47,10 @@ done
 
 # a, b: the names, from the engine's sources as the i386 compiler sees
 # them, and a probe that calls two of them without the macro
-if ! cg_lfs_names -m32 -std=gnu11 -I"$top/source" -- "$top"/source/*.c \
-	>"$work/names"; then
+# the engine takes Samba's list macros from the tree (lib/util/dlinklist.h)
+tree=$("$top/tools/prepare-samba-tree" 2>/dev/null | tail -n 1)
+if ! cg_lfs_names -m32 -std=gnu11 -I"$top/source" -I"$tree" -- \
+	"$top"/source/*.c >"$work/names"; then
 	cg_fail "the 32-bit off_t names" "gcc -m32 -E failed"
 	exit 0
 fi
