@@ -20,8 +20,12 @@
 #			(refresh-releases: every row's root)
 #   make test-kernels	a small suite under Debian 12's and 13's own
 #			kernels (6.1, 6.12) in QEMU guests
+#   make test-i386	a 32-bit smbd (samba:i386 in a cached i386 root,
+#			under qemu-user) reads past 2 and 4 GiB, every mode
 #   make torture	the fuller smbtorture parity run (t25, CG_TORTURE=full)
 #   make build-asan	everything again with ASan and UBSan, into build-asan/
+#   make build-i386	the engine and its unit tests for i386, into
+#			build-i386/ (gcc -m32; t07 runs them under qemu)
 #   make test-asan	unit and integration tests under ASan/UBSan, valgrind
 #   make fuzz		the libFuzzer harnesses, CG_FUZZ_TIME seconds each
 #   make demo		copy a 1 GiB file through a plain and the default
@@ -56,20 +60,26 @@ DEB_DEPS = samba smbclient samba-testsuite libcmocka-dev dpkg-dev \
 	iproute2 procps passwd e2fsprogs valgrind clang libclang-rt-dev \
 	bindfs lintian strace ctdb
 
+# The 32-bit build of the engine (build-i386): gcc -m32, the i386 cmocka
+# (multiarch: install-deps adds the architecture) and qemu-user to run
+# its tests, as this host's kernel may refuse i386 executables
+I386_DEB_DEPS = gcc-multilib libcmocka-dev:i386 qemu-user-static
+
 # The rows of packaging/releases built in cached roots (tools/release-root;
 # the bookworm row is this machine's own), and those of them that no whole
 # suite runs (make test on the host, make test-trixie)
 ROOT_ROWS = bookworm trixie bookworm-backports trixie-backports forky
 ADDED_ROWS = bookworm-backports trixie-backports forky
 
-.PHONY: all deps build build-asan build-fuzz test test-asan fuzz fuzz-corpus \
+.PHONY: all deps build build-asan build-i386 build-fuzz test test-asan fuzz \
+	fuzz-corpus \
 	unit soak demo bench bench-single bench-smallfiles bench-smoke \
 	bench-upload \
 	bench-readpath deb test-package \
 	test-trixie test-releases test-subset repo test-repo \
 	refresh-releases $(addprefix test-,$(ADDED_ROWS)) \
 	$(addprefix deb-,$(ROOT_ROWS)) $(addprefix refresh-,$(ROOT_ROWS)) \
-	test-kernels test-kernels-ci test-cluster \
+	test-kernels test-kernels-ci test-cluster test-i386 \
 	install uninstall clean distclean
 
 all: build
@@ -92,13 +102,25 @@ build-asan: build
 		|| { cat build-asan.configure.log; exit 1; }
 	@$(ASAN_WAF) build
 
+# The engine and its unit tests for i386 in build-i386/ (wscript's
+# CACHEGUARD_I386 variant, a waf lock file of its own), so that t07 sees
+# the objects of the very flags wscript gives the engine
+I386_WAF = WAFLOCK=.lock-waf_i386 CACHEGUARD_I386=1 $(WAF)
+
+build-i386: build
+	@tools/install-deps $(I386_DEB_DEPS)
+	@$(I386_WAF) configure --out=build-i386 >build-i386.configure.log \
+		2>&1 || { cat build-i386.configure.log; exit 1; }
+	@$(I386_WAF) build
+
 # The libFuzzer harnesses (testsuite/fuzz), clang with ASan and UBSan,
-# against the engine's sources directly
+# against the engine's sources directly, with the 64-bit off_t wscript
+# gives the engine everywhere (source/cg_sys.h asserts it)
 FUZZERS = $(patsubst testsuite/fuzz/%.c,build-fuzz/%,\
 	$(wildcard testsuite/fuzz/fuzz_*.c))
 FUZZ_CFLAGS = -g -O1 -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-fno-omit-frame-pointer -Isource \
+	-fno-omit-frame-pointer -Isource -D_FILE_OFFSET_BITS=64 \
 	-I$(shell tools/prepare-samba-tree 2>/dev/null | tail -n 1)
 
 build-fuzz: deps $(FUZZERS)
@@ -109,9 +131,9 @@ build-fuzz/%: testsuite/fuzz/%.c testsuite/fuzz/fuzz_common.h \
 	@clang $(FUZZ_CFLAGS) -o $@ $< $(wildcard source/*.c)
 
 # CG_ONCE_ELSEWHERE (testsuite/run): the scripts that are the same in
-# every release skipped, and the fuzzers not built
+# every release skipped, and the fuzzers and the i386 engine not built
 export CG_ONCE_ELSEWHERE
-test: build build-asan $(if $(CG_ONCE_ELSEWHERE),,build-fuzz)
+test: build build-asan $(if $(CG_ONCE_ELSEWHERE),,build-fuzz build-i386)
 	@testsuite/run
 
 # The sanitizer scripts (t01, t02, t12) alone; t12 runs smbd with the
@@ -197,6 +219,15 @@ test-trixie:
 	@tools/in-root --private-net trixie make test \
 		CG_ONCE_ELSEWHERE="run once by the host suite (make test)"
 
+# A 32-bit smbd: Debian 12's samba:i386 in a cached i386 root, run by
+# qemu-user (testsuite/i386/run), with only what that needs installed
+I386_ROOT_DEPS = samba smbclient libcmocka-dev libsmbclient-dev dpkg-dev \
+	build-essential pkg-config python3 xsltproc docbook-xsl docbook-xml \
+	util-linux iproute2 procps passwd
+
+test-i386:
+	@I386_ROOT_DEPS="$(I386_ROOT_DEPS)" testsuite/i386/run
+
 # Debian 12's 6.1 and Debian 13's 6.12 kernels under QEMU (TCG), each
 # with a root of its release and the module built there
 # (testsuite/kernel/run; about 20 minutes)
@@ -262,7 +293,8 @@ uninstall:
 
 clean:
 	rm -rf build build.configure.log .lock-waf_* build-asan \
-		build-asan.configure.log build-fuzz
+		build-asan.configure.log build-fuzz build-i386 \
+		build-i386.configure.log
 
 # The prepared Samba tree is a cache outside the checkout; this removes it
 distclean: clean

@@ -25,6 +25,17 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/*
+ * The table takes 64-bit offsets, and the kernel must get them whole:
+ * on a 32-bit build off_t is 32 bits unless _FILE_OFFSET_BITS=64 (wscript
+ * defines it for everything it builds, as Samba does for the glue), and
+ * pread(), preadv2(), mmap(), the lock files' struct flock and fstat()
+ * then truncate every offset past 2 GiB. cg_sys.c includes this header,
+ * so no build of the engine without the macro gets through.
+ */
+_Static_assert(sizeof(off_t) == 8,
+	       "off_t must be 64 bits: compile with -D_FILE_OFFSET_BITS=64");
+
 struct flock;
 
 /*
