@@ -1,5 +1,5 @@
 /*
- * vfs_cacheguard engine: what each device supports (cg_dev.c)
+ * vfs_cacheguard engine: devices and filesystems: what each supports
  *
  * Copyright (C) 2026 The vfs_cacheguard authors
  *
@@ -40,7 +40,80 @@ struct cg_sys;
  * once: the kernel's readahead and the largest request it takes.
  */
 
-/* Beside the CG_FS_NO_* flags (cg_file.h, cg_write.h): probed already */
+/* What a filesystem lacks, learnt from a probe or a failure */
+#define CG_FS_NO_DONTCACHE 0x2
+#define CG_FS_NO_DIRECT 0x4
+/* What the filesystem lacks for writes; beside the CG_FS_NO_* flags */
+#define CG_FS_NO_DONTCACHE_WRITE 0x8
+/*
+ * ... or from its type: a network or FUSE filesystem, whose files change
+ * beyond the kernel's sight and whose ctime may come from a cache (NFS
+ * answers fstat from its attribute cache, up to acregmax, 60 s by
+ * default), so that direct mode's prefetch could serve bytes another
+ * client has overwritten. auto serves its streams with dontneed there.
+ */
+#define CG_FS_REMOTE 0x10
+
+/* CG_FS_REMOTE for a statfs f_type that is one, else 0 */
+unsigned cg_fs_type_lacks(uint64_t f_type);
+
+/*
+ * Mode auto's probe of a filesystem, once per device and process: one
+ * uncached read of a byte, then, where it is refused, an O_DIRECT reopen.
+ * cg_probe_uncached takes the read's errno (0: it worked) and says what
+ * comes next; *lacks gets the CG_FS_* flags learnt so far (with
+ * cg_fs_type_lacks(f_type)). NO_ANSWER: the read failed for another
+ * reason (EBADF: a descriptor opened for writing only), or a reopen is
+ * needed but not allowed now (may_reopen false: smbd holds a lease on the
+ * file, which a second open would break); the next file asks again.
+ * cg_probe_direct takes the reopen's errno (0: it opened) and returns
+ * the flag it teaches.
+ */
+enum cg_probe {
+	CG_PROBE_NO_ANSWER = 0,
+	CG_PROBE_DONE,		/* *lacks is the answer */
+	CG_PROBE_REOPEN,	/* try an O_DIRECT reopen (cg_probe_direct) */
+};
+
+enum cg_probe cg_probe_uncached(int err,
+				bool may_reopen,
+				uint64_t f_type,
+				unsigned *lacks);
+unsigned cg_probe_direct(int err);
+
+/*
+ * Whether a filesystem of f_type may be mounted by other machines too: a
+ * network or FUSE one, or a cluster filesystem (GPFS, GFS2, OCFS2). The
+ * module's lock files must not be on one (every node of a
+ * cluster would share them).
+ */
+bool cg_fs_type_shared(uint64_t f_type);
+
+/*
+ * The module's directory in smbd's state directory, into name (len
+ * bytes): "cacheguard", which is the node's own; where smbd is clustered
+ * and the state directory is on a filesystem other nodes mount too
+ * (shared_fs: cg_fs_type_shared; a mistake in a CTDB cluster, which would
+ * make every node share one direct memory budget and take the other
+ * nodes' streams for its own), "cacheguard.node<pnn>", so that its files
+ * stay per node. true for the second, which the caller logs.
+ */
+bool cg_state_dir_name(bool clustered,
+		       bool shared_fs,
+		       unsigned pnn,
+		       char *name,
+		       size_t len);
+
+/*
+ * Whether a directory of the module's lock files, or the state directory
+ * above it, may be used: root's (uid), and writable by nobody else
+ * (mode). Another user who could create, replace or hold a lock file
+ * there could make every smbd process wait for it, or lie to it about
+ * what memory the others hold. NULL, or why not in words for the log.
+ */
+const char *cg_state_dir_untrusted(uint32_t uid, uint32_t mode);
+
+/* Beside the CG_FS_* flags: probed already */
 #define CG_DEV_PROBED 0x1
 
 struct cg_dev {

@@ -40,9 +40,6 @@ struct cg_sys;
  * what is dropped */
 #define CG_W_MAX_BEHIND 4
 
-/* What the filesystem lacks for writes; beside the CG_FS_NO_* flags */
-#define CG_FS_NO_DONTCACHE_WRITE 0x8
-
 enum cg_wstate {
 	CG_W_DETECTING = 0,	/* counting sequential bytes */
 	CG_W_ACTIVE,		/* a large sequential write stream */
