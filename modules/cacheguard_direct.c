@@ -93,6 +93,8 @@
 #include <sys/utsname.h>
 
 #include "cacheguard_glue.h"
+#include "../source/cg_budget.h"
+#include "../source/cg_buf.h"
 #include "../source/cg_direct.h"
 #include "../source/cg_sys.h"
 

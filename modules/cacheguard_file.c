@@ -30,7 +30,9 @@
 #include "smbd/smbd.h"
 
 #include "cacheguard_glue.h"
+#include "../source/cg_share.h"
 #include "../source/cg_sys.h"
+#include "../source/cg_util.h"
 
 #undef DBGC_CLASS
 #define DBGC_CLASS vfs_cacheguard_debug_level

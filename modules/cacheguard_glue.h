@@ -1,6 +1,5 @@
 /*
- * vfs_cacheguard: what the glue files share (the engine's header is
- * ../source/cacheguard.h)
+ * vfs_cacheguard: what the glue files share
  *
  * Copyright (C) 2026 The vfs_cacheguard authors
  *
@@ -21,10 +20,7 @@
 #ifndef CACHEGUARD_GLUE_H
 #define CACHEGUARD_GLUE_H
 
-#include "../source/cacheguard.h"
-#include "../source/cg_util.h"
-#include "../source/cg_write.h"
-#include "../source/cg_buf.h"
+#include "../source/cg_file.h"
 #include "cacheguard_compat.h"
 
 /* The module's debug class (cacheguard_state.c); DBGC_VFS before init */

@@ -31,7 +31,9 @@
 #include "lib/util/tevent_unix.h"
 
 #include "cacheguard_glue.h"
+#include "../source/cg_dio.h"
 #include "../source/cg_sys.h"
+#include "../source/cg_util.h"
 
 #undef DBGC_CLASS
 #define DBGC_CLASS vfs_cacheguard_debug_level

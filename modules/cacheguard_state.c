@@ -32,6 +32,7 @@
 #include <sys/vfs.h>
 
 #include "cacheguard_glue.h"
+#include "../source/cg_dev.h"
 
 /* "cacheguard", from vfs_cacheguard_init on; DBGC_VFS until then */
 int vfs_cacheguard_debug_level = DBGC_VFS;

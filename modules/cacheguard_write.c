@@ -44,6 +44,7 @@
 
 #include "cacheguard_glue.h"
 #include "../source/cg_sys.h"
+#include "../source/cg_write.h"
 
 #undef DBGC_CLASS
 #define DBGC_CLASS vfs_cacheguard_debug_level

@@ -44,7 +44,7 @@
  * writes this smbd makes are noted (cg_direct_note_write) before and
  * after they run and drop what overlaps, loaded or loading; the file's
  * version, taken by every job in its thread, catches the rest
- * (cacheguard.h, cg_pf_version). A copy whose pieces are not current is
+ * (cg_prefetch.h, cg_pf_version). A copy whose pieces are not current is
  * served again; a version the check could not take drops everything.
  *
  * A failed fill turns prefetch off for the stream: its requests then

@@ -35,7 +35,7 @@
  * read came back short ends at end of file, as the file was when the read
  * ran; the version check makes sure that is still the file's end.
  *
- * A READY segment was read under a settled version (see cacheguard.h): a
+ * A READY segment was read under a settled version (see cg_prefetch.h): a
  * change after the fill's fstat() has a later ctime, so the lookup's own
  * version differs and the segment is dropped. A change before that fstat
  * is in the bytes read: the filesystem holds the inode lock across a

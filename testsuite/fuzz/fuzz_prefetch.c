@@ -52,7 +52,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "cacheguard.h"
+#include "cg_prefetch.h"
 #include "cg_sys.h"
 #include "fuzz_common.h"
 

@@ -34,7 +34,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "cacheguard.h"
+#include "cg_file.h"
 #include "cg_sys.h"
 #include "cg_write.h"
 

@@ -53,7 +53,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cacheguard.h"
+#include "cg_prefetch.h"
 #include "cg_sys.h"
 #include "cg_test_seeds.h"
 
