@@ -142,7 +142,10 @@ void cg_option_names(char *buf, size_t len);
 /* Cross-option checks after all values are set; same error contract */
 int cg_config_check(const struct cg_config *cfg, char *err, size_t errlen);
 
-/* "mode=dontneed min file size=16M ..." for the connect log line */
+/*
+ * "mode=auto min file size=16777216 ...": every option of cg_options[] in
+ * its order, as the parser reads it, for the connect log line
+ */
 void cg_config_describe(const struct cg_config *cfg, char *buf, size_t len);
 
 /* Sizes with an optional K/M/G/T suffix (powers of 1024) */
