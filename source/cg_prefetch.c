@@ -313,51 +313,6 @@ enum cg_pf_lookup cg_prefetch_lookup(const struct cg_prefetch *pf,
 	return CG_PF_HIT;
 }
 
-size_t cg_prefetch_copy(struct cg_prefetch *pf,
-			const struct cg_sys *sys,
-			const uint8_t *mem,
-			uint64_t off,
-			size_t n,
-			uint8_t *dst)
-{
-	uint64_t pos = off;
-	uint64_t end = n > UINT64_MAX - off ? UINT64_MAX : off + n;
-	size_t done = 0;
-
-	while (pos < end) {
-		int i = cg_pf_find(pf, pos);
-		struct cg_pf_seg *s = NULL;
-		size_t chunk;
-		bool short_seg;
-
-		if (i < 0 || pf->seg[i].state != CG_PF_READY) {
-			break;
-		}
-		s = &pf->seg[i];
-		if (pos >= s->off + s->len) {
-			break;
-		}
-		chunk = (size_t)(CG_MIN(end, s->off + s->len) - pos);
-		cg_sys_copy(sys,
-			    dst + done,
-			    mem + (size_t)i * pf->seg_size +
-				    (size_t)(pos - s->off),
-			    chunk);
-		done += chunk;
-		pos += chunk;
-		s->used += chunk;
-		short_seg = s->len < pf->seg_size;
-		if (s->used >= s->len && s->pins == 0) {
-			/* all of it went out: the slot can load what is next */
-			*s = (struct cg_pf_seg){.state = CG_PF_FREE};
-		}
-		if (short_seg) {
-			break;
-		}
-	}
-	return done;
-}
-
 unsigned cg_prefetch_pin(struct cg_prefetch *pf,
 			 uint64_t off,
 			 size_t n,

@@ -185,20 +185,6 @@ enum cg_pf_lookup cg_prefetch_lookup(const struct cg_prefetch *pf,
 				     size_t *avail);
 
 /*
- * Copy a HIT out of mem (the table's buffer) into dst, through sys
- * (cg_sys_copy); returns the bytes copied. Segments whose bytes have
- * all been copied are released.
- */
-struct cg_sys;
-
-size_t cg_prefetch_copy(struct cg_prefetch *pf,
-			const struct cg_sys *sys,
-			const uint8_t *mem,
-			uint64_t off,
-			size_t n,
-			uint8_t *dst);
-
-/*
  * A HIT copied out by another thread, in pieces of one segment each:
  * where in the table's buffer, how many bytes, and the version the
  * segment was read under, which the copying thread compares with the
@@ -243,8 +229,8 @@ size_t cg_prefetch_copy_pieces(const struct cg_sys *sys,
 			       uint8_t *dst);
 
 /*
- * The copy of pinned pieces ended; copied: their bytes went out (they
- * count as used, as cg_prefetch_copy counts them)
+ * The copy of pinned pieces ended; copied: their bytes went out and count
+ * as used (a segment all used is released)
  */
 void cg_prefetch_unpin(struct cg_prefetch *pf,
 		       const struct cg_pf_piece *pieces,
