@@ -156,11 +156,6 @@ static struct cacheguard_direct *cacheguard_direct_live;
 /* Bytes of prefetch buffer this process holds */
 static size_t cacheguard_direct_mem_in_use;
 
-size_t cacheguard_direct_memory_in_use(void)
-{
-	return cacheguard_direct_mem_in_use;
-}
-
 /* Whether a MISS may be read into smbd's own buffer (cg_dio_pins_pages) */
 static bool cacheguard_direct_inplace_safe(void)
 {

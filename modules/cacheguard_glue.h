@@ -175,8 +175,6 @@ NTSTATUS cacheguard_offload_write_recv(struct vfs_handle_struct *handle,
  */
 bool cacheguard_direct_finished(const struct cacheguard_direct *d,
 				bool still_direct);
-/* Bytes of prefetch buffer this process holds now */
-size_t cacheguard_direct_memory_in_use(void);
 
 /*
  * What each filesystem supports (cacheguard_fs.c over source/cg_dev.c),
