@@ -55,11 +55,9 @@
  * which serves one client, its own) keep nothing for each other. Two
  * readers of one file on one Linux cifs mount share the client's page
  * cache, and its readahead sends each piece of the one scan through
- * either handle: each handle is a stream that skips what the other read,
- * and its claim from the lowest byte it has not read would make the
- * other keep the whole reader gap, for a read that never comes (the
- * guest suite's cifs checks on 6.12: 26-48 MiB of a 48 MiB file left
- * cached). So one client's streams of a file hold their locks on one
+ * either handle: each handle's claim from the lowest byte it has not
+ * read would make the other keep the whole reader gap, for a read that
+ * never comes. So one client's streams of a file hold their locks on one
  * open file description of the stream file (the first opens it, the
  * others dup it): OFD locks of one description never conflict with it,
  * so a stream does not see its siblings' claims, while every other
@@ -69,12 +67,9 @@
  * too. And while a sibling streams the file, a handle's far reads are
  * pieces of the client's scan, not strays (cg_stream.c).
  *
- * A stream claims only the reader gap ahead (128 MiB by default): a
- * client that starts 500 MiB behind the first does not keep 500 MiB
- * cached for itself; it reads what lies further ahead from the device,
- * as it would alone. Four clients that start a second apart on a fast
- * disk are more than the default window apart (t50 measured 2.1 times
- * the file read from the device at 32 MiB, 1.0 at 128 MiB).
+ * A stream claims only the reader gap ahead: a client that starts far
+ * behind the first does not keep all between them cached for itself; it
+ * reads what lies further ahead from the device, as it would alone.
  *
  * A dontcache stream that sees another stream of its file reads through
  * the cache from then on (RWF_DONTCACHE would drop the pages the other
