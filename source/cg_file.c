@@ -22,14 +22,10 @@
  * ----------------------
  *
  * auto is direct where the filesystem has O_DIRECT, else dontcache where
- * it has RWF_DONTCACHE, else dontneed. Direct with its prefetch copies
- * at two to three times a plain share's rate for a fifth of its CPU
- * (docs/benchmarks.md); dontcache and dontneed read through the page
- * cache at about a plain share's rate and cost. On network and FUSE
- * filesystems (CG_FS_REMOTE) auto never reads direct: their files change
- * beyond the kernel's sight and fstat may answer from a cache, so the
- * prefetch could serve bytes another client has overwritten; dontcache,
- * which reads through the client's own cache, where they take it.
+ * it has RWF_DONTCACHE, else dontneed. On network and FUSE filesystems
+ * (CG_FS_REMOTE) auto never reads direct: their files change beyond the
+ * kernel's sight and fstat may answer from a cache, so the prefetch
+ * could serve bytes another client has overwritten.
  *
  * A file that cannot read direct, or an explicit mode the filesystem
  * lacks, takes the next mode of that order. A failure changes the mode
@@ -226,11 +222,7 @@ unsigned cg_file_read_failed(struct cg_file *f,
 	return 0;
 }
 
-/*
- * A read in pieces is a read through the cache (path NEXT) that drops
- * as it goes: the pieces come first, as cg_read_begin asks for them only
- * for a stream through the cache.
- */
+/* Pieces first: cg_read_begin asks for them only through the cache */
 enum cg_call cg_file_call(const struct cg_io *io, enum cg_path path)
 {
 	if (io->drop_pieces) {

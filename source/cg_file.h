@@ -27,15 +27,11 @@
 struct cg_sys;
 
 /*
- * Files (cg_file.c)
- * =================
- *
  * One struct cg_file per tracked open file: its stream, the mode its
  * streams are served in, and every decision about a read's path and
- * what a failure means, so that the glue only does what it is told.
- * The filesystem's capabilities are the glue's to remember (per smbd
- * process and device); the file is told them and answers with what the
- * filesystem turned out to lack.
+ * what a failure means, so that the glue only does what it is told. What
+ * a filesystem lacks is the glue's to remember (cg_dev.h); the file is
+ * told it and answers with what the filesystem turned out to lack.
  */
 
 /* How one read is served */
@@ -50,17 +46,11 @@ enum cg_path {
 enum cg_direct_fail {
 	CG_DIRECT_FAIL_FILE = 0,	/* this file only: others keep direct */
 	CG_DIRECT_FAIL_FS,		/* the filesystem refuses O_DIRECT */
-	/*
-	 * smbd holds a kernel oplock (kernel oplocks = yes: a lease, for a
-	 * client's batch or exclusive oplock) on the file: any second open,
-	 * the O_DIRECT one too, would break it. This open only.
-	 */
+	/* smbd holds a kernel oplock, which a second open would break */
 	CG_DIRECT_FAIL_LEASE,
 	/*
-	 * Its prefetch buffer finds no room in cacheguard:direct memory (all
-	 * smbd processes together): without one a direct stream reads each
-	 * client read on its own, slower than a plain share, so the file
-	 * takes the next mode. This open only.
+	 * No room in cacheguard:direct memory for its prefetch buffer,
+	 * without which direct is slower than a plain share
 	 */
 	CG_DIRECT_FAIL_ROOM,
 	CG_DIRECT_OK,			/* set up: no failure */
@@ -72,10 +62,9 @@ struct cg_calls {
 	uint64_t pread;
 	uint64_t sendfile;
 	/*
-	 * The longest the module held smbd's event loop in one call for
-	 * the file's reads: a read's send or its completion, or the close
-	 * (cg_calls_loop_took). The sync pread path is not counted: its
-	 * read blocks the loop by smbd's own choice.
+	 * The longest the module held smbd's event loop in one call of a
+	 * read's send or completion, or the close (not the sync pread path,
+	 * whose read blocks the loop by smbd's own choice)
 	 */
 	uint64_t loop_max_ns;
 	const char *loop_max_where;	/* "send", "done" or "close" */
@@ -121,10 +110,10 @@ bool cg_file_watches(const struct cg_config *cfg,
  * Whether the I/O descriptor smbd gives for an open is a kernel
  * descriptor of the file itself: smbd has /proc fds for it (proc_fds;
  * a module below that owns I/O, vfs_ceph or vfs_glusterfs, has none),
- * and fstat of it worked (stat_ok) and gave the file's device and inode
+ * and its fstat worked (stat_ok) and gave the file's device and inode
  * (same_file). Otherwise preadv2, fadvise, cachestat or a reopen on it
- * would act on whatever else smbd has open under that number, and the
- * module leaves the open alone, its writes too.
+ * would act on whatever else smbd has open under that number: the module
+ * leaves the open alone, its writes too.
  */
 bool cg_file_fd_is_own(bool proc_fds, bool stat_ok, bool same_file);
 
@@ -159,13 +148,11 @@ bool cg_config_probes(const struct cg_config *cfg,
 		      unsigned direction);
 
 /*
- * Which open files get a read stream's state. Asked twice: before the
- * module keeps anything for the file, with smbd's size from the open,
- * which may be stale where this handle has written the file since
- * (modified: then only the kernel knows, and the answer is maybe); and at
- * the file's first read, with the kernel's size then, which decides for
- * the rest of the open. Files smaller than cacheguard:min file size are
- * left alone, and nothing is watched in mode off.
+ * Which open files get a read stream: none in mode off, none smaller
+ * than min file size. Asked before the module keeps anything for the
+ * file, with smbd's size from the open, stale where this handle has
+ * written the file (modified: the answer is maybe); and at its first
+ * read, with the kernel's size, which decides for the rest of the open.
  */
 bool cg_file_may_track(const struct cg_config *cfg,
 		       uint64_t open_size,
@@ -181,9 +168,8 @@ enum cg_tracking {
 
 /*
  * A read of an open: the first asks cg_file_tracks() with the kernel's
- * size then (known false: there was none to be had, and the file is left
- * alone); later ones get the same answer without asking, so that they
- * cost no fstat, a file grown since included. true: tracked.
+ * size (known false: none to be had, the file is left alone); later ones
+ * get the same answer without an fstat. true: tracked.
  */
 bool cg_file_track_read(enum cg_tracking *t,
 			const struct cg_config *cfg,
@@ -203,10 +189,8 @@ void cg_file_init(struct cg_file *f,
 
 /*
  * The path for a read that cg_read_begin() returned io for; sync: smbd
- * reads synchronously (SMB_VFS_PREAD: aio read size = 0, compound
- * reads, or sendfile declined), on its event loop, where no prefetch
- * fill can report: a direct stream's such read goes through the cache,
- * dropped behind as its stream's other cached reads are
+ * reads on its event loop (SMB_VFS_PREAD), where no prefetch fill can
+ * report, so a direct stream's such read goes through the cache
  */
 enum cg_path cg_file_choose(const struct cg_file *f,
 			    const struct cg_io *io,
@@ -225,10 +209,8 @@ unsigned cg_file_direct_unavailable(struct cg_file *f,
 
 /*
  * The errno of a direct request that failed for no fault of the file or
- * its filesystem: one the prefetch could not serve found no room in the
- * server's budget for its bounce buffer, or a copy out of the prefetch
- * failed after its stream had gone (the file closing under it). It is
- * read through the next module, this once, and nothing else changes.
+ * its filesystem (no room for its bounce buffer, its stream gone under a
+ * copy): it is read through the next module, this once
  */
 #define CG_DIRECT_NOT_NOW ENOBUFS
 
@@ -283,8 +265,7 @@ enum cg_after cg_file_read_after(struct cg_file *f,
 
 /*
  * Whether smbd may serve a read with sendfile(2), which reads through
- * the page cache: not while an active stream is served uncached or
- * direct (a dontcache stream that others share reads through the cache)
+ * the page cache: not while an active stream is served uncached or direct
  */
 bool cg_file_zerocopy_ok(const struct cg_file *f);
 

@@ -46,10 +46,8 @@ struct flock;
 
 /*
  * Not a preadv2() flag, cg_pread_full()'s own: read in the same pieces,
- * each dropped from the page cache (POSIX_FADV_DONTNEED) once read. What
- * RWF_DONTCACHE does, for kernels without it, but for every page of the
- * piece, cached before or not: only for a stream the engine lets drop
- * (cg_io.drop_pieces).
+ * each dropped (POSIX_FADV_DONTNEED) once read, whether it was cached
+ * before or not: only for a stream the engine lets drop (drop_pieces)
  */
 #define CG_READ_DROP 0x40000000
 
@@ -134,8 +132,8 @@ void cg_sys_copy(const struct cg_sys *sys,
 		 size_t n);
 
 /*
- * sys->lock with EINTR retried: 0, or -1 and errno. A lock file's only
- * way in; cg_sys_dup likewise for sys->dup.
+ * sys's operation, or the real call where it is NULL; cg_sys_lock retries
+ * EINTR (0, or -1 and errno)
  */
 int cg_sys_lock(const struct cg_sys *sys, int fd, int cmd, struct flock *fl);
 int cg_sys_dup(const struct cg_sys *sys, int fd);
@@ -146,9 +144,8 @@ void cg_sys_sleep(const struct cg_sys *sys, uint64_t ns);
 /*
  * pread() semantics over sys->preadv2: read until n bytes or end of
  * file, retrying EINTR; with CG_RWF_DONTCACHE or CG_READ_DROP in pieces
- * of at most 1 MiB, so that few uncached pages exist at once. An error
- * after some bytes is still -1 and errno: a short count would tell smbd,
- * and so the client, that the file ends there (cg_read.c).
+ * of at most 1 MiB. An error after some bytes is still -1 and errno: a
+ * short count would tell the client that the file ends there.
  */
 ssize_t cg_pread_full(const struct cg_sys *sys,
 		      int fd,
@@ -160,8 +157,8 @@ ssize_t cg_pread_full(const struct cg_sys *sys,
 
 /*
  * pwrite() of all n bytes over sys->pwritev2, retrying short writes and
- * EINTR: n, or -1 and errno (cg_write.c). An error after some bytes is
- * -1: the caller writes the whole range again another way.
+ * EINTR: n, or -1 and errno, also after some bytes: the caller writes
+ * the whole range again another way
  */
 ssize_t cg_pwrite_full(const struct cg_sys *sys,
 		       int fd,
@@ -172,10 +169,9 @@ ssize_t cg_pwrite_full(const struct cg_sys *sys,
 
 /*
  * The calling thread's I/O priority set to prio (ioprio_set(2)'s
- * encoding; cacheguard:stream ioprio) for the I/O it issues until
- * cg_ioprio_leave(): the priority it had, to give back, or -1 when prio
- * is 0, already in force, or refused (nothing to undo). For jobs of
- * smbd's thread pool, whose threads serve every other request too.
+ * encoding) until cg_ioprio_leave(), for a job of smbd's thread pool,
+ * whose threads serve every other request too. Returns the priority to
+ * give back, or -1 when there is nothing to undo.
  */
 int cg_ioprio_enter(unsigned prio);
 void cg_ioprio_leave(int saved);
