@@ -69,15 +69,12 @@
  *
  * Stream writes are pwritev2(RWF_DONTCACHE): the kernel starts the
  * writeback itself and drops the pages when it completes. Not all of
- * them: a folio still busy when its writeback ends stays cached (seen
- * here: 48 MiB of a 1 GiB upload right after the close), so the same
- * write-behind jobs follow the stream, mostly finding nothing to do,
- * and bound the footprint and the lag as in dontneed, but for the hold:
- * it counts from the end of the running job's wait, so that the device
- * keeps more of the kernel's writeback queued. A filesystem
- * without it (EOPNOTSUPP, EINVAL) is remembered, and the file
- * continues with write-behind alone; the failed write is redone
- * buffered.
+ * them: a folio still busy when its writeback ends stays cached, so the
+ * same write-behind jobs follow the stream, mostly finding nothing to
+ * do, and bound the footprint and the lag as in dontneed, but for the
+ * hold (cg_write_lagging). A filesystem without it (EOPNOTSUPP, EINVAL)
+ * is remembered, and the file continues with write-behind alone; the
+ * failed write is redone buffered.
  */
 
 #include <errno.h>
@@ -330,12 +327,9 @@ bool cg_write_lagging(const struct cg_writer *w)
 	 * flight will drop, since its range is cached until it ends.
 	 * dontcache: the kernel drops each page as its writeback ends, so
 	 * what is cached is what the device has not written yet; counted
-	 * from the end of the job's drop range, the device keeps more
-	 * queued (uploads ran at 0.83-0.93x a plain share's pace counted
-	 * from what is dropped, 1.63-1.67x from there). Not once a write
-	 * went through the cache (recvfile): the kernel drops none of its
-	 * pages, and 80 MiB of a 96 MiB recvfile upload were seen cached at
-	 * once (t37, a slow spell of the device)
+	 * from the end of the job's drop range, the device keeps more of
+	 * the kernel's writeback queued. Not once a write went through the
+	 * cache (recvfile), whose pages the kernel does not drop.
 	 */
 	uint64_t from = w->mode == CG_MODE_DONTCACHE && !w->through_cache
 				? w->dropping_to
