@@ -19,11 +19,9 @@
  */
 
 /*
- * The bottom of the glue: every other file of modules/ may use what is
- * here, and this file uses none of them. The lock files of the state
- * directory: the server's direct-memory budget (cacheguard_direct.c),
- * and the engine's stream and readahead lock files (cacheguard_file.c's
- * cg_sys table).
+ * The state directory's lock files: the direct-memory budget
+ * (cacheguard_direct.c), the stream and readahead files (cacheguard_file.c).
+ * The bottom of the glue: it uses no other glue file.
  */
 
 #include "includes.h"
@@ -40,11 +38,7 @@ int vfs_cacheguard_debug_level = DBGC_VFS;
 #undef DBGC_CLASS
 #define DBGC_CLASS vfs_cacheguard_debug_level
 
-/*
- * The module's directory of lock files, by cg_state_dir_name's
- * rule, with one line at level 0 per process where it is per node. The
- * answer is kept for the life of the process, NULL when no memory.
- */
+/* By cg_state_dir_name's rule, logged once where it is per node */
 const char *cacheguard_state_dir(void)
 {
 	static char *dir;
@@ -78,10 +72,8 @@ const char *cacheguard_state_dir(void)
 }
 
 /*
- * Whether the directory open on dirfd (path, for the log) may hold lock
- * files: cg_state_dir_untrusted's rule, said once per process at level
- * 0 where it fails, since then no lock file is used at all (each smbd
- * process bounds its own direct memory, streams drop as if alone).
+ * Whether the directory on dirfd may hold lock files
+ * (cg_state_dir_untrusted), said once per process where it may not
  */
 static bool cacheguard_state_dir_trusted(int dirfd, const char *path)
 {

@@ -173,8 +173,7 @@ static void cacheguard_wb_done(struct tevent_req *subreq)
 	}
 	wf->job = NULL;
 	if (!ran) {
-		/* skipped (cacheguard_pool_send's flags): the next write's job
-		 */
+		/* skipped: the next write's job takes its ranges */
 		cg_write_wb_skipped(&wf->w, &plan);
 	} else {
 		cg_write_wb_done(&wf->w, &plan, left);
@@ -235,11 +234,9 @@ not_run:
 }
 
 /*
- * A write whose answer cannot be held (synchronous, or recvfile's: smbd
- * answers as the hook returns) ended while the stream lags: it waits
- * here, on smbd's main thread, for what it wrote to be written back, and
- * drops it, as the kernel's dirty throttling makes any writer wait (the
- * main thread was blocked by the write itself anyway)
+ * A write whose answer cannot be held ended while the stream lags: it
+ * waits here, on smbd's main thread (which the write blocked anyway),
+ * for what it wrote to be written back and dropped (cg_write_catch_up)
  */
 static void cacheguard_wfile_catch_up(struct cacheguard_wfile *wf,
 				      const struct cg_wio *wio,
@@ -577,16 +574,8 @@ void cacheguard_wfile_close(struct cacheguard_wfile *wf)
 }
 
 /*
- * The write hooks, given fsp's writer
- * ===================================
- */
-
-/*
- * Every write a client makes goes to the writer: large sequential ones
- * are kept out of the cache. Writes matter to direct streams' prefetch
- * buffers too, which must never hand out bytes older than a write this
- * smbd has accepted: the prefetch is told before and after each change
- * (cacheguard_changes.c has the other paths).
+ * The write hooks: every write goes to fsp's writer, and tells the
+ * direct streams before and after (cacheguard_changes.c)
  */
 ssize_t cacheguard_upload_pwrite(struct vfs_handle_struct *handle,
 				 struct files_struct *fsp,
@@ -692,10 +681,7 @@ ssize_t cacheguard_upload_pwrite_recv(struct tevent_req *req,
 	return state->ret;
 }
 
-/*
- * smbd's recvfile ("min receivefile size"): a write from the socket. The
- * writer sees it; the prefetch is told as cacheguard_recvfile() tells it.
- */
+/* smbd's recvfile ("min receivefile size"): a write from the socket */
 ssize_t cacheguard_upload_recvfile(struct vfs_handle_struct *handle,
 				   int fromfd,
 				   struct files_struct *tofsp,
