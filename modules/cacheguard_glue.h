@@ -175,13 +175,10 @@ unsigned cacheguard_stack_below(struct vfs_handle_struct *handle,
 				const char *service);
 
 /*
- * cacheguard_state.c: the module's directory in smbd's state directory
- * (NULL without memory); a descriptor of it, made 0700 if missing (call
- * it as root); and a new descriptor of the lock file NAME in it, opened
- * as root. -1 and errno on failure.
+ * A new descriptor of the lock file NAME in the module's directory of
+ * smbd's state directory (cacheguard_state.c), opened as root; -1 and
+ * errno on failure
  */
-const char *cacheguard_state_dir(void);
-int cacheguard_state_dir_open(void);
 int cacheguard_state_file_open(const char *name);
 
 /* What the module keeps per share, from the tree connect on */
@@ -259,26 +256,6 @@ struct cacheguard_wfile *cacheguard_wfile_new(TALLOC_CTX *mem_ctx,
 					      struct files_struct *fsp,
 					      const struct cg_config *cfg,
 					      unsigned fs_lacks);
-ssize_t cacheguard_wfile_pwrite(struct cacheguard_wfile *wf,
-				const void *data,
-				size_t n,
-				off_t offset);
-ssize_t cacheguard_wfile_recvfile(struct cacheguard_wfile *wf,
-				  int fromfd,
-				  off_t offset,
-				  size_t n);
-/* wf NULL: the next module's pwrite_send, unwatched */
-struct tevent_req *
-cacheguard_wfile_pwrite_send(TALLOC_CTX *mem_ctx,
-			     struct tevent_context *ev,
-			     struct vfs_handle_struct *handle,
-			     struct files_struct *fsp,
-			     struct cacheguard_wfile *wf,
-			     const void *data,
-			     size_t n,
-			     off_t offset);
-ssize_t cacheguard_wfile_pwrite_recv(struct tevent_req *req,
-				     struct vfs_aio_state *vfs_aio_state);
 /* Before the close: drops the upload */
 void cacheguard_wfile_close(struct cacheguard_wfile *wf);
 

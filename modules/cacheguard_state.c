@@ -38,8 +38,11 @@ int vfs_cacheguard_debug_level = DBGC_VFS;
 #undef DBGC_CLASS
 #define DBGC_CLASS vfs_cacheguard_debug_level
 
-/* By cg_state_dir_name's rule, logged once where it is per node */
-const char *cacheguard_state_dir(void)
+/*
+ * The module's directory in the state directory, by cg_state_dir_name's
+ * rule (logged once where it is per node); NULL without memory
+ */
+static const char *cacheguard_state_dir(void)
 {
 	static char *dir;
 	const char *state = lp_state_directory();
@@ -103,7 +106,8 @@ static bool cacheguard_state_dir_trusted(int dirfd, const char *path)
 	return false;
 }
 
-int cacheguard_state_dir_open(void)
+/* A descriptor of the module's directory, made 0700 if missing; as root */
+static int cacheguard_state_dir_open(void)
 {
 	const char *dir = cacheguard_state_dir();
 	const char *state = lp_state_directory();

@@ -287,10 +287,10 @@ static void cacheguard_wfile_fell_back(struct cacheguard_wfile *wf,
 	}
 }
 
-ssize_t cacheguard_wfile_pwrite(struct cacheguard_wfile *wf,
-				const void *data,
-				size_t n,
-				off_t offset)
+static ssize_t cacheguard_wfile_pwrite(struct cacheguard_wfile *wf,
+				       const void *data,
+				       size_t n,
+				       off_t offset)
 {
 	struct cg_wio wio = cg_write_begin_sync(&wf->w, offset, n);
 	ssize_t ret = -1;
@@ -314,10 +314,10 @@ ssize_t cacheguard_wfile_pwrite(struct cacheguard_wfile *wf,
 	return ret;
 }
 
-ssize_t cacheguard_wfile_recvfile(struct cacheguard_wfile *wf,
-				  int fromfd,
-				  off_t offset,
-				  size_t n)
+static ssize_t cacheguard_wfile_recvfile(struct cacheguard_wfile *wf,
+					 int fromfd,
+					 off_t offset,
+					 size_t n)
 {
 	struct cg_wio wio = cg_write_begin_socket(&wf->w, offset, n);
 	ssize_t ret;
@@ -434,7 +434,8 @@ cacheguard_wpwrite_issue(struct cacheguard_wpwrite_state *state)
 					state->offset);
 }
 
-struct tevent_req *
+/* wf NULL: the next module's pwrite_send, unwatched */
+static struct tevent_req *
 cacheguard_wfile_pwrite_send(TALLOC_CTX *mem_ctx,
 			     struct tevent_context *ev,
 			     struct vfs_handle_struct *handle,
@@ -533,8 +534,8 @@ static void cacheguard_wpwrite_release(struct cacheguard_wfile *wf)
 	}
 }
 
-ssize_t cacheguard_wfile_pwrite_recv(struct tevent_req *req,
-				     struct vfs_aio_state *vfs_aio_state)
+static ssize_t cacheguard_wfile_pwrite_recv(struct tevent_req *req,
+					    struct vfs_aio_state *vfs_aio_state)
 {
 	struct cacheguard_wpwrite_state *state =
 		tevent_req_data(req, struct cacheguard_wpwrite_state);
