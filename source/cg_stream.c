@@ -24,70 +24,50 @@
  * An SMB2 client copying a file keeps several reads in flight, and smbd's
  * thread pool finishes them in any order. So a read belongs to the stream
  * when it starts within one window of the stream front (the highest end
- * of any stream read), on either side. Once the stream has read stream
- * trigger bytes it is active.
- *
- * While detecting, a far read restarts detection at that read. While
- * active, a far read is a stray (Explorer reading a header, a metadata
- * probe) and is served untouched; only CG_STRAY_LIMIT strays in a row
- * end the stream. Its range is then kept in tails[] and dropped at close,
- * each abandoned stream on its own: a file read in two distant places
- * keeps what lies between them.
- *
- * While another handle of the same client streams the file
- * (cg_share_sibling_active), no read of this one is a stray: Linux's cifs
- * client sends the pieces of one scan through either of two handles, so
- * a far read moves this stream there at once, and a first read starts
- * it, whatever stream trigger says.
+ * of any stream read), on either side; once the stream has read stream
+ * trigger bytes it is active. While detecting, a far read restarts
+ * detection there. While active, a far read is a stray (Explorer reading
+ * a header) and is served untouched; CG_STRAY_LIMIT strays in a row end
+ * the stream, whose range is kept in tails[] and dropped at close. While
+ * another handle of the same client streams the file, no read is a
+ * stray: Linux's cifs client sends the pieces of one scan through either
+ * handle.
  *
  * What may be dropped
  * -------------------
  *
- * contig is the end of the range [start, contig) that has been read
- * completely; completions above it wait in done[] until the gap fills.
- * A window is dropped only when it lies wholly below both contig and
- * the lowest read still in flight, so no drop ever races a read that
- * needs those pages. A gap that stays open more than a window behind
- * the front is a range the client skipped: contig moves past it, which
- * keeps the footprint bounded by window + readahead + reads in flight.
- *
- * An uncached stream's window drops cover only windows where some read
- * went through the cache (detection reads, fallbacks, small reads), so
- * pages that RWF_DONTCACHE leaves cached because others had them stay
- * cached; but a dontcache stream of a file that was cold at its start
- * drops every window, since RWF_DONTCACHE leaves a page behind when its
- * folio is busy as the read completes.
+ * [start, contig) has been read completely; completions above it wait in
+ * done[] until the gap fills. A window is dropped only when it lies
+ * wholly below both contig and the lowest read still in flight, so no
+ * drop races a read that needs its pages. A gap that stays open more
+ * than a window behind the front was skipped: contig moves past it, which
+ * bounds the footprint by window + readahead + reads in flight. An
+ * uncached stream drops only windows some read went through the cache
+ * for, so that pages others had cached stay; but a dontcache stream of a
+ * file that was cold at its start drops every window, since RWF_DONTCACHE
+ * leaves a page behind when its folio is busy as the read completes.
  *
  * Who reads ahead
  * ---------------
  *
  * The kernel, for as many streams as the server's readahead budget
- * (cacheguard:readahead memory, cg_budget.c) holds: an active stream
- * takes what the kernel's readahead keeps ahead of one reader
- * (cg_kernel_ra_cost) and sets FADV_SEQUENTIAL. The kernel's readahead
- * builds large folios and large device requests, which WILLNEED and reads
- * under FADV_RANDOM cannot (the forced readahead: 4 KiB folios, requests
- * split at the queue's segment limit); SEQUENTIAL doubles its window,
- * which a stream read by several of smbd's threads at once needs for
- * large requests. The stream keeps its units until it ends, reads to
- * end of file or the file closes: FADV_RANDOM does not stop a readahead
- * already running (each async readahead marks a folio that starts the
- * next).
+ * (cacheguard:readahead memory, cg_budget.c) holds: such a stream sets
+ * FADV_SEQUENTIAL, whose doubled window gives large folios and large
+ * device requests even when several of smbd's threads read the stream,
+ * which WILLNEED and reads under FADV_RANDOM cannot (the forced
+ * readahead: 4 KiB folios). It keeps its units until it ends: FADV_RANDOM
+ * does not stop a readahead already running.
  *
- * The streams beyond the budget read ahead on their own: with
- * cacheguard:readahead above 0 the descriptor gets FADV_RANDOM, which
- * turns the kernel's readahead off for this open file only, and a stream
- * through the page cache gets WILLNEED up to readahead past its front (at
- * least its largest read), in steps of a quarter of it. The kernel's own
- * two windows per reader would be what pushes a hot set out of a small
- * memory cgroup when several copies run. An uncached stream gets no
- * WILLNEED: RWF_DONTCACHE drops only pages its read created, so
- * prefetched pages would stay. A dontneed stream alone on its file reads
- * in 1 MiB pieces (cg_pread_full) and drops each once read
- * (cg_io.drop_pieces), so it holds a piece per read in flight, not a
- * window and two client reads. FADV_NORMAL is restored when the stream
- * ends, moves to the direct path or the file closes: the descriptor
- * serves every other read of this open too. cacheguard:readahead = 0
+ * The other streams read ahead on their own: FADV_RANDOM turns the
+ * kernel's readahead off for this open file, whose two windows per
+ * reader push a hot set out of a small memory cgroup when several copies
+ * run, and a stream through the page cache gets WILLNEED up to
+ * cacheguard:readahead past its front, in steps of a quarter of it. An
+ * uncached stream gets none: RWF_DONTCACHE drops only pages its read
+ * created. A dontneed stream alone on its file reads in 1 MiB pieces,
+ * each dropped once read (cg_io.drop_pieces). FADV_NORMAL is restored
+ * when the stream ends, moves to the direct path or the file closes: the
+ * descriptor serves every other read of this open too. readahead = 0
  * leaves the kernel's readahead alone (no hint, no budget).
  */
 
