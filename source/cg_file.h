@@ -80,14 +80,9 @@ struct cg_file {
 	struct cg_calls calls;		/* counted by the glue */
 };
 
-/* A call of the glue on smbd's event loop (where) took ns */
 void cg_calls_loop_took(struct cg_calls *c, const char *where, uint64_t ns);
 
-/*
- * The line smbd logs when f is closed, after the file's name, in buf
- * (cut to len); false when there is nothing to say: no stream, no hot
- * file, no fallback
- */
+/* The close's log line in buf; false with nothing to say (no stream) */
 bool cg_file_summary(const struct cg_file *f, char *buf, size_t len);
 
 /* The mode a file gets: the wanted one, or what its filesystem allows */
@@ -96,11 +91,7 @@ enum cg_mode cg_mode_resolve(enum cg_mode want, unsigned fs_lacks);
 /* Whether a share's module does anything: not in mode off */
 bool cg_config_watches(const struct cg_config *cfg);
 
-/*
- * Whether an open is the module's at all: a plain file's own data (not a
- * path reference, a directory or an alternate data stream), in a share
- * whose mode is not off
- */
+/* Whether an open is the module's: a plain file's data, mode not off */
 bool cg_file_watches(const struct cg_config *cfg,
 		     bool pathref,
 		     bool directory,
@@ -127,9 +118,8 @@ enum cg_change {
 };
 
 /*
- * What of a direct stream's prefetch a change of [off, off + n) drops
- * (cg_direct_note_write): *drop_off -1 for all of it, where the end of
- * file moves and any segment may end in the wrong place
+ * What of a direct stream's prefetch a change of [off, off + n) drops:
+ * *drop_off -1 for all of it, where the end of file may move
  */
 void cg_file_change(enum cg_change how,
 		    int64_t off,
@@ -138,10 +128,8 @@ void cg_file_change(enum cg_change how,
 		    uint64_t *drop_n);
 
 /*
- * Whether a file's streams in one direction (CG_BELOW_READS or
- * CG_BELOW_WRITES) need to know what its filesystem takes: in mode auto,
- * unless a module below must see that direction's I/O, which makes every
- * such stream dontneed anyway (below: the share's CG_BELOW_* flags)
+ * Whether a file's streams in direction (CG_BELOW_READS or _WRITES) need
+ * the probe: in mode auto, unless a module below must see that I/O
  */
 bool cg_config_probes(const struct cg_config *cfg,
 		      unsigned below,
@@ -176,10 +164,7 @@ bool cg_file_track_read(enum cg_tracking *t,
 			bool known,
 			uint64_t size);
 
-/*
- * Track a file of size bytes whose filesystem lacks fs_lacks, with the
- * CG_BELOW_* flags of its stack
- */
+/* Track a file; fs_lacks: its CG_FS_* and its stack's CG_BELOW_* flags */
 void cg_file_init(struct cg_file *f,
 		  const struct cg_config *cfg,
 		  const struct cg_sys *sys,
@@ -198,9 +183,8 @@ enum cg_path cg_file_choose(const struct cg_file *f,
 			    bool sync);
 
 /*
- * Direct reads could not be set up for the file (fail says why): the
- * file continues in another mode. Returns the CG_FS_* flag its
- * filesystem now lacks, or 0.
+ * Direct reads could not be set up for the file: it continues in another
+ * mode. Returns the CG_FS_* flag its filesystem now lacks, or 0.
  */
 unsigned cg_file_direct_unavailable(struct cg_file *f,
 				    int fd,
@@ -214,18 +198,14 @@ unsigned cg_file_direct_unavailable(struct cg_file *f,
  */
 #define CG_DIRECT_NOT_NOW ENOBUFS
 
-/*
- * A read on path failed with err; the caller reads the range again
- * through the next module. Returns the CG_FS_* flag the filesystem now
- * lacks, or 0.
- */
+/* A read on path failed with err: the CG_FS_* flag learnt, or 0 */
 unsigned cg_file_read_failed(struct cg_file *f,
 			     int fd,
 			     enum cg_path path,
 			     int err,
 			     unsigned fs_lacks);
 
-/* The call that carries out one read, for the path and the read's io */
+/* The call that carries out one read */
 enum cg_call {
 	CG_CALL_NEXT = 0,	/* the next module's read */
 	CG_CALL_DONTCACHE,	/* preadv2(RWF_DONTCACHE) in 1 MiB pieces */
@@ -247,12 +227,10 @@ enum cg_after {
 
 /*
  * A read carried out as cg_file_call(io, *path) said ended with ret (-1:
- * err). DONE: ret is the answer, io->uncached says how it was read.
- * Otherwise the same range is read again through the next module (*path
- * CG_PATH_NEXT, io without pieces), which always ends DONE: AGAIN after
- * a read in pieces failed, FELL_BACK after a fast path failed, which
- * cg_file_read_failed has taken in (*learnt: the CG_FS_* flag the
- * filesystem now lacks, or 0; fs_lacks: what it was known to lack).
+ * err). DONE: ret is the answer. Otherwise the range is read again
+ * through the next module (*path CG_PATH_NEXT), which always ends DONE:
+ * AGAIN after a read in pieces failed, FELL_BACK after a fast path failed
+ * (*learnt: the CG_FS_* flag the filesystem now lacks, or 0).
  */
 enum cg_after cg_file_read_after(struct cg_file *f,
 				 int fd,
