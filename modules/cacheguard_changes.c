@@ -28,13 +28,11 @@
 #define DBGC_CLASS vfs_cacheguard_debug_level
 
 /*
- * Writes matter only to direct streams' prefetch buffers, which must
- * never hand out bytes older than a change this smbd has made. Every
- * path smbd changes a file's bytes through (pwrite, its async form,
- * recvfile, fallocate for set-zero-data and allocation, ftruncate,
- * server-side copy) tells the prefetch before the change and again after
- * it, so a prefetch read racing the change is discarded too. errno is
- * kept for the caller.
+ * A direct stream's prefetch must never hand out bytes older than a
+ * change this smbd has made. Every path smbd changes a file's bytes
+ * through (pwrite, its async form, recvfile, fallocate, ftruncate,
+ * server-side copy) tells it before the change and again after, so that
+ * a fill racing the change is discarded too. errno is kept.
  */
 void cacheguard_changes(struct files_struct *fsp,
 			enum cg_change how,

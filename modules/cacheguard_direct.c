@@ -22,64 +22,37 @@
  * What does this file do?
  *
  * It serves a large sequential stream with O_DIRECT reads, so the stream
- * never enters the page cache. Three things make that work:
+ * never enters the page cache. The engine's scheduler (source/cg_direct.c)
+ * decides what to prefetch, how each request is served and who waits for
+ * which fill; this file turns its decisions into jobs in smbd's thread
+ * pool (cacheguard_direct_sched_ops) and reports their ends to it.
  *
  * The descriptor. smbd's fd stays as it is; each stream gets a second
  * one, reopened from the first through /proc/self/fd/N (never a path
  * lookup, which could reach another file after a rename) with O_DIRECT.
  *
  * Alignment. O_DIRECT fails with EINVAL unless offset, length and buffer
- * are aligned (statx STATX_DIOALIGN says to what). Where the kernel
- * pins the pages of an O_DIRECT read (6.5+: cg_dio_pins_pages; before,
- * a fork of smbd during the read could leave smbd with stale bytes), a
- * request at an aligned offset is read into smbd's own buffer, from its
- * first aligned address, and moved down; its last blocks go through a
- * small bounce (cg_dio_inplace): so a MISS costs no memory from the
- * budget, which the prefetch of a few streams may hold entirely. Other
- * requests are widened, read into an aligned bounce buffer and trimmed
- * (cg_dio_plan). The module's own buffers are never inherited by a
- * child process (MADV_DONTFORK).
+ * are aligned (statx STATX_DIOALIGN says to what). Where the kernel pins
+ * an O_DIRECT read's pages (cg_dio_pins_pages), a request at an aligned
+ * offset is read into smbd's own buffer and its tail through a small
+ * bounce (cg_dio_inplace), so that a MISS costs no direct memory; other
+ * requests are widened, read into a bounce buffer and trimmed.
  *
- * Prefetch. O_DIRECT has no readahead, so each stream keeps segments of
- * one private buffer loading ahead of the client, in smbd's thread pool.
- * What to load, how each request is served (HIT, PENDING, MISS), who
- * waits for which fill and when the buffer grows is the engine's
- * scheduler (source/cg_direct.c); this file turns its requests into jobs
- * (cacheguard_direct_sched_ops) and reports their ends to it. The buffer is
- * reserved at open for the largest table, counted against cacheguard:
- * direct memory, the server's budget, and grows only when the budget
- * has room (cacheguard_direct_grow).
+ * The buffer is reserved at open for the largest table, counted against
+ * cacheguard:direct memory, the server's budget, and grows only while
+ * the budget has room (cacheguard_direct_grow). Every job takes the
+ * file's version in its thread, so that smbd's main thread neither calls
+ * fstat() nor copies a megabyte per request.
  *
- * Every job takes the file's version in its thread first and the table
- * is validated with it when the job reports, so smbd's main thread
- * neither calls fstat() nor copies a megabyte per request: the copy,
- * like a buffered pread's, runs in the pool.
- *
- * Coherence. A segment must never hand out bytes older than the file.
- * Writes through this smbd are reported (cacheguard_direct_note_write) before
- * and after they run, and the scheduler drops overlapping segments,
- * loaded or loading.
- * Writes from elsewhere (a local process, another smbd, a truncate) are
- * caught by the file's version: every fill takes ctime and size with
- * fstat() just before its read, and every copy of a HIT takes them again
- * before it copies, in its thread, after the request arrived; a piece
- * read under another version is not copied (cg_prefetch_pieces_current)
- * and the request is served again. Before Linux 6.13 two changes within
- * a clock tick share a ctime, so a fill counts only if the clock had
- * passed its ctime's tick before its fstat (cg_pf_version_settled);
- * while the file keeps changing, requests are read on their own,
- * exactly. An O_DIRECT read itself writes back dirty cached pages of its
- * range first, so it returns what a buffered write just put there.
- *
- * Lifetimes. A thread may outlive the stream: the file is closed while
- * fills run, or a request is dropped while its read runs. So the work of
- * a thread is a job, a flat struct under its own pool request, which is
- * nobody's child (cacheguard_pool.c) and is freed once the job's end is
- * reported; it holds a reference on the descriptor and buffer (struct
- * cacheguard_direct_io), and the stream or request it reports to clears its
- * pointer back when it goes away first. A copy
- * writes into the caller's buffer, as vfs_default's pread does: its
- * request's state stays (its destructor refuses) until the copy is done.
+ * Lifetimes. A thread may outlive the stream (the file is closed while
+ * fills run) or its request (dropped while its read runs). So a job is a
+ * flat struct under its own pool request, nobody's child
+ * (cacheguard_pool.c), freed once its end is reported; it holds a
+ * reference on the descriptor and buffer (struct cacheguard_direct_io),
+ * and the stream or request it reports to clears its pointer back when
+ * it goes away first. A job that writes into the caller's buffer (a
+ * copy, an in-place read) keeps its request's state until it is done, as
+ * vfs_default's pread does.
  */
 
 #include "includes.h"
@@ -93,6 +66,8 @@
 #include <sys/utsname.h>
 
 #include "cacheguard_glue.h"
+#include "../source/cg_budget.h"
+#include "../source/cg_buf.h"
 #include "../source/cg_direct.h"
 #include "../source/cg_sys.h"
 
@@ -101,9 +76,8 @@
 
 /*
  * The descriptor and the prefetch buffer; outlive the stream while jobs
- * run. The buffer's address space is reserved for the largest table at
- * open (mem_size); only the table's segments are ever touched, and only
- * they are counted (mem_used) and hold budget.
+ * run. Of the address space reserved (mem_size), only the table's
+ * segments (mem_used) are touched and hold budget.
  */
 struct cacheguard_direct_io {
 	int fd;
@@ -153,11 +127,6 @@ struct cacheguard_direct_read_state {
 static struct cacheguard_direct *cacheguard_direct_live;
 /* Bytes of prefetch buffer this process holds */
 static size_t cacheguard_direct_mem_in_use;
-
-size_t cacheguard_direct_memory_in_use(void)
-{
-	return cacheguard_direct_mem_in_use;
-}
 
 /* Whether a MISS may be read into smbd's own buffer (cg_dio_pins_pages) */
 static bool cacheguard_direct_inplace_safe(void)
@@ -243,11 +212,9 @@ static int cacheguard_direct_budget_open(void)
 }
 
 /*
- * Units of the budget for mem bytes, as the engine counts them
- * (cg_budget_room; counted: a prefetch buffer, not a bounce one): the
- * budget descriptor holding them, or -1; *spent when there is no room.
- * Logs why the budget file gave none, once per reason where it cannot
- * be had at all.
+ * Units of the budget for mem bytes (cg_budget_room): the descriptor
+ * holding them, or -1; *spent when there is no room. Logs why the budget
+ * file gave none, once per reason where it cannot be had at all.
  */
 static int cacheguard_direct_budget_take(size_t mem,
 					 uint64_t limit,
@@ -342,9 +309,9 @@ fail:
 /* ---- jobs: the reads that run in smbd's thread pool ----------------- */
 
 /*
- * A job: the thread's work (struct cg_dio_job, cg_dio_job.c), who runs it, and
- * whom it reports to: a fill reports to d, a request's read or copy to
- * rs. The thread touches w only.
+ * A job: the thread's work (struct cg_dio_job, cg_dio.c) and whom it
+ * reports to: a fill to d, a request's read or copy to rs. The thread
+ * touches w only.
  */
 struct cacheguard_direct_job {
 	struct cg_dio_job w;
@@ -382,10 +349,8 @@ static int cacheguard_direct_job_destructor(struct cacheguard_direct_job *job)
 static void cacheguard_direct_job_done(struct tevent_req *subreq);
 
 /*
- * A job of kind for [offset, offset + count) and buf: a fill of slot, a
- * request's read into buf, or a copy into the request's buffer. A
- * bounce buffer given to it after this is its own. Not yet started
- * (cacheguard_direct_job_start).
+ * A job of kind for [offset, offset + count) and buf, not yet started; a
+ * bounce buffer given to it after this is its own
  */
 static struct cacheguard_direct_job *
 cacheguard_direct_job_new(struct cacheguard_direct *d,
@@ -425,9 +390,8 @@ cacheguard_direct_job_new(struct cacheguard_direct *d,
 }
 
 /*
- * Hand job to the pool (cacheguard_pool.c): everything the thread reads
- * is set by now. Its request is nobody's child: the job outlives the
- * stream and its request, and ends in cacheguard_direct_job_done.
+ * Hand job to the pool once everything the thread reads is set; its
+ * request is nobody's child and ends in cacheguard_direct_job_done
  */
 static bool cacheguard_direct_job_start(struct cacheguard_direct *d,
 					struct tevent_context *ev,
@@ -725,10 +689,7 @@ static int cacheguard_direct_read_state_destructor(
 	}
 	if (state->job != NULL &&
 	    (state->job->w.kind == CG_JOB_COPY || state->job->w.inplace)) {
-		/*
-		 * A thread writes into the caller's buffer: as vfs_default
-		 * does, keep the state until it is done
-		 */
+		/* a thread writes into the caller's buffer: keep the state */
 		state->abandoned = true;
 		return -1;
 	}
@@ -741,12 +702,9 @@ static int cacheguard_direct_read_state_destructor(
 /*
  * A MISS: the request's own aligned read of [offset, offset + n) into
  * data, as a READ job not yet started; *plan says how its bytes map to
- * the request's. Into the request's buffer when the request starts
- * aligned (cg_dio_inplace), which costs a bounce of a few blocks for its
- * tail only: the prefetch buffers of four smbclient copies hold all of
- * the default direct memory, and their reads must stay direct.
- * Otherwise into a bounce buffer, counted in the budget while it lives;
- * without room, NULL and errno CG_DIRECT_NOT_NOW.
+ * the request's. In place where it can (cg_dio_inplace), else through a
+ * bounce buffer counted in the budget while it lives; without room,
+ * NULL and errno CG_DIRECT_NOT_NOW.
  */
 static struct cacheguard_direct_job *
 cacheguard_direct_read_job(struct cacheguard_direct *d,

@@ -21,6 +21,7 @@
 #include "smbd/smbd.h"
 
 #include "cacheguard_glue.h"
+#include "../source/cg_dev.h"
 #include "../source/cg_sys.h"
 
 #undef DBGC_CLASS

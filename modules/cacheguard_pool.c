@@ -19,21 +19,18 @@
  */
 
 /*
- * Every job of the module (an uncached read or write, a write-behind's
- * writeback, a direct read, fill or copy) runs through here, so they
- * share one discipline, vfs_default's:
+ * Every job of the module runs through here, with vfs_default's
+ * discipline:
  *
  * - the thread touches the job and this request's flat state only; the
  *   job is moved under the state, and a destructor keeps the state (and
  *   so the job) alive while a thread may still use it, even when the
  *   caller frees the request;
  * - a pool that cannot start a thread (EAGAIN) has the job run inline,
- *   so the client still gets its bytes; only work the engine says may
- *   be skipped (CACHEGUARD_POOL_MAY_SKIP: a writeback, whose ranges the next
- *   job takes over, cg_write_wb_skipped) is not run then;
- * - smbd's profile (smbd profiling level) counts the job's bytes as
- *   vfs_default's own asynchronous preads or pwrites, busy while the
- *   thread runs.
+ *   so the client still gets its bytes, unless it may be skipped (a
+ *   writeback, whose ranges the next job takes over);
+ * - smbd's profile counts the job's bytes as vfs_default's own
+ *   asynchronous preads or pwrites.
  */
 
 #include "includes.h"

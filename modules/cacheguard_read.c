@@ -31,7 +31,9 @@
 #include "lib/util/tevent_unix.h"
 
 #include "cacheguard_glue.h"
+#include "../source/cg_dio.h"
 #include "../source/cg_sys.h"
+#include "../source/cg_util.h"
 
 #undef DBGC_CLASS
 #define DBGC_CLASS vfs_cacheguard_debug_level
@@ -50,10 +52,7 @@ static void cacheguard_fs_learnt(struct files_struct *fsp,
 	}
 }
 
-/*
- * The path for one read, the engine's choice (sync: SMB_VFS_PREAD's);
- * sets up direct reads
- */
+/* The engine's path for one read; sets up direct reads */
 static enum cg_path cacheguard_choose(struct vfs_handle_struct *handle,
 				      struct files_struct *fsp,
 				      struct cacheguard_file *cgf,
@@ -69,10 +68,7 @@ static enum cg_path cacheguard_choose(struct vfs_handle_struct *handle,
 	if (path != CG_PATH_DIRECT || cgf->direct != NULL) {
 		return path;
 	}
-	/*
-	 * On fsp, not cgf: an fsp extension's data area is not a talloc
-	 * context. fsp is freed right after the close.
-	 */
+	/* on fsp: an fsp extension's data area is no talloc context */
 	cgf->direct = cacheguard_direct_open(fsp,
 					     handle,
 					     fsp,
@@ -98,9 +94,8 @@ static enum cg_path cacheguard_choose(struct vfs_handle_struct *handle,
 }
 
 /*
- * A read carried out as cg_file_call said ended with ret (-1: err): what
- * the engine makes of it (cg_file_read_after). True when the range is to
- * be read again, through the next module (*path, io say how).
+ * What the engine makes of a read's end (cg_file_read_after): true when
+ * the range is to be read again through the next module
  */
 static bool cacheguard_read_again(struct files_struct *fsp,
 				  struct cacheguard_file *cgf,
@@ -143,10 +138,8 @@ static bool cacheguard_read_again(struct files_struct *fsp,
 }
 
 /*
- * Count a read's bytes by path.
- * A direct stream that is finished gives its buffer, and its share of the
- * server's budget, back now rather than at close: clients keep files
- * open. A later direct read starts a new one.
+ * Count a read's bytes by path. A finished direct stream gives its
+ * buffer back now, not at close: clients keep files open.
  */
 static void cacheguard_served(struct cacheguard_file *cgf,
 			      enum cg_path path,

@@ -29,6 +29,7 @@
 #include "smbd/smbd.h"
 
 #include "cacheguard_glue.h"
+#include "../source/cg_stack.h"
 
 #undef DBGC_CLASS
 #define DBGC_CLASS vfs_cacheguard_debug_level

@@ -19,18 +19,12 @@
  */
 
 /*
- * RWF_DONTCACHE (Linux 6.14+; read side fixed in 6.16; ext4 from 6.17,
- * XFS from 6.15) is a buffered read whose newly created pages are dropped
- * once the read completes; pages that were cached already stay. Kernels
- * or filesystems without it fail with EOPNOTSUPP.
- *
- * The same job reads a dontneed stream that is alone on its file in
- * pieces, each dropped with POSIX_FADV_DONTNEED once read (CG_READ_DROP),
- * so its reads in flight hold a piece each, not the whole client read.
- *
- * The job runs in smbd's pool as vfs_default's pread does
- * (cacheguard_pool.c): a pool that cannot start a thread gets the read
- * done inline so the client still gets its data.
+ * RWF_DONTCACHE (Linux 6.14+; ext4 from 6.17, XFS from 6.15) is a
+ * buffered read whose newly created pages are dropped once the read
+ * completes; pages that were cached already stay. Kernels or
+ * filesystems without it fail with EOPNOTSUPP. The same job reads a
+ * dontneed stream alone on its file in pieces, each dropped once read
+ * (CG_READ_DROP).
  */
 
 #include "includes.h"
@@ -46,11 +40,7 @@
 #undef DBGC_CLASS
 #define DBGC_CLASS vfs_cacheguard_debug_level
 
-/*
- * pread semantics, with an error in the middle an error: then the caller
- * retries the range buffered (cg_pread_full in the engine). Counted in
- * smbd's profile as vfs_default's pread is (syscall_pread).
- */
+/* Counted in smbd's profile as vfs_default's pread is (syscall_pread) */
 ssize_t cacheguard_uncached_pread(int fd,
 				  void *data,
 				  size_t n,

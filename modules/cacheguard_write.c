@@ -44,6 +44,7 @@
 
 #include "cacheguard_glue.h"
 #include "../source/cg_sys.h"
+#include "../source/cg_write.h"
 
 #undef DBGC_CLASS
 #define DBGC_CLASS vfs_cacheguard_debug_level
@@ -172,8 +173,7 @@ static void cacheguard_wb_done(struct tevent_req *subreq)
 	}
 	wf->job = NULL;
 	if (!ran) {
-		/* skipped (cacheguard_pool_send's flags): the next write's job
-		 */
+		/* skipped: the next write's job takes its ranges */
 		cg_write_wb_skipped(&wf->w, &plan);
 	} else {
 		cg_write_wb_done(&wf->w, &plan, left);
@@ -234,11 +234,9 @@ not_run:
 }
 
 /*
- * A write whose answer cannot be held (synchronous, or recvfile's: smbd
- * answers as the hook returns) ended while the stream lags: it waits
- * here, on smbd's main thread, for what it wrote to be written back, and
- * drops it, as the kernel's dirty throttling makes any writer wait (the
- * main thread was blocked by the write itself anyway)
+ * A write whose answer cannot be held ended while the stream lags: it
+ * waits here, on smbd's main thread (which the write blocked anyway),
+ * for what it wrote to be written back and dropped (cg_write_catch_up)
  */
 static void cacheguard_wfile_catch_up(struct cacheguard_wfile *wf,
 				      const struct cg_wio *wio,
@@ -289,10 +287,10 @@ static void cacheguard_wfile_fell_back(struct cacheguard_wfile *wf,
 	}
 }
 
-ssize_t cacheguard_wfile_pwrite(struct cacheguard_wfile *wf,
-				const void *data,
-				size_t n,
-				off_t offset)
+static ssize_t cacheguard_wfile_pwrite(struct cacheguard_wfile *wf,
+				       const void *data,
+				       size_t n,
+				       off_t offset)
 {
 	struct cg_wio wio = cg_write_begin_sync(&wf->w, offset, n);
 	ssize_t ret = -1;
@@ -316,10 +314,10 @@ ssize_t cacheguard_wfile_pwrite(struct cacheguard_wfile *wf,
 	return ret;
 }
 
-ssize_t cacheguard_wfile_recvfile(struct cacheguard_wfile *wf,
-				  int fromfd,
-				  off_t offset,
-				  size_t n)
+static ssize_t cacheguard_wfile_recvfile(struct cacheguard_wfile *wf,
+					 int fromfd,
+					 off_t offset,
+					 size_t n)
 {
 	struct cg_wio wio = cg_write_begin_socket(&wf->w, offset, n);
 	ssize_t ret;
@@ -436,7 +434,8 @@ cacheguard_wpwrite_issue(struct cacheguard_wpwrite_state *state)
 					state->offset);
 }
 
-struct tevent_req *
+/* wf NULL: the next module's pwrite_send, unwatched */
+static struct tevent_req *
 cacheguard_wfile_pwrite_send(TALLOC_CTX *mem_ctx,
 			     struct tevent_context *ev,
 			     struct vfs_handle_struct *handle,
@@ -535,8 +534,8 @@ static void cacheguard_wpwrite_release(struct cacheguard_wfile *wf)
 	}
 }
 
-ssize_t cacheguard_wfile_pwrite_recv(struct tevent_req *req,
-				     struct vfs_aio_state *vfs_aio_state)
+static ssize_t cacheguard_wfile_pwrite_recv(struct tevent_req *req,
+					    struct vfs_aio_state *vfs_aio_state)
 {
 	struct cacheguard_wpwrite_state *state =
 		tevent_req_data(req, struct cacheguard_wpwrite_state);
@@ -576,16 +575,8 @@ void cacheguard_wfile_close(struct cacheguard_wfile *wf)
 }
 
 /*
- * The write hooks, given fsp's writer
- * ===================================
- */
-
-/*
- * Every write a client makes goes to the writer: large sequential ones
- * are kept out of the cache. Writes matter to direct streams' prefetch
- * buffers too, which must never hand out bytes older than a write this
- * smbd has accepted: the prefetch is told before and after each change
- * (cacheguard_changes.c has the other paths).
+ * The write hooks: every write goes to fsp's writer, and tells the
+ * direct streams before and after (cacheguard_changes.c)
  */
 ssize_t cacheguard_upload_pwrite(struct vfs_handle_struct *handle,
 				 struct files_struct *fsp,
@@ -691,10 +682,7 @@ ssize_t cacheguard_upload_pwrite_recv(struct tevent_req *req,
 	return state->ret;
 }
 
-/*
- * smbd's recvfile ("min receivefile size"): a write from the socket. The
- * writer sees it; the prefetch is told as cacheguard_recvfile() tells it.
- */
+/* smbd's recvfile ("min receivefile size"): a write from the socket */
 ssize_t cacheguard_upload_recvfile(struct vfs_handle_struct *handle,
 				   int fromfd,
 				   struct files_struct *tofsp,

@@ -23,13 +23,6 @@
 
 #include "cg_buf.h"
 
-/*
- * Buffers for O_DIRECT come straight from mmap, page-aligned, and go
- * back to the kernel when freed. From malloc, megabyte buffers raise
- * glibc's mmap threshold once freed, and later ones then come from the
- * heap, which it does not give back: an idle smbd process that had
- * served a dozen direct copies was seen holding 155 MiB.
- */
 void *cg_buf_map(size_t len)
 {
 	void *p = mmap(NULL, (len > 0 ? len : 1), PROT_READ | PROT_WRITE,
@@ -43,15 +36,7 @@ void *cg_buf_map(size_t len)
 	return p;
 }
 
-/*
- * The prefetch buffer: address space for the largest table, of which
- * only [0, used) is usable (and, with strict overcommit, committed);
- * cg_buf_commit makes more of it usable when the table grows.
- * It starts on a huge-page boundary and asks for transparent huge
- * pages (CG_HUGE_PAGE): where THP is "never", or none is free, the
- * kernel gives 4 KiB pages and the reads are only smaller. The pages
- * are faulted in by the fills' O_DIRECT reads, in the thread pool.
- */
+/* The pages are faulted in by the fills' O_DIRECT reads, in the pool */
 void *cg_buf_reserve(size_t reserve, size_t used)
 {
 	size_t len = reserve + CG_HUGE_PAGE;

@@ -26,40 +26,30 @@
 #include <stdint.h>
 
 /*
- * Direct mode's buffers, straight from mmap. The prefetch buffer asks
- * for transparent huge pages (MADV_HUGEPAGE): an O_DIRECT fill into one
- * is one device request of up to max_sectors_kb, into 4 KiB pages
- * several. The kernel may give ordinary pages instead (THP "never", or
- * no free huge page): the reads are only smaller.
- */
-
-/*
  * A transparent huge page. The prefetch buffer starts on one and its
- * segments are one at least: a fill is then one bio segment and one
- * device request of 2 MiB, where in 4 KiB pages a 1 MiB fill was two
- * requests (the queue's max_segments, 254 on virtio): 4x the requests
- * on storage that counts them (docs/benchmarks.md).
+ * segments are one at least: an O_DIRECT fill into it is one device
+ * request, where into 4 KiB pages it splits at the queue's max_segments.
  */
 #define CG_HUGE_PAGE (2 * 1024 * 1024)
 
 /*
  * A buffer for O_DIRECT of len bytes straight from mmap, page-aligned,
  * never inherited by a child process (MADV_DONTFORK: a fork while a
- * read is in flight must not leave its pages copy-on-write, see
- * cg_dio_pins_pages), given back to the kernel by cg_buf_unmap; NULL
- * when there is no memory. From malloc, megabyte buffers raise glibc's
- * mmap threshold once freed, and later ones come from the heap, which
- * it does not give back.
+ * read is in flight must not leave its pages copy-on-write), given back
+ * to the kernel by cg_buf_unmap; NULL when there is no memory. Not from
+ * malloc: freed megabyte buffers raise glibc's mmap threshold, and later
+ * ones come from the heap, which it does not give back.
  */
 void *cg_buf_map(size_t len);
 void cg_buf_unmap(void *p, size_t len);
 
 /*
  * The prefetch buffer: reserve bytes of address space on a huge page
- * boundary, with transparent huge pages asked for and never inherited
- * by a child (as cg_buf_map's), of which [0, used) is
- * usable; NULL when either fails. cg_buf_commit makes [off, off + len)
- * usable too (false: the kernel refused, as under strict overcommit).
+ * boundary, transparent huge pages asked for (where the kernel gives
+ * 4 KiB pages the reads are only smaller), never inherited, of which
+ * [0, used) is usable; NULL when that fails. cg_buf_commit makes
+ * [off, off + len) usable too (false: refused, as under strict
+ * overcommit).
  */
 void *cg_buf_reserve(size_t reserve, size_t used);
 bool cg_buf_commit(void *p, size_t off, size_t len);

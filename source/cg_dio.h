@@ -23,12 +23,10 @@
 #include "cg_file.h"
 
 /*
- * O_DIRECT wants the file offset and the length aligned to the device
- * (512 or 4096 bytes; the buffer too, which the glue sees to). A request
- * is widened to the alignment, read, and trimmed back to exactly the
- * bytes asked for, short at end of file as pread() would be. Its reads,
- * and the prefetch's, run as jobs in smbd's thread pool (struct
- * cg_dio_job, cg_prefetch.h).
+ * O_DIRECT wants the file offset, the length and the buffer aligned to
+ * the device (512 or 4096 bytes). A request is widened to the alignment,
+ * read, and trimmed back to exactly the bytes asked for, short at end of
+ * file as pread() would be.
  */
 
 /* Widened read for a request: [off, off + len) covers it, both aligned */
@@ -96,26 +94,22 @@ bool cg_dio_inplace(uint64_t off,
 
 /*
  * Whether a kernel of this release (uname's, "6.1.0-28-amd64") pins the
- * pages of an O_DIRECT read's buffer (FOLL_PIN, block I/O since Linux
- * 6.5), so that a fork() while the read is in flight cannot leave the
- * parent with a copy of a page the device never wrote: smbd forks for
- * its dfree command, quota, print and message commands without waiting
- * for its thread pool. Earlier kernels take plain references, and a
- * page of smbd's buffer that the main thread writes (the heap around
- * it) would be copied on write: stale bytes at the head or tail of a
- * reply. Only then may a read go into smbd's own buffer
- * (cg_dio_inplace); the module's own buffers are never inherited
- * (MADV_DONTFORK, cg_buf.c). false for a release it cannot read.
+ * pages of an O_DIRECT read's buffer (FOLL_PIN, block I/O since 6.5).
+ * smbd forks (dfree, quota, print commands) without waiting for its
+ * thread pool, and with plain page references a fork during the read
+ * leaves the parent a copy-on-write page the device never wrote. Only
+ * then may a read go into smbd's own buffer (cg_dio_inplace); the
+ * module's own buffers are never inherited (cg_buf.c). false for a
+ * release it cannot read.
  */
 bool cg_dio_pins_pages(const char *release);
 
 /*
  * The bounce buffer a request read on its own needs, in bytes, and
- * whether the server's direct memory budget must have room for it
- * (*charge): in place (cg_dio_inplace gave in), its tail's few blocks,
- * charged nothing, so that a MISS stays direct when the prefetch of a
- * few streams holds all of the budget; else the widened read of plan,
- * charged (as a bounce buffer: cg_budget_room's counted false).
+ * whether direct memory must have room for it (*charge): in place, its
+ * tail's few blocks, charged nothing, so that a MISS stays direct when
+ * the prefetch of a few streams holds all of the budget; else the
+ * widened read of plan, charged.
  */
 size_t cg_dio_read_bounce(bool inplace,
 			  const struct cg_dio_inplace *in,
@@ -143,9 +137,9 @@ ssize_t cg_dio_read_inplace(const struct cg_dio_inplace *p,
 /*
  * An O_DIRECT read of n bytes at an aligned off into buf, to n or to the
  * end of the file, which a partial block or nothing marks. A short read
- * short of the file's size (FUSE with direct_io may return less) fails
- * with EIO: the read goes again through the next module, which reads on,
- * so the client never takes it for the end of the file (cg_read.c).
+ * before the file's end (FUSE with direct_io) fails with EIO, so that
+ * the read goes again through the next module and the client never
+ * takes it for the end of the file.
  */
 ssize_t cg_dio_read_full(const struct cg_sys *sys,
 			 int fd,

@@ -26,10 +26,9 @@
  * device at every request. So the table (cg_prefetch.c) keeps the next
  * cacheguard:direct prefetch bytes loading, in segments of one buffer
  * counted against cacheguard:direct memory. A client with more in
- * flight than that (smbclient: 8 MiB reads, several at once) would find
- * its reads half loaded and read them again on their own, so the buffer
- * grows to the reads in flight plus two, up to half of the budget,
- * while the budget has room (cg_direct_adapt).
+ * flight than that would find its reads half loaded, so the buffer grows
+ * to the reads in flight plus two, up to half of the budget, while the
+ * budget has room (cg_direct_adapt).
  *
  *   request --> look up --+-- HIT -----> pin, copy out (ops->start_copy)
  *                         +-- PENDING -> wait for the fill (waiters)
@@ -44,7 +43,7 @@
  * writes this smbd makes are noted (cg_direct_note_write) before and
  * after they run and drop what overlaps, loaded or loading; the file's
  * version, taken by every job in its thread, catches the rest
- * (cacheguard.h, cg_pf_version). A copy whose pieces are not current is
+ * (cg_prefetch.h, cg_pf_version). A copy whose pieces are not current is
  * served again; a version the check could not take drops everything.
  *
  * A failed fill turns prefetch off for the stream: its requests then
@@ -119,13 +118,11 @@ static void cg_direct_refill(struct cg_direct *s)
 }
 
 /*
- * The client's reads grew larger, or more of them are in flight, than
- * the table covers: grow it (cg_prefetch_wanted), if the server's budget
- * has room for the new segments. Without room the stream goes on as it
- * is, and asks again only for more than was refused. A growth takes
- * units only below direct memory less one stream's starting buffer
- * (base): the next copy to start always finds room for its own, where
- * it would otherwise read without direct and its prefetch.
+ * The client's reads outgrew the table: grow it (cg_prefetch_wanted) if
+ * the server's budget has room, else go on and ask again only for more
+ * than was refused. A growth takes units only below direct memory less
+ * one stream's starting buffer (base), so that the next copy to start
+ * always finds room for its own.
  */
 static void cg_direct_adapt(struct cg_direct *s, unsigned inflight)
 {

@@ -44,29 +44,23 @@ struct cg_direct_ops {
 	bool (*submit_fill)(void *priv, unsigned slot, uint64_t off,
 			    size_t len);
 	/*
-	 * extra bytes more of prefetch buffer: budget units below the
-	 * first below bytes of direct memory (cg_direct_adapt), and memory;
-	 * false: no room
+	 * extra bytes more of buffer, its budget units below the first
+	 * below bytes of direct memory; false: no room
 	 */
 	bool (*grow)(void *priv, size_t extra, uint64_t below);
 	/*
-	 * A HIT of avail bytes: pin its pieces (cg_direct_pin) and copy
-	 * them out, then report cg_direct_copy_done; false: no copy was
-	 * started (nothing is left pinned) and the request reads on its own
+	 * A HIT of avail bytes: pin its pieces (cg_direct_pin), copy them
+	 * out, report cg_direct_copy_done; false: no copy was started,
+	 * nothing is left pinned, and the request reads on its own
 	 */
 	bool (*start_copy)(void *priv, struct cg_direct_req *r, size_t avail);
-	/*
-	 * A MISS: the request's own aligned read, which completes it on its
-	 * own. false: no read was started (the request has failed)
-	 */
+	/* A MISS: the request's own read; false: none started, it failed */
 	bool (*start_read)(void *priv, struct cg_direct_req *r);
-	/* r waits for a fill for the first time: its completion will come
-	 * from a fill's, so the glue defers it */
+	/* r waits for a fill for the first time: the glue defers it */
 	void (*defer)(void *priv, struct cg_direct_req *r);
 };
 
-/* Growths of a stream's buffer at most (the glue keeps one budget
- * hold for each) */
+/* Growths of a stream's buffer at most (a budget hold each) */
 #define CG_DIRECT_MAX_GROWS 4
 
 /* A direct stream's scheduler: the prefetch table and who waits on it */

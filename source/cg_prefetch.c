@@ -21,27 +21,23 @@
 /*
  * Nothing here does I/O or knows about threads: the glue starts the
  * reads and reports their end. A segment is one slot of the stream's
- * buffer; while its read is in flight (LOADING) a thread writes into the
- * slot, so the table never hands a LOADING slot out again until the read
- * has been reported, even when a write made its contents worthless: it is
- * then marked stale and freed when the read ends.
- *
- * A HIT may be copied out by a thread too (cg_prefetch_pin): its
- * segments are pinned meanwhile, and a pinned segment is handed out no
- * more than a LOADING one; dropped while pinned, it is marked stale,
- * serves no one, and is freed when the last copy is reported.
+ * buffer. While its read is in flight (LOADING), or a HIT is copied out
+ * of it (pinned), a thread uses the slot: the table never hands it out
+ * again until that is reported, even when a write made its contents
+ * worthless; it is then marked stale, serves no one, and is freed when
+ * the last thread reports.
  *
  * Segments cover the file at multiples of seg_size. A READY segment whose
  * read came back short ends at end of file, as the file was when the read
  * ran; the version check makes sure that is still the file's end.
  *
- * A READY segment was read under a settled version (see cacheguard.h): a
- * change after the fill's fstat() has a later ctime, so the lookup's own
- * version differs and the segment is dropped. A change before that fstat
- * is in the bytes read: the filesystem holds the inode lock across a
- * buffered write, which an O_DIRECT read takes too, and the read writes
- * back dirty pages of its range first. While the file keeps changing,
- * nothing is loaded and every request is read on its own.
+ * A READY segment was read under a settled version (cg_prefetch.h): a
+ * change after the fill's fstat() has a later ctime, so a later version
+ * differs and the segment is dropped. A change before that fstat is in
+ * the bytes read: the filesystem holds the inode lock across a buffered
+ * write, which an O_DIRECT read takes too, and the read writes back dirty
+ * pages of its range first. While the file keeps changing, nothing is
+ * loaded and every request is read on its own.
  */
 
 #include <errno.h>
@@ -102,15 +98,12 @@ size_t cg_prefetch_memory(const struct cg_prefetch *pf)
 
 /*
  * A client with inflight reads of max_read bytes outstanding has its
- * whole window, inflight * max_read below the front, waiting on segments
- * (loaded, loading, or none: a MISS). The table covers that window and
- * two reads past it: a slot frees only when its copy into smbd's buffer
- * ends, about when the client sends its next read, so with one read past
- * the window that read's fills started only as it arrived, and it waited
- * on them (smbclient's 8 MiB reads, two in flight: 20-34 of 64 reads of
- * a 512 MiB file waited, 15 more found no slot and were read on their
- * own; with two, 0-2 and 1). At most most bytes, so that a few deep
- * streams cannot take all of a budget shared by many.
+ * whole window, inflight * max_read below the front, waiting on segments.
+ * The table covers that window and two reads past it: a slot frees only
+ * when its copy ends, about when the client sends its next read, so with
+ * one read past the window that read's fills would start only as it
+ * arrived. At most most bytes, so that a few deep streams cannot take
+ * all of a budget shared by many.
  */
 unsigned cg_prefetch_wanted(const struct cg_prefetch *pf,
 			    unsigned inflight,
@@ -311,51 +304,6 @@ enum cg_pf_lookup cg_prefetch_lookup(const struct cg_prefetch *pf,
 	}
 	*avail = (size_t)(pos - off);
 	return CG_PF_HIT;
-}
-
-size_t cg_prefetch_copy(struct cg_prefetch *pf,
-			const struct cg_sys *sys,
-			const uint8_t *mem,
-			uint64_t off,
-			size_t n,
-			uint8_t *dst)
-{
-	uint64_t pos = off;
-	uint64_t end = n > UINT64_MAX - off ? UINT64_MAX : off + n;
-	size_t done = 0;
-
-	while (pos < end) {
-		int i = cg_pf_find(pf, pos);
-		struct cg_pf_seg *s = NULL;
-		size_t chunk;
-		bool short_seg;
-
-		if (i < 0 || pf->seg[i].state != CG_PF_READY) {
-			break;
-		}
-		s = &pf->seg[i];
-		if (pos >= s->off + s->len) {
-			break;
-		}
-		chunk = (size_t)(CG_MIN(end, s->off + s->len) - pos);
-		cg_sys_copy(sys,
-			    dst + done,
-			    mem + (size_t)i * pf->seg_size +
-				    (size_t)(pos - s->off),
-			    chunk);
-		done += chunk;
-		pos += chunk;
-		s->used += chunk;
-		short_seg = s->len < pf->seg_size;
-		if (s->used >= s->len && s->pins == 0) {
-			/* all of it went out: the slot can load what is next */
-			*s = (struct cg_pf_seg){.state = CG_PF_FREE};
-		}
-		if (short_seg) {
-			break;
-		}
-	}
-	return done;
 }
 
 unsigned cg_prefetch_pin(struct cg_prefetch *pf,

@@ -24,21 +24,14 @@
 #include "cg_sys.h"
 
 /*
- * The prefetch table (cg_prefetch.c)
- * ==================================
- *
- * The bookkeeping behind cacheguard:mode = direct; the scheduler
- * (cg_direct.c) drives it, the glue (modules/cacheguard_direct.c) does
- * the I/O. A direct read has no kernel readahead, so each stream keeps
- * a table of segments (1 MiB, aligned) filled in the background up to
- * "ahead" bytes past the highest request. Requests are then served from
- * the table (HIT), wait for a segment still loading (PENDING) rather
- * than read it twice, or are read directly (MISS). Segments are released
- * once copied out, or reused when they fall behind the stream. Every
- * segment remembers the file's version (ctime and size) from just before
- * its read; the caller validates the table against the current version
- * before each lookup, and reports writes it knows of, so the table never
- * hands out bytes older than the file.
+ * The prefetch table of a direct stream, driven by its scheduler
+ * (cg_direct.c): segments of one buffer filled in the background up to
+ * "ahead" bytes past the highest request. A request is served from the
+ * table (HIT), waits for a segment still loading (PENDING), or is read
+ * on its own (MISS). Every segment remembers the file's version from just
+ * before its read; the caller validates the table against the version
+ * now and reports the writes it knows of, so the table never hands out
+ * bytes older than the file.
  */
 
 #define CG_PREFETCH_SEG (1024 * 1024)
@@ -48,15 +41,13 @@
 #define CG_PREFETCH_MAX_SEGS 64
 
 /*
- * What the file looked like to a fill or a lookup: ctime and size from
- * fstat(), and CLOCK_REALTIME_COARSE read just before that fstat. A change
- * means cached bytes may be stale.
- *
- * The kernel stamps a change with the coarse clock; before Linux 6.13 two
- * changes within one tick (one second on filesystems with whole-second
- * timestamps) get the same ctime. So a version is trusted ("settled") only
- * when the clock had already moved past the ctime's tick before the
- * fstat: every later change then has a later ctime and is seen.
+ * What the file looked like to a job: ctime and size from fstat(), and
+ * CLOCK_REALTIME_COARSE read just before that fstat. The kernel stamps a
+ * change with the coarse clock, and before Linux 6.13 two changes within
+ * one tick (one second with whole-second timestamps) share a ctime. So a
+ * version is trusted ("settled") only when the clock had passed the
+ * ctime's tick before the fstat: every later change then has a later
+ * ctime.
  */
 struct cg_pf_version {
 	uint64_t ctime_ns;
@@ -126,13 +117,10 @@ void cg_prefetch_init(struct cg_prefetch *pf, uint64_t ahead, size_t align);
 
 /*
  * The alignment to give cg_prefetch_init on a device whose requests go
- * up to max_request bytes (its queue's max_sectors_kb; 0: not known):
- * segments grow from align (a power of two: the device's O_DIRECT
- * alignment), or a huge page (CG_HUGE_PAGE) where that is more,
- * by doubling while smaller than max_request, up to CG_PREFETCH_DEV_SEG,
- * as long as "ahead" still holds two of them. A fill is then one device
- * request: on storage that counts requests, a 2 MiB segment on a device
- * that takes 4 MiB costs twice the requests.
+ * up to max_request bytes (max_sectors_kb; 0: not known): from align (the
+ * O_DIRECT alignment) or a huge page, whichever is more, doubled while
+ * smaller than max_request, up to CG_PREFETCH_DEV_SEG, as long as "ahead"
+ * still holds two of them, so that a fill is one device request
  */
 size_t cg_prefetch_align(uint64_t ahead, size_t align, uint64_t max_request);
 
@@ -142,22 +130,15 @@ size_t cg_prefetch_memory(const struct cg_prefetch *pf);
 /*
  * Segments the table wants for the largest request seen with inflight
  * requests outstanding: their window and two requests more, at most most
- * bytes (rounded up to a segment) and CG_PREFETCH_MAX_SEGS, never fewer
- * than it has (0: prefetch is off)
+ * bytes and CG_PREFETCH_MAX_SEGS, never fewer than it has (0: no prefetch)
  */
 unsigned cg_prefetch_wanted(const struct cg_prefetch *pf,
 			    unsigned inflight,
 			    uint64_t most);
 
 /*
- * The most one stream's table grows to: this share of direct memory. A
- * half: smbclient reads 8 MiB at a time, two in flight, and a table of a
- * quarter (8 MiB of a 32M budget) left most of its reads a MISS read
- * into smbd's own 4 KiB pages, small requests: 0.74-1.13x the plain
- * share at 500 read IOPS, 1.22-1.47x at a half (docs/benchmarks.md).
- * At 64M, where a half is the 32 MiB that two reads past smbclient's
- * window want, four copies in scenario C pushed 107 MiB of the hot set
- * out of its cgroup against 9.5 MiB at 32M: the default stays 32M.
+ * The most one stream's table grows to: this share of direct memory (a
+ * quarter left most of smbclient's 8 MiB reads a MISS)
  */
 #define CG_PREFETCH_STREAM_SHARE 2
 
@@ -185,24 +166,8 @@ enum cg_pf_lookup cg_prefetch_lookup(const struct cg_prefetch *pf,
 				     size_t *avail);
 
 /*
- * Copy a HIT out of mem (the table's buffer) into dst, through sys
- * (cg_sys_copy); returns the bytes copied. Segments whose bytes have
- * all been copied are released.
- */
-struct cg_sys;
-
-size_t cg_prefetch_copy(struct cg_prefetch *pf,
-			const struct cg_sys *sys,
-			const uint8_t *mem,
-			uint64_t off,
-			size_t n,
-			uint8_t *dst);
-
-/*
- * A HIT copied out by another thread, in pieces of one segment each:
- * where in the table's buffer, how many bytes, and the version the
- * segment was read under, which the copying thread compares with the
- * file's now (cg_prefetch_pieces_current) before it copies
+ * A piece of a HIT, one segment's, copied out by a job: where in the
+ * table's buffer, how many bytes, and the version it was read under
  */
 struct cg_pf_piece {
 	unsigned slot;
@@ -212,14 +177,12 @@ struct cg_pf_piece {
 };
 
 /*
- * Pin the segments of a HIT for [off, off + n) (cg_prefetch_lookup said
- * so) into at most max pieces; returns how many, whose lengths add up
- * to the HIT's avail. A HIT short at end of file ends with the piece of
- * the segment holding the end (of no bytes if need be): its version
- * says whether the file still ends there. Pinned segments are never
- * handed out for a fill;
- * a write or version change meanwhile marks them stale. Every pin is
- * ended with cg_prefetch_unpin.
+ * Pin the segments of a HIT for [off, off + n) into at most max pieces;
+ * returns how many, whose lengths add up to the HIT's avail. A HIT short
+ * at end of file ends with the piece of the segment holding the end (of
+ * no bytes if need be): its version says whether the file still ends
+ * there. A pinned segment is never handed out for a fill; a write or
+ * version change marks it stale. Every pin ends with cg_prefetch_unpin.
  */
 unsigned cg_prefetch_pin(struct cg_prefetch *pf,
 			 uint64_t off,
@@ -243,8 +206,8 @@ size_t cg_prefetch_copy_pieces(const struct cg_sys *sys,
 			       uint8_t *dst);
 
 /*
- * The copy of pinned pieces ended; copied: their bytes went out (they
- * count as used, as cg_prefetch_copy counts them)
+ * The copy of pinned pieces ended; copied: their bytes went out and count
+ * as used (a segment all used is released)
  */
 void cg_prefetch_unpin(struct cg_prefetch *pf,
 		       const struct cg_pf_piece *pieces,
@@ -281,13 +244,10 @@ void cg_prefetch_invalidate(struct cg_prefetch *pf, uint64_t off, uint64_t n);
 void cg_prefetch_reset(struct cg_prefetch *pf);
 
 /*
- * The work of a direct stream's job in smbd's thread pool (cg_dio.c): a
- * fill of a segment, a request's own read (into its buffer in place, or
- * into a bounce buffer when the request is not aligned), or a HIT's copy
- * (from the pinned pieces of the buffer into the request's, if they are
- * still the file's bytes). Every one takes the file's version first
- * (cg_pf_version_now): so smbd's event loop never calls fstat(), and
- * every job tells the table how the file is now.
+ * A direct stream's job in smbd's thread pool (cg_dio.c): a segment's
+ * fill, a request's own read (in place, or through a bounce buffer), or
+ * a HIT's copy (if its pieces are still the file's). Every job takes the
+ * file's version first, so that smbd's event loop never calls fstat().
  */
 enum cg_dio_job_kind {
 	CG_JOB_FILL = 0,

@@ -168,15 +168,12 @@ static ssize_t cg_linux_pwritev2(int fd,
 /*
  * The copy of a HIT out of a direct stream's buffer into smbd's, made by
  * the kernel: process_vm_readv() on this process, which copies as a
- * read's copy-out does. smbd then sends the buffer, and the kernel reads
- * it. Where a hypervisor shadows the guest's page tables (PVM, these
- * development VMs), the pages of smbd's fresh buffer that a user-space
- * memcpy() wrote are mapped again for the kernel, one fault per page, in
- * the send: smbd's main thread spent 12x the plain share's time there
- * (docs/benchmarks.md, "The copy the send paid for"). On other machines
- * the two copies cost the same. Where the call is refused (a seccomp
- * filter, a kernel without it) the process copies with memcpy() from
- * then on; any other failure copies the rest so.
+ * read's copy-out does. Where a hypervisor shadows the guest's page
+ * tables (PVM), the pages of smbd's buffer that a user-space memcpy()
+ * wrote fault again, one per page, when the kernel sends them; elsewhere
+ * the two copies cost the same. Where the call is refused (seccomp, no
+ * such call) the process copies with memcpy() from then on; any other
+ * failure copies the rest so.
  */
 static void cg_linux_copy(void *dst, const void *src, size_t n)
 {
@@ -329,15 +326,11 @@ void cg_ioprio_leave(int saved)
 }
 
 /*
- * An uncached read goes to the kernel in pieces of at most this much,
- * and so does a read of a stream through the cache that drops as it goes.
- * With the kernel's readahead off on the descriptor (cg_stream.c), the
- * kernel allocates and reads every missing page of one call at once, and
- * RWF_DONTCACHE frees them only as the call copies them out: a client
- * read of 8 MiB would hold 8 MiB of page cache while it waits for the
- * device, two in flight per copy 16 MiB. In pieces, a stream holds at
- * most a piece per read in flight, and its device requests stay small,
- * so a hot read that misses queues behind less.
+ * An uncached read, or one that drops as it goes, reaches the kernel in
+ * pieces of at most this much. The kernel allocates and reads every
+ * missing page of one call at once, and frees them only as the call
+ * copies them out: in pieces, a stream holds a piece per read in flight,
+ * not a whole client read, and a hot read queues behind smaller requests.
  */
 #define CG_UNCACHED_PIECE (1024 * 1024)
 

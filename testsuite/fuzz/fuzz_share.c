@@ -51,7 +51,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cacheguard.h"
+#include "cg_file.h"
+#include "cg_share.h"
 #include "cg_sys.h"
 #include "fuzz_common.h"
 

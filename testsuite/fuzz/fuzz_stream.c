@@ -69,7 +69,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "cacheguard.h"
+#include "cg_file.h"
 #include "cg_sys.h"
 #include "fuzz_common.h"
 

@@ -51,7 +51,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cacheguard.h"
+#include "cg_prefetch.h"
 #include "cg_sys.h"
 
 #ifndef RWF_DONTCACHE

@@ -33,7 +33,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "cacheguard.h"
+#include "cg_options.h"
 
 #define KiB (1ULL << 10)
 #define MiB (1ULL << 20)

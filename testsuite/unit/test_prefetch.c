@@ -53,7 +53,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cacheguard.h"
+#include "cg_prefetch.h"
 #include "cg_sys.h"
 #include "cg_test_seeds.h"
 
@@ -312,15 +312,18 @@ static void h_write(struct harness *h, uint64_t off, uint64_t n, bool smbd)
 }
 
 /*
- * One request as the glue serves it: validate, look up; a HIT is copied
- * out and checked against the file now. Returns the lookup's answer.
+ * One request as the glue serves it: validate, look up; a HIT is pinned,
+ * copied out if current, unpinned, and checked against the file now.
+ * Returns the lookup's answer.
  */
 static enum cg_pf_lookup h_read(struct harness *h, uint64_t off, size_t n)
 {
 	struct cg_pf_version now = h_version(h);
+	struct cg_pf_piece pieces[CG_PREFETCH_MAX_SEGS + 1];
 	enum cg_pf_lookup r;
 	size_t avail = 0;
 	size_t got;
+	unsigned np;
 	uint8_t *dst = NULL;
 
 	cg_prefetch_note_read(&h->pf, off, n);
@@ -330,8 +333,12 @@ static enum cg_pf_lookup h_read(struct harness *h, uint64_t off, size_t n)
 		dst = malloc(n);
 		assert_non_null(dst);
 		sys_copied = 0;
-		got = cg_prefetch_copy(&h->pf, &counting_sys, h->mem, off, n,
-				       dst);
+		np = cg_prefetch_pin(&h->pf, off, n, pieces, N_ELEM(pieces));
+		/* validated just now: every piece is the file's version */
+		assert_true(cg_prefetch_pieces_current(pieces, np, &now));
+		got = cg_prefetch_copy_pieces(&counting_sys, h->mem, pieces,
+					      np, dst);
+		cg_prefetch_unpin(&h->pf, pieces, np, true);
 		assert_int_equal(sys_copied, got);
 		assert_int_equal(got, avail);
 		assert_int_equal(got, pread_len(h->size, off, n));

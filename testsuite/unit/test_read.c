@@ -39,7 +39,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "cacheguard.h"
+#include "cg_dio.h"
 #include "cg_sys.h"
 
 #define FILE_SIZE 100000

@@ -40,7 +40,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cacheguard.h"
+#include "cg_file.h"
+#include "cg_share.h"
 #include "cg_sys.h"
 
 #define MiB (1ULL << 20)
