@@ -148,7 +148,7 @@ static void cacheguard_served(struct cacheguard_file *cgf,
 	cg_file_served(&cgf->file, path, nread);
 	if (cgf->direct != NULL &&
 	    cacheguard_direct_finished(cgf->direct,
-				       cgf->file.mode == CG_MODE_DIRECT)) {
+				       cgf->file.stream.via == CG_VIA_DIRECT)) {
 		TALLOC_FREE(cgf->direct);
 	}
 }

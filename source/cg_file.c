@@ -153,7 +153,7 @@ enum cg_path cg_file_choose(const struct cg_file *f,
 	    f->stream.via == CG_VIA_DONTCACHE) {
 		return CG_PATH_UNCACHED;
 	}
-	if (f->mode == CG_MODE_DIRECT && !sync &&
+	if (f->stream.via == CG_VIA_DIRECT && !sync &&
 	    n >= f->stream.cfg->direct_min_io) {
 		return CG_PATH_DIRECT;
 	}

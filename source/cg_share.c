@@ -58,10 +58,11 @@
  * that lets go of part of its claim keeps locked what a sibling claims
  * there (this process's table of streams).
  *
- * A dontcache stream that sees another stream of its file reads through
- * the cache from then on, since RWF_DONTCACHE would drop the pages the
- * other is about to read. Direct streams do not take part: they read the
- * device by design. Two files whose slots collide keep some windows for
+ * A dontcache or direct stream that sees another stream of its file
+ * reads through the cache from then on: RWF_DONTCACHE would drop the
+ * pages the other is about to read, and direct reads would leave none
+ * for it, so that four direct copies of one file read it four times
+ * (t50). Two files whose slots collide keep some windows for
  * each other, never drop pages they should not. Without the stream file
  * every stream drops as if alone.
  */
@@ -323,8 +324,7 @@ void cg_share_begin(struct cg_stream *s)
 	if (s->share.fd != -1 || s->share.slot == CG_FREE) {
 		return;
 	}
-	if (s->sys->share_open == NULL || s->via == CG_VIA_DIRECT ||
-	    s->cfg->reader_gap == 0) {
+	if (s->sys->share_open == NULL || s->cfg->reader_gap == 0) {
 		/* no claims; but its siblings see that it streams */
 		(void)cg_share_link(s);
 		return;

@@ -443,13 +443,14 @@ static bool cg_resident_ahead(struct cg_stream *s,
 
 /*
  * The stream needs the file from "from" on (cg_share_update). Once it
- * learns that other streams read the file, a dontcache stream reads
- * through the cache: RWF_DONTCACHE would drop the pages they are about
- * to read, where the window drops keep what they claim.
+ * learns that other streams read the file, it reads through the cache:
+ * RWF_DONTCACHE would drop the pages they are about to read and direct
+ * reads would leave them none, where the window drops keep what they
+ * claim.
  */
 static void cg_share_follow(struct cg_stream *s, int fd, uint64_t from)
 {
-	if (cg_share_update(s, fd, from) && s->via == CG_VIA_DONTCACHE) {
+	if (cg_share_update(s, fd, from) && s->via != CG_VIA_CACHE) {
 		cg_stream_set_via(s, fd, CG_VIA_CACHE);
 	}
 }
