@@ -166,6 +166,8 @@ ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
 	struct cg_io io;
 	unsigned ioprio;
 	ssize_t ret = -1;
+	bool direct;
+	int saved;
 	int err;
 
 	if (cgf == NULL) {
@@ -190,7 +192,15 @@ ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
 			break;
 		case CG_CALL_DIRECT: /* never for a sync read */
 		case CG_CALL_NEXT:
+			/* a direct stream's own read, through the cache */
+			direct = cgf->file.stream.state == CG_ACTIVE &&
+				 io.in_stream &&
+				 cgf->file.stream.via == CG_VIA_DIRECT;
+			saved = cg_ioprio_enter(direct ? ioprio : 0);
 			ret = SMB_VFS_NEXT_PREAD(handle, fsp, data, n, offset);
+			err = errno;
+			cg_ioprio_leave(saved);
+			errno = err;
 			break;
 		}
 		/* smbd maps the read's errno to the client's NTSTATUS */
