@@ -137,7 +137,7 @@ static int fz_fadvise(int fd, uint64_t off, uint64_t len, int advice)
 				     r->n);
 		}
 	}
-	/* An open that does not take part (gap 0, direct) drops alone */
+	/* An open that does not take part (gap 0) drops alone */
 	for (i = 0; i < NOPENS && opens[me].f.stream.share.fd != -1; i++) {
 		const struct cg_stream *o = &opens[i].f.stream;
 
