@@ -50,9 +50,14 @@ unsigned cacheguard_fs_lacks_of(dev_t dev)
 	return cg_dev_lacks(&cacheguard_devs, dev);
 }
 
-void cacheguard_fs_lacks(dev_t dev, unsigned flag, const char *what, int err)
+void cacheguard_fs_lacks(struct files_struct *fsp,
+			 unsigned flag,
+			 const char *what,
+			 int err)
 {
-	if (!cg_dev_learn(&cacheguard_devs, dev, flag)) {
+	dev_t dev = fsp->fsp_name->st.st_ex_dev;
+
+	if (flag == 0 || !cg_dev_learn(&cacheguard_devs, dev, flag)) {
 		return;
 	}
 	DBG_WARNING("device %u:%u has no %s (%s); its streams fall back\n",

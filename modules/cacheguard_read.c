@@ -38,20 +38,6 @@
 #undef DBGC_CLASS
 #define DBGC_CLASS vfs_cacheguard_debug_level
 
-/* A fast path will not be used: count it, and remember what fs lacks */
-static void cacheguard_fs_learnt(struct files_struct *fsp,
-				 unsigned lacks,
-				 const char *what,
-				 int err)
-{
-	if (lacks != 0) {
-		cacheguard_fs_lacks(fsp->fsp_name->st.st_ex_dev,
-				    lacks,
-				    what,
-				    err);
-	}
-}
-
 /* The engine's path for one read; sets up direct reads */
 static enum cg_path cacheguard_choose(struct vfs_handle_struct *handle,
 				      struct files_struct *fsp,
@@ -84,7 +70,7 @@ static enum cg_path cacheguard_choose(struct vfs_handle_struct *handle,
 					   fsp_get_io_fd(fsp),
 					   fail,
 					   lacks);
-	cacheguard_fs_learnt(fsp, lacks, "O_DIRECT", EINVAL);
+	cacheguard_fs_lacks(fsp, lacks, "O_DIRECT", EINVAL);
 	DBG_INFO("%s: no direct reads (%s), mode %s\n",
 		 fsp_str_dbg(fsp),
 		 cg_direct_fail_name(fail),
@@ -125,7 +111,7 @@ static bool cacheguard_read_again(struct files_struct *fsp,
 	if (after != CG_AFTER_FELL_BACK) {
 		return after == CG_AFTER_AGAIN;
 	}
-	cacheguard_fs_learnt(fsp, learnt, "RWF_DONTCACHE", err);
+	cacheguard_fs_lacks(fsp, learnt, "RWF_DONTCACHE", err);
 	if (failed == CG_PATH_DIRECT && was == CG_MODE_DIRECT &&
 	    cgf->file.mode != CG_MODE_DIRECT) {
 		DBG_WARNING("%s: direct read failed (%s); the file falls back "
@@ -228,42 +214,60 @@ struct cacheguard_pread_state {
 
 static void cacheguard_pread_done(struct tevent_req *subreq);
 
-static struct tevent_req *cacheguard_pread_issue(
-	struct cacheguard_pread_state *state)
+/* The read's next try; false (and its stream told) without memory */
+static bool cacheguard_pread_issue(struct tevent_req *req,
+				   struct cacheguard_pread_state *state)
 {
-	struct cg_stream *s = &state->cgf->file.stream;
-	enum cg_call call = cg_file_call(&state->io, state->path);
+	struct cg_stream *s = NULL;
+	struct tevent_req *subreq = NULL;
+	enum cg_call call = CG_CALL_NEXT;
 
+	if (state->cgf != NULL) {
+		s = &state->cgf->file.stream;
+		call = cg_file_call(&state->io, state->path);
+	}
 	switch (call) {
 	case CG_CALL_DONTCACHE:
 	case CG_CALL_PIECES:
-		return cacheguard_uncached_pread_send(state,
+		subreq = cacheguard_uncached_send(
+			state,
+			state->ev,
+			state->handle,
+			false,
+			fsp_get_io_fd(state->fsp),
+			state->data,
+			state->n,
+			state->offset,
+			cg_file_call_flags(call),
+			s->cfg->stream_ioprio);
+		break;
+	case CG_CALL_DIRECT:
+		subreq = cacheguard_direct_pread_send(state,
 						      state->ev,
-						      state->handle,
-						      fsp_get_io_fd(state->fsp),
+						      state->cgf->direct,
 						      state->data,
 						      state->n,
 						      state->offset,
-						      cg_file_call_flags(call),
-						      s->cfg->stream_ioprio);
-	case CG_CALL_DIRECT:
-		return cacheguard_direct_pread_send(state,
-						    state->ev,
-						    state->cgf->direct,
-						    state->data,
-						    state->n,
-						    state->offset,
-						    cg_stream_inflight(s));
+						      cg_stream_inflight(s));
+		break;
 	case CG_CALL_NEXT:
+		subreq = SMB_VFS_NEXT_PREAD_SEND(state,
+						 state->ev,
+						 state->handle,
+						 state->fsp,
+						 state->data,
+						 state->n,
+						 state->offset);
 		break;
 	}
-	return SMB_VFS_NEXT_PREAD_SEND(state,
-				       state->ev,
-				       state->handle,
-				       state->fsp,
-				       state->data,
-				       state->n,
-				       state->offset);
+	if (tevent_req_nomem(subreq, req)) {
+		if (s != NULL) {
+			cg_read_end(s, fsp_get_io_fd(state->fsp), &state->io, -1);
+		}
+		return false;
+	}
+	tevent_req_set_callback(subreq, cacheguard_pread_done, req);
+	return true;
 }
 
 struct tevent_req *cacheguard_pread_send(
@@ -276,9 +280,9 @@ struct tevent_req *cacheguard_pread_send(
 	off_t offset)
 {
 	struct tevent_req *req = NULL;
-	struct tevent_req *subreq = NULL;
 	struct cacheguard_pread_state *state = NULL;
 	uint64_t start_ns;
+	bool ok;
 
 	req = tevent_req_create(mem_ctx, &state, struct cacheguard_pread_state);
 	if (req == NULL) {
@@ -296,17 +300,9 @@ struct tevent_req *cacheguard_pread_send(
 	};
 	if (state->cgf == NULL) {
 		/* most reads of most shares: nothing of the module's */
-		subreq = SMB_VFS_NEXT_PREAD_SEND(state,
-						 ev,
-						 handle,
-						 fsp,
-						 data,
-						 n,
-						 offset);
-		if (tevent_req_nomem(subreq, req)) {
+		if (!cacheguard_pread_issue(req, state)) {
 			return tevent_req_post(req, ev);
 		}
-		tevent_req_set_callback(subreq, cacheguard_pread_done, req);
 		return req;
 	}
 	start_ns = cg_now_ns();
@@ -321,18 +317,11 @@ struct tevent_req *cacheguard_pread_send(
 					&state->io,
 					n,
 					false);
-
-	subreq = cacheguard_pread_issue(state);
-	if (tevent_req_nomem(subreq, req)) {
-		cg_read_end(&state->cgf->file.stream,
-			    fsp_get_io_fd(state->fsp),
-			    &state->io,
-			    -1);
-		cacheguard_loop_took(state->cgf, "send", start_ns);
+	ok = cacheguard_pread_issue(req, state);
+	cacheguard_loop_took(state->cgf, "send", start_ns);
+	if (!ok) {
 		return tevent_req_post(req, ev);
 	}
-	tevent_req_set_callback(subreq, cacheguard_pread_done, req);
-	cacheguard_loop_took(state->cgf, "send", start_ns);
 	return req;
 }
 
@@ -356,9 +345,8 @@ static void cacheguard_pread_done(struct tevent_req *subreq)
 	switch (call) {
 	case CG_CALL_DONTCACHE:
 	case CG_CALL_PIECES:
-		state->ret =
-			cacheguard_uncached_pread_recv(subreq,
-						       &state->vfs_aio_state);
+		state->ret = cacheguard_uncached_recv(subreq,
+						      &state->vfs_aio_state);
 		break;
 	case CG_CALL_DIRECT:
 		state->ret =
@@ -377,16 +365,7 @@ static void cacheguard_pread_done(struct tevent_req *subreq)
 				  state->ret,
 				  state->vfs_aio_state.error)) {
 		state->vfs_aio_state = (struct vfs_aio_state){0};
-		subreq = cacheguard_pread_issue(state);
-		if (tevent_req_nomem(subreq, req)) {
-			cg_read_end(&state->cgf->file.stream,
-				    fsp_get_io_fd(state->fsp),
-				    &state->io,
-				    -1);
-			cacheguard_loop_took(state->cgf, "done", start_ns);
-			return;
-		}
-		tevent_req_set_callback(subreq, cacheguard_pread_done, req);
+		cacheguard_pread_issue(req, state);
 		cacheguard_loop_took(state->cgf, "done", start_ns);
 		return;
 	}

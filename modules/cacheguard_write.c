@@ -280,81 +280,7 @@ static void cacheguard_wfile_fell_back(struct cacheguard_wfile *wf,
 {
 	unsigned lacks = cg_write_failed(&wf->w, wio, err);
 
-	if (lacks != 0) {
-		cacheguard_fs_lacks(wf->fsp->fsp_name->st.st_ex_dev,
-				    lacks,
-				    "RWF_DONTCACHE writes",
-				    err);
-	}
-}
-
-/* pwritev2(RWF_DONTCACHE) in smbd's pool, as vfs_default's pwrite */
-struct cacheguard_upwrite_job {
-	int fd;
-	const void *buf;
-	size_t count;
-	off_t offset;
-	ssize_t ret;
-	int err;
-};
-
-static void cacheguard_upwrite_do(void *private_data)
-{
-	struct cacheguard_upwrite_job *job =
-		talloc_get_type_abort(private_data,
-				      struct cacheguard_upwrite_job);
-
-	job->ret = cg_pwrite_full(&cg_sys_linux, job->fd, job->buf,
-				  job->count, job->offset, CG_RWF_DONTCACHE);
-	job->err = job->ret == -1 ? errno : 0;
-}
-
-static struct tevent_req *cacheguard_upwrite_send(TALLOC_CTX *mem_ctx,
-						  struct tevent_context *ev,
-						  struct cacheguard_wfile *wf,
-						  const void *data,
-						  size_t n,
-						  off_t offset)
-{
-	struct tevent_req *req = NULL;
-	struct cacheguard_upwrite_job *job = NULL;
-
-	job = talloc(mem_ctx, struct cacheguard_upwrite_job);
-	if (job == NULL) {
-		return NULL;
-	}
-	*job = (struct cacheguard_upwrite_job){
-		.fd = fsp_get_io_fd(wf->fsp),
-		.buf = data,
-		.count = n,
-		.offset = offset,
-		.ret = -1,
-	};
-	req = cacheguard_pool_send(mem_ctx,
-				   ev,
-				   wf->handle->conn->sconn->pool,
-				   cacheguard_upwrite_do,
-				   job,
-				   n,
-				   CACHEGUARD_POOL_PWRITE);
-	if (req == NULL) {
-		TALLOC_FREE(job);
-	}
-	return req;
-}
-
-static ssize_t cacheguard_upwrite_recv(struct tevent_req *req, int *err)
-{
-	struct cacheguard_upwrite_job *job = NULL;
-
-	*err = cacheguard_pool_recv(req);
-	if (*err != 0) {
-		return -1;
-	}
-	job = talloc_get_type_abort(cacheguard_pool_job(req),
-				    struct cacheguard_upwrite_job);
-	*err = job->err;
-	return job->ret;
+	cacheguard_fs_lacks(wf->fsp, lacks, "RWF_DONTCACHE writes", err);
 }
 
 void cacheguard_wfile_close(struct cacheguard_wfile *wf)
@@ -519,12 +445,16 @@ static bool cacheguard_pwrite_issue(struct cacheguard_pwrite_state *state)
 	struct tevent_req *subreq = NULL;
 
 	if (state->wio.path == CG_PATH_UNCACHED) {
-		subreq = cacheguard_upwrite_send(state,
-						 state->ev,
-						 state->wf,
-						 state->data,
-						 state->n,
-						 state->offset);
+		subreq = cacheguard_uncached_send(state,
+						  state->ev,
+						  state->handle,
+						  true,
+						  fsp_get_io_fd(state->fsp),
+						  discard_const(state->data),
+						  state->n,
+						  state->offset,
+						  CG_RWF_DONTCACHE,
+						  0);
 	} else {
 		subreq = SMB_VFS_NEXT_PWRITE_SEND(state, state->ev,
 						  state->handle, state->fsp,
@@ -607,10 +537,12 @@ static void cacheguard_pwrite_done(struct tevent_req *subreq)
 							  struct tevent_req);
 	struct cacheguard_pwrite_state *state =
 		tevent_req_data(req, struct cacheguard_pwrite_state);
+	struct vfs_aio_state uncached = {0};
 	int err = 0;
 
 	if (state->wio.path == CG_PATH_UNCACHED) {
-		state->ret = cacheguard_upwrite_recv(subreq, &err);
+		state->ret = cacheguard_uncached_recv(subreq, &uncached);
+		err = uncached.error;
 	} else {
 		state->ret = SMB_VFS_PWRITE_RECV(subreq, &state->vfs_aio_state);
 	}
