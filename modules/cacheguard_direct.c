@@ -275,7 +275,7 @@ cacheguard_direct_io_open(int fd, size_t mem, size_t reserve, int budget_fd)
 	io->refs = 1;
 	talloc_set_destructor(io, cacheguard_direct_io_destructor);
 
-	io->fd = cacheguard_fs_reopen_direct(fd);
+	io->fd = cg_sys_reopen_direct(&cg_sys_linux, fd);
 	if (io->fd == -1) {
 		err = errno;
 		goto fail;

@@ -67,27 +67,14 @@ void cacheguard_fs_lacks(struct files_struct *fsp,
 		    strerror(err));
 }
 
-int cacheguard_fs_reopen_direct(int fd)
-{
-	char buf[PATH_MAX];
-	const char *path = cacheguard_proc_fd_path(fd, buf, sizeof(buf));
-
-	if (path == NULL) {
-		errno = ENOSYS;	/* no /proc: no way to reopen the fd */
-		return -1;
-	}
-	return open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
-}
-
 void cacheguard_fs_probe(struct files_struct *fsp, bool may_reopen)
 {
 	dev_t dev = fsp->fsp_name->st.st_ex_dev;
-	struct cg_sys sys = cg_sys_linux;
 	enum cg_mode auto_mode;
 	unsigned lacks;
 
-	sys.reopen_direct = cacheguard_fs_reopen_direct;
-	if (!cg_dev_probe(&cacheguard_devs, &sys, dev, fsp_get_io_fd(fsp),
+	if (!cg_dev_probe(&cacheguard_devs, &cg_sys_linux, dev,
+			  fsp_get_io_fd(fsp),
 			  may_reopen)) {
 		return;
 	}

@@ -156,7 +156,6 @@ bool cacheguard_direct_finished(const struct cacheguard_direct *d,
  * mode auto's probe logs its answer at level 2
  */
 void cacheguard_fs_probe(struct files_struct *fsp, bool may_reopen);
-int cacheguard_fs_reopen_direct(int fd);
 unsigned cacheguard_fs_lacks_of(dev_t dev);
 /* fsp's device lacks flag (0: nothing learnt), as err showed */
 void cacheguard_fs_lacks(struct files_struct *fsp,
