@@ -154,10 +154,11 @@ static void cacheguard_log_summary(struct files_struct *fsp,
 
 /*
  * What a file's close does, once: its upload dropped, its stream's last
- * drops and hints, its summary, its direct buffer back. From SMB_VFS_CLOSE, or from
- * the extension's destructor for a handle smbd frees without it: SMB1
- * DOS and FCB opens of one file by one client share a descriptor, and
- * smbd calls SMB_VFS_CLOSE only for the last of them (fd_close).
+ * drops and hints, its summary, its direct buffer back. From
+ * SMB_VFS_CLOSE, or from the extension's destructor for a handle smbd
+ * frees without it: SMB1 DOS and FCB opens of one file by one client
+ * share a descriptor, and smbd calls SMB_VFS_CLOSE only for the last of
+ * them (fd_close).
  */
 void cacheguard_file_done(struct files_struct *fsp,
 			  struct cacheguard_file *cgf)

@@ -66,13 +66,6 @@ struct tevent_req *cacheguard_uncached_send(TALLOC_CTX *mem_ctx,
 					    unsigned ioprio);
 ssize_t cacheguard_uncached_recv(struct tevent_req *req,
 				 struct vfs_aio_state *vfs_aio_state);
-/* The same on smbd's main thread, for SMB_VFS_PREAD; -1 and errno */
-ssize_t cacheguard_uncached_pread(int fd,
-				  void *data,
-				  size_t n,
-				  off_t offset,
-				  int flags,
-				  unsigned ioprio);
 
 /*
  * A file's direct stream (cacheguard_direct.c), a talloc child of the

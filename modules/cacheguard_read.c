@@ -28,6 +28,7 @@
 
 #include "includes.h"
 #include "smbd/smbd.h"
+#include "smbd/globals.h"
 #include "lib/util/tevent_unix.h"
 
 #include "cacheguard_glue.h"
@@ -152,6 +153,7 @@ ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
 	struct cg_io io;
 	unsigned ioprio;
 	ssize_t ret = -1;
+	bool uncached;
 	bool direct;
 	int saved;
 	int err;
@@ -165,32 +167,25 @@ ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
 	path = cacheguard_choose(handle, fsp, cgf, &io, n, true);
 	do {
 		call = cg_file_call(&io, path);
-		switch (call) {
-		case CG_CALL_DONTCACHE:
-		case CG_CALL_PIECES:
-			ret = cacheguard_uncached_pread(
-				fd,
-				data,
-				n,
-				offset,
-				cg_file_call_flags(call),
-				ioprio);
-			break;
-		case CG_CALL_DIRECT: /* never for a sync read */
-		case CG_CALL_NEXT:
-			/* a direct stream's own read, through the cache */
-			direct = cgf->file.stream.state == CG_ACTIVE &&
-				 io.in_stream &&
-				 cgf->file.stream.via == CG_VIA_DIRECT;
-			saved = cg_ioprio_enter(direct ? ioprio : 0);
+		uncached = call == CG_CALL_DONTCACHE || call == CG_CALL_PIECES;
+		/* a direct stream's own reads through the cache too */
+		direct = cgf->file.stream.state == CG_ACTIVE && io.in_stream &&
+			 cgf->file.stream.via == CG_VIA_DIRECT;
+		saved = cg_ioprio_enter(uncached || direct ? ioprio : 0);
+		if (uncached) {
+			/* in smbd's profile as vfs_default's pread */
+			START_PROFILE_BYTES(syscall_pread, n);
+			ret = cg_pread_full(&cg_sys_linux, fd, data, n,
+					    (uint64_t)offset,
+					    cg_file_call_flags(call));
+			END_PROFILE_BYTES(syscall_pread);
+		} else {
+			/* CG_CALL_DIRECT is never a sync read's */
 			ret = SMB_VFS_NEXT_PREAD(handle, fsp, data, n, offset);
-			err = errno;
-			cg_ioprio_leave(saved);
-			errno = err;
-			break;
 		}
 		/* smbd maps the read's errno to the client's NTSTATUS */
 		err = errno;
+		cg_ioprio_leave(saved);
 	} while (cacheguard_read_again(fsp, cgf, &io, &path, ret, err));
 	cacheguard_served(cgf, path, ret);
 	cg_read_end(&cgf->file.stream, fd, &io, ret);
@@ -262,7 +257,10 @@ static bool cacheguard_pread_issue(struct tevent_req *req,
 	}
 	if (tevent_req_nomem(subreq, req)) {
 		if (s != NULL) {
-			cg_read_end(s, fsp_get_io_fd(state->fsp), &state->io, -1);
+			cg_read_end(s,
+				    fsp_get_io_fd(state->fsp),
+				    &state->io,
+				    -1);
 		}
 		return false;
 	}

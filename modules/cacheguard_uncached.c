@@ -40,28 +40,6 @@
 #undef DBGC_CLASS
 #define DBGC_CLASS vfs_cacheguard_debug_level
 
-/* Counted in smbd's profile as vfs_default's pread is (syscall_pread) */
-ssize_t cacheguard_uncached_pread(int fd,
-				  void *data,
-				  size_t n,
-				  off_t offset,
-				  int flags,
-				  unsigned ioprio)
-{
-	int saved = cg_ioprio_enter(ioprio);
-	ssize_t ret;
-	int err;
-
-	START_PROFILE_BYTES(syscall_pread, n);
-	ret = cg_pread_full(&cg_sys_linux, fd, data, n, (uint64_t)offset,
-			    flags);
-	END_PROFILE_BYTES(syscall_pread);
-	err = errno;
-	cg_ioprio_leave(saved);
-	errno = err;
-	return ret;
-}
-
 /* Flat: the pool thread touches nothing else */
 struct cacheguard_uncached_job {
 	int fd;
