@@ -243,28 +243,40 @@ ssize_t cacheguard_sendfile(struct vfs_handle_struct *handle,
  */
 struct cacheguard_wfile;
 
+struct cacheguard_wfile *cacheguard_wfile_new(TALLOC_CTX *mem_ctx,
+					      struct vfs_handle_struct *handle,
+					      struct files_struct *fsp,
+					      const struct cg_config *cfg,
+					      unsigned fs_lacks);
 /* Before the close: drops the upload */
 void cacheguard_wfile_close(struct cacheguard_wfile *wf);
 
-/* The write hooks (cacheguard_write.c) */
-ssize_t cacheguard_pwrite(struct vfs_handle_struct *handle,
-			  struct files_struct *fsp,
-			  const void *data,
-			  size_t n,
-			  off_t offset);
-struct tevent_req *cacheguard_pwrite_send(struct vfs_handle_struct *handle,
-					  TALLOC_CTX *mem_ctx,
-					  struct tevent_context *ev,
-					  struct files_struct *fsp,
-					  const void *data,
-					  size_t n,
-					  off_t offset);
-ssize_t cacheguard_pwrite_recv(struct tevent_req *req,
-			       struct vfs_aio_state *vfs_aio_state);
-ssize_t cacheguard_recvfile(struct vfs_handle_struct *handle,
-			    int fromfd,
-			    struct files_struct *tofsp,
-			    off_t offset,
-			    size_t n);
+/*
+ * The write hooks (cacheguard_write.c), given fsp's writer wf, which
+ * vfs_cacheguard.c finds or creates; wf NULL: fsp is left alone
+ */
+ssize_t cacheguard_upload_pwrite(struct vfs_handle_struct *handle,
+				 struct files_struct *fsp,
+				 struct cacheguard_wfile *wf,
+				 const void *data,
+				 size_t n,
+				 off_t offset);
+struct tevent_req *
+cacheguard_upload_pwrite_send(struct vfs_handle_struct *handle,
+			      TALLOC_CTX *mem_ctx,
+			      struct tevent_context *ev,
+			      struct files_struct *fsp,
+			      struct cacheguard_wfile *wf,
+			      const void *data,
+			      size_t n,
+			      off_t offset);
+ssize_t cacheguard_upload_pwrite_recv(struct tevent_req *req,
+				      struct vfs_aio_state *vfs_aio_state);
+ssize_t cacheguard_upload_recvfile(struct vfs_handle_struct *handle,
+				   int fromfd,
+				   struct files_struct *tofsp,
+				   struct cacheguard_wfile *wf,
+				   off_t offset,
+				   size_t n);
 
 #endif /* CACHEGUARD_GLUE_H */

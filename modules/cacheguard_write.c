@@ -119,12 +119,11 @@ static int cacheguard_wfile_res_fd(struct cacheguard_wfile *wf)
 	return wf->res_fd;
 }
 
-static struct cacheguard_wfile *
-cacheguard_wfile_new(TALLOC_CTX *mem_ctx,
-		     struct vfs_handle_struct *handle,
-		     struct files_struct *fsp,
-		     const struct cg_config *cfg,
-		     unsigned fs_lacks)
+struct cacheguard_wfile *cacheguard_wfile_new(TALLOC_CTX *mem_ctx,
+					      struct vfs_handle_struct *handle,
+					      struct files_struct *fsp,
+					      const struct cg_config *cfg,
+					      unsigned fs_lacks)
 {
 	struct cacheguard_wfile *wf =
 		talloc_zero(mem_ctx, struct cacheguard_wfile);
@@ -235,17 +234,21 @@ not_run:
 }
 
 /*
- * A write whose answer cannot be held ended while the stream lags: it
- * waits here, on smbd's main thread (which the write blocked anyway),
- * for what it wrote to be written back and dropped (cg_write_catch_up)
+ * A write of nwritten bytes ended: the engine may plan a job. A write
+ * whose answer cannot be held, ended while the stream lags, waits here
+ * on smbd's main thread (which the write blocked anyway) for what it
+ * wrote to be written back and dropped (cg_write_catch_up).
  */
-static void cacheguard_wfile_catch_up(struct cacheguard_wfile *wf,
-				      const struct cg_wio *wio,
-				      ssize_t nwritten)
+static void cacheguard_wfile_ended(struct cacheguard_wfile *wf,
+				   const struct cg_wio *wio,
+				   ssize_t nwritten)
 {
 	struct cg_wb_plan plan;
 	uint64_t left;
 
+	if (cg_write_end(&wf->w, wio, nwritten, &plan)) {
+		cacheguard_wb_start(wf, &plan);
+	}
 	if (!cg_write_catch_up(&wf->w, wio, nwritten, &plan)) {
 		return;
 	}
@@ -255,22 +258,6 @@ static void cacheguard_wfile_catch_up(struct cacheguard_wfile *wf,
 				  &plan,
 				  CG_WB_PATIENCE_NS);
 	cg_write_caught_up(&wf->w, &plan, left);
-}
-
-/*
- * A write of nwritten bytes ended: the engine may plan a job, and a
- * write whose answer cannot be held catch up
- */
-static void cacheguard_wfile_ended(struct cacheguard_wfile *wf,
-				   const struct cg_wio *wio,
-				   ssize_t nwritten)
-{
-	struct cg_wb_plan plan;
-
-	if (cg_write_end(&wf->w, wio, nwritten, &plan)) {
-		cacheguard_wb_start(wf, &plan);
-	}
-	cacheguard_wfile_catch_up(wf, wio, nwritten);
 }
 
 /* An uncached write failed with err: learn, then write it buffered */
@@ -311,56 +298,16 @@ void cacheguard_wfile_close(struct cacheguard_wfile *wf)
 }
 
 /*
- * The writer of fsp, created at its first write; NULL for everything
- * the module leaves alone
- */
-static struct cacheguard_wfile *
-cacheguard_writer(struct vfs_handle_struct *handle, struct files_struct *fsp)
-{
-	struct cacheguard_file *cgf = VFS_FETCH_FSP_EXTENSION(handle, fsp);
-	struct cacheguard_share *share = NULL;
-	struct cg_config *cfg = NULL;
-
-	if (cgf != NULL && (cgf->writer != NULL || cgf->foreign)) {
-		return cgf->writer;
-	}
-	SMB_VFS_HANDLE_GET_DATA(handle, share, struct cacheguard_share,
-				return NULL);
-	cfg = &share->cfg;
-	if (!cacheguard_watched(cfg, fsp)) {
-		return NULL;
-	}
-	if (cgf == NULL) {
-		cgf = cacheguard_add(handle, share, fsp);
-	}
-	if (cgf == NULL || cgf->foreign) {
-		return NULL;
-	}
-	if (cg_config_probes(cfg, share->below, CG_BELOW_WRITES)) {
-		cacheguard_fs_probe(fsp, !cacheguard_kernel_oplock(fsp));
-	}
-	/* On fsp, not cgf: an fsp extension's data area is no talloc ctx */
-	cgf->writer = cacheguard_wfile_new(
-		fsp,
-		handle,
-		fsp,
-		cfg,
-		cacheguard_fs_lacks_of(fsp->fsp_name->st.st_ex_dev) |
-			share->below);
-	return cgf->writer;
-}
-
-/*
  * The write hooks: every write goes to fsp's writer, and tells the
  * direct streams before and after (cacheguard_changes.c)
  */
-ssize_t cacheguard_pwrite(struct vfs_handle_struct *handle,
-			  struct files_struct *fsp,
-			  const void *data,
-			  size_t n,
-			  off_t offset)
+ssize_t cacheguard_upload_pwrite(struct vfs_handle_struct *handle,
+				 struct files_struct *fsp,
+				 struct cacheguard_wfile *wf,
+				 const void *data,
+				 size_t n,
+				 off_t offset)
 {
-	struct cacheguard_wfile *wf = cacheguard_writer(handle, fsp);
 	struct cg_wio wio = {.path = CG_PATH_NEXT};
 	ssize_t ret = -1;
 	int err;
@@ -393,13 +340,13 @@ ssize_t cacheguard_pwrite(struct vfs_handle_struct *handle,
 }
 
 /* smbd's recvfile ("min receivefile size"): a write from the socket */
-ssize_t cacheguard_recvfile(struct vfs_handle_struct *handle,
-			    int fromfd,
-			    struct files_struct *tofsp,
-			    off_t offset,
-			    size_t n)
+ssize_t cacheguard_upload_recvfile(struct vfs_handle_struct *handle,
+				   int fromfd,
+				   struct files_struct *tofsp,
+				   struct cacheguard_wfile *wf,
+				   off_t offset,
+				   size_t n)
 {
-	struct cacheguard_wfile *wf = cacheguard_writer(handle, tofsp);
 	struct cg_wio wio = {.path = CG_PATH_NEXT};
 	ssize_t ret;
 	int err;
@@ -484,15 +431,16 @@ static void cacheguard_pwrite_finish(struct cacheguard_pwrite_state *state,
 	tevent_req_done(state->req);
 }
 
-struct tevent_req *cacheguard_pwrite_send(struct vfs_handle_struct *handle,
-					  TALLOC_CTX *mem_ctx,
-					  struct tevent_context *ev,
-					  struct files_struct *fsp,
-					  const void *data,
-					  size_t n,
-					  off_t offset)
+struct tevent_req *
+cacheguard_upload_pwrite_send(struct vfs_handle_struct *handle,
+			      TALLOC_CTX *mem_ctx,
+			      struct tevent_context *ev,
+			      struct files_struct *fsp,
+			      struct cacheguard_wfile *wf,
+			      const void *data,
+			      size_t n,
+			      off_t offset)
 {
-	struct cacheguard_wfile *wf = cacheguard_writer(handle, fsp);
 	struct tevent_req *req = NULL;
 	struct cacheguard_pwrite_state *state = NULL;
 
@@ -581,8 +529,8 @@ static void cacheguard_wpwrite_release(struct cacheguard_wfile *wf)
 	}
 }
 
-ssize_t cacheguard_pwrite_recv(struct tevent_req *req,
-			       struct vfs_aio_state *vfs_aio_state)
+ssize_t cacheguard_upload_pwrite_recv(struct tevent_req *req,
+				      struct vfs_aio_state *vfs_aio_state)
 {
 	struct cacheguard_pwrite_state *state =
 		tevent_req_data(req, struct cacheguard_pwrite_state);

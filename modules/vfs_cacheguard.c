@@ -174,6 +174,93 @@ bad_option:
 	return -1;
 }
 
+/*
+ * The writer of fsp (cacheguard_write.c), created at its first write;
+ * NULL for everything the module leaves alone
+ */
+static struct cacheguard_wfile *
+cacheguard_writer(struct vfs_handle_struct *handle, struct files_struct *fsp)
+{
+	struct cacheguard_file *cgf = VFS_FETCH_FSP_EXTENSION(handle, fsp);
+	struct cacheguard_share *share = NULL;
+	struct cg_config *cfg = NULL;
+
+	if (cgf != NULL && (cgf->writer != NULL || cgf->foreign)) {
+		return cgf->writer;
+	}
+	SMB_VFS_HANDLE_GET_DATA(handle, share, struct cacheguard_share,
+				return NULL);
+	cfg = &share->cfg;
+	if (!cacheguard_watched(cfg, fsp)) {
+		return NULL;
+	}
+	if (cgf == NULL) {
+		cgf = cacheguard_add(handle, share, fsp);
+	}
+	if (cgf == NULL || cgf->foreign) {
+		return NULL;
+	}
+	if (cg_config_probes(cfg, share->below, CG_BELOW_WRITES)) {
+		cacheguard_fs_probe(fsp, !cacheguard_kernel_oplock(fsp));
+	}
+	/* On fsp, not cgf: an fsp extension's data area is no talloc ctx */
+	cgf->writer = cacheguard_wfile_new(
+		fsp,
+		handle,
+		fsp,
+		cfg,
+		cacheguard_fs_lacks_of(fsp->fsp_name->st.st_ex_dev) |
+			share->below);
+	return cgf->writer;
+}
+
+static ssize_t cacheguard_pwrite(struct vfs_handle_struct *handle,
+				 struct files_struct *fsp,
+				 const void *data,
+				 size_t n,
+				 off_t offset)
+{
+	return cacheguard_upload_pwrite(handle,
+					fsp,
+					cacheguard_writer(handle, fsp),
+					data,
+					n,
+					offset);
+}
+
+static struct tevent_req *cacheguard_pwrite_send(
+	struct vfs_handle_struct *handle,
+	TALLOC_CTX *mem_ctx,
+	struct tevent_context *ev,
+	struct files_struct *fsp,
+	const void *data,
+	size_t n,
+	off_t offset)
+{
+	return cacheguard_upload_pwrite_send(handle,
+					     mem_ctx,
+					     ev,
+					     fsp,
+					     cacheguard_writer(handle, fsp),
+					     data,
+					     n,
+					     offset);
+}
+
+static ssize_t cacheguard_write_recvfile(struct vfs_handle_struct *handle,
+					 int fromfd,
+					 struct files_struct *tofsp,
+					 off_t offset,
+					 size_t n)
+{
+	return cacheguard_upload_recvfile(handle,
+					  fromfd,
+					  tofsp,
+					  cacheguard_writer(handle, tofsp),
+					  offset,
+					  n);
+}
+
 static int cacheguard_close(struct vfs_handle_struct *handle,
 			    struct files_struct *fsp)
 {
@@ -195,8 +282,8 @@ static struct vfs_fn_pointers vfs_cacheguard_fns = {
 	.sendfile_fn = cacheguard_sendfile,
 	.pwrite_fn = cacheguard_pwrite,
 	.pwrite_send_fn = cacheguard_pwrite_send,
-	.pwrite_recv_fn = cacheguard_pwrite_recv,
-	.recvfile_fn = cacheguard_recvfile,
+	.pwrite_recv_fn = cacheguard_upload_pwrite_recv,
+	.recvfile_fn = cacheguard_write_recvfile,
 	.fallocate_fn = cacheguard_fallocate,
 	.ftruncate_fn = cacheguard_ftruncate,
 	.offload_write_send_fn = cacheguard_offload_write_send,
