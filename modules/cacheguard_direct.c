@@ -68,6 +68,7 @@
 #include "cacheguard_glue.h"
 #include "../source/cg_budget.h"
 #include "../source/cg_buf.h"
+#include "../source/cg_dev.h"
 #include "../source/cg_direct.h"
 #include "../source/cg_sys.h"
 
@@ -166,7 +167,7 @@ static size_t cacheguard_direct_alignment(int fd, dev_t dev)
 	    (stx.stx_mask & STATX_DIOALIGN) != 0) {
 		have = true;
 	} else {
-		lbs = cacheguard_fs_queue_value(dev, "logical_block_size");
+		lbs = cg_dev_queue_value(NULL, dev, "logical_block_size");
 	}
 	return cg_dio_alignment(have,
 				have ? CG_STATX_DIO_MEM(&stx) : 0,

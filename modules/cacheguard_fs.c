@@ -30,11 +30,6 @@
 /* What each device supports, per smbd process (source/cg_dev.h) */
 static struct cg_devs cacheguard_devs;
 
-unsigned cacheguard_fs_queue_value(dev_t dev, const char *name)
-{
-	return cg_dev_queue_value(NULL, dev, name);
-}
-
 uint64_t cacheguard_fs_readahead(dev_t dev)
 {
 	return cg_dev_readahead(&cacheguard_devs, dev);

@@ -157,7 +157,6 @@ void cacheguard_fs_lacks(struct files_struct *fsp,
 			 int err);
 uint64_t cacheguard_fs_readahead(dev_t dev);
 uint64_t cacheguard_fs_max_request(dev_t dev);
-unsigned cacheguard_fs_queue_value(dev_t dev, const char *name);
 
 /*
  * The CG_BELOW_* flags of the modules below handle that must see the
