@@ -55,20 +55,6 @@ void cacheguard_changes(struct files_struct *fsp,
 	errno = err;
 }
 
-ssize_t cacheguard_recvfile(struct vfs_handle_struct *handle,
-			    int fromfd,
-			    struct files_struct *tofsp,
-			    off_t offset,
-			    size_t n)
-{
-	ssize_t ret;
-
-	cacheguard_changes(tofsp, CG_CHANGE_WRITE, "recvfile", offset, n);
-	ret = SMB_VFS_NEXT_RECVFILE(handle, fromfd, tofsp, offset, n);
-	cacheguard_changes(tofsp, CG_CHANGE_WRITE, "recvfile", offset, n);
-	return ret;
-}
-
 int cacheguard_fallocate(struct vfs_handle_struct *handle,
 			 struct files_struct *fsp,
 			 uint32_t mode,

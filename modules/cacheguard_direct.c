@@ -68,6 +68,7 @@
 #include "cacheguard_glue.h"
 #include "../source/cg_budget.h"
 #include "../source/cg_buf.h"
+#include "../source/cg_dev.h"
 #include "../source/cg_direct.h"
 #include "../source/cg_sys.h"
 
@@ -166,7 +167,7 @@ static size_t cacheguard_direct_alignment(int fd, dev_t dev)
 	    (stx.stx_mask & STATX_DIOALIGN) != 0) {
 		have = true;
 	} else {
-		lbs = cacheguard_fs_queue_value(dev, "logical_block_size");
+		lbs = cg_dev_queue_value(NULL, dev, "logical_block_size");
 	}
 	return cg_dio_alignment(have,
 				have ? CG_STATX_DIO_MEM(&stx) : 0,
@@ -250,14 +251,6 @@ static int cacheguard_direct_budget_take(size_t mem,
 	return fd;
 }
 
-/* Give back the units budget_fd holds (-1: none) */
-static void cacheguard_direct_budget_give(int budget_fd)
-{
-	if (budget_fd != -1) {
-		close(budget_fd);
-	}
-}
-
 /*
  * The O_DIRECT descriptor for fd and a buffer of mem bytes, whose budget
  * units budget_fd holds (the io owns it now), in reserve bytes of address
@@ -283,7 +276,7 @@ cacheguard_direct_io_open(int fd, size_t mem, size_t reserve, int budget_fd)
 	io->refs = 1;
 	talloc_set_destructor(io, cacheguard_direct_io_destructor);
 
-	io->fd = cacheguard_fs_reopen_direct(fd);
+	io->fd = cg_sys_reopen_direct(&cg_sys_linux, fd);
 	if (io->fd == -1) {
 		err = errno;
 		goto fail;
@@ -420,8 +413,17 @@ static void cacheguard_direct_read_done(struct cacheguard_direct_job *job);
 static void cacheguard_direct_copy_done(struct cacheguard_direct_job *job);
 
 /* What a job's thread did goes to its stream, request or table */
-static void cacheguard_direct_job_report(struct cacheguard_direct_job *job)
+static void cacheguard_direct_job_done(struct tevent_req *subreq)
 {
+	struct cacheguard_direct_job *job =
+		talloc_get_type_abort(cacheguard_pool_job(subreq),
+				      struct cacheguard_direct_job);
+	int ret = cacheguard_pool_recv(subreq);
+
+	if (ret != 0) {
+		job->w.ret = -1;
+		job->w.err = ret;
+	}
 	if (job->w.ret == -1 && job->w.err == 0 && !job->w.stale) {
 		job->w.err = EIO;
 	}
@@ -440,20 +442,6 @@ static void cacheguard_direct_job_report(struct cacheguard_direct_job *job)
 		cacheguard_direct_copy_done(job);
 		break;
 	}
-}
-
-static void cacheguard_direct_job_done(struct tevent_req *subreq)
-{
-	struct cacheguard_direct_job *job =
-		talloc_get_type_abort(cacheguard_pool_job(subreq),
-				      struct cacheguard_direct_job);
-	int ret = cacheguard_pool_recv(subreq);
-
-	if (ret != 0) {
-		job->w.ret = -1;
-		job->w.err = ret;
-	}
-	cacheguard_direct_job_report(job);
 	TALLOC_FREE(subreq);	/* and the job */
 }
 
@@ -502,7 +490,9 @@ static bool cacheguard_direct_grow(void *priv, size_t extra, uint64_t below)
 
 	budget_fd = cacheguard_direct_budget_take(extra, below, true, &spent);
 	if (!spent && !cg_buf_commit(io->mem, io->mem_used, extra)) {
-		cacheguard_direct_budget_give(budget_fd);
+		if (budget_fd != -1) {
+			close(budget_fd);
+		}
 		spent = true;
 	}
 	if (spent) {
@@ -762,7 +752,9 @@ cacheguard_direct_read_job(struct cacheguard_direct *d,
 	}
 	if (job == NULL) {
 		cg_buf_unmap(bounce, len);
-		cacheguard_direct_budget_give(budget_fd);
+		if (budget_fd != -1) {
+			close(budget_fd);
+		}
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -795,32 +787,6 @@ cacheguard_direct_read_result(const struct cacheguard_direct_job *job,
 	return (ssize_t)got;
 }
 
-static bool
-cacheguard_direct_read_start(struct cacheguard_direct *d,
-			     struct cacheguard_direct_read_state *state)
-{
-	struct cacheguard_direct_job *job = NULL;
-
-	job = cacheguard_direct_read_job(d,
-					 state->data,
-					 state->n,
-					 state->offset,
-					 &state->plan);
-	if (job == NULL) {
-		tevent_req_error(state->req, errno);
-		return false;
-	}
-	job->rs = state;
-	if (!cacheguard_direct_job_start(d, state->ev, job)) {
-		TALLOC_FREE(job);
-		tevent_req_error(state->req, ENOMEM);
-		return false;
-	}
-	state->job = job;
-	DLIST_ADD(d->jobs, job);
-	return true;
-}
-
 static void cacheguard_direct_read_done(struct cacheguard_direct_job *job)
 {
 	struct cacheguard_direct_read_state *state = job->rs;
@@ -851,15 +817,34 @@ static void cacheguard_direct_read_done(struct cacheguard_direct_job *job)
 	tevent_req_done(state->req);
 }
 
+/* A MISS: the request reads on its own */
 static bool cacheguard_direct_start_read(void *priv, struct cg_direct_req *r)
 {
 	struct cacheguard_direct *d =
 		talloc_get_type_abort(priv, struct cacheguard_direct);
-
-	return cacheguard_direct_read_start(
-		d,
+	struct cacheguard_direct_read_state *state =
 		talloc_get_type_abort(r->owner,
-				      struct cacheguard_direct_read_state));
+				      struct cacheguard_direct_read_state);
+	struct cacheguard_direct_job *job = NULL;
+
+	job = cacheguard_direct_read_job(d,
+					 state->data,
+					 state->n,
+					 state->offset,
+					 &state->plan);
+	if (job == NULL) {
+		tevent_req_error(state->req, errno);
+		return false;
+	}
+	job->rs = state;
+	if (!cacheguard_direct_job_start(d, state->ev, job)) {
+		TALLOC_FREE(job);
+		tevent_req_error(state->req, ENOMEM);
+		return false;
+	}
+	state->job = job;
+	DLIST_ADD(d->jobs, job);
+	return true;
 }
 
 /*

@@ -153,11 +153,12 @@ static void cacheguard_log_summary(struct files_struct *fsp,
 				   const struct cacheguard_file *cgf);
 
 /*
- * What a tracked file's close does, once: its stream's last drops and
- * hints, its summary, its direct buffer back. From SMB_VFS_CLOSE, or from
- * the extension's destructor for a handle smbd frees without it: SMB1
- * DOS and FCB opens of one file by one client share a descriptor, and
- * smbd calls SMB_VFS_CLOSE only for the last of them (fd_close).
+ * What a file's close does, once: its upload dropped, its stream's last
+ * drops and hints, its summary, its direct buffer back. From
+ * SMB_VFS_CLOSE, or from the extension's destructor for a handle smbd
+ * frees without it: SMB1 DOS and FCB opens of one file by one client
+ * share a descriptor, and smbd calls SMB_VFS_CLOSE only for the last of
+ * them (fd_close).
  */
 void cacheguard_file_done(struct files_struct *fsp,
 			  struct cacheguard_file *cgf)
@@ -166,6 +167,10 @@ void cacheguard_file_done(struct files_struct *fsp,
 		return;
 	}
 	cgf->done = true;
+	if (cgf->writer != NULL) {
+		cacheguard_wfile_close(cgf->writer);
+		TALLOC_FREE(cgf->writer);
+	}
 	if (cgf->track == CG_TRACKING_YES) {
 		uint64_t start_ns = cg_now_ns();
 
@@ -180,14 +185,8 @@ static void cacheguard_file_destroy(void *p)
 {
 	struct cacheguard_file *cgf = p;
 
-	if (!cgf->done) {
-		/* freed without SMB_VFS_CLOSE: a shared DOS or FCB handle */
-		if (cgf->writer != NULL) {
-			cacheguard_wfile_close(cgf->writer);
-			TALLOC_FREE(cgf->writer);
-		}
-		cacheguard_file_done(cgf->fsp, cgf);
-	}
+	/* freed without SMB_VFS_CLOSE: a shared DOS or FCB handle */
+	cacheguard_file_done(cgf->fsp, cgf);
 }
 
 bool cacheguard_watched(const struct cg_config *cfg,

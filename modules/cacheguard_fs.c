@@ -30,11 +30,6 @@
 /* What each device supports, per smbd process (source/cg_dev.h) */
 static struct cg_devs cacheguard_devs;
 
-unsigned cacheguard_fs_queue_value(dev_t dev, const char *name)
-{
-	return cg_dev_queue_value(NULL, dev, name);
-}
-
 uint64_t cacheguard_fs_readahead(dev_t dev)
 {
 	return cg_dev_readahead(&cacheguard_devs, dev);
@@ -50,9 +45,14 @@ unsigned cacheguard_fs_lacks_of(dev_t dev)
 	return cg_dev_lacks(&cacheguard_devs, dev);
 }
 
-void cacheguard_fs_lacks(dev_t dev, unsigned flag, const char *what, int err)
+void cacheguard_fs_lacks(struct files_struct *fsp,
+			 unsigned flag,
+			 const char *what,
+			 int err)
 {
-	if (!cg_dev_learn(&cacheguard_devs, dev, flag)) {
+	dev_t dev = fsp->fsp_name->st.st_ex_dev;
+
+	if (flag == 0 || !cg_dev_learn(&cacheguard_devs, dev, flag)) {
 		return;
 	}
 	DBG_WARNING("device %u:%u has no %s (%s); its streams fall back\n",
@@ -62,27 +62,14 @@ void cacheguard_fs_lacks(dev_t dev, unsigned flag, const char *what, int err)
 		    strerror(err));
 }
 
-int cacheguard_fs_reopen_direct(int fd)
-{
-	char buf[PATH_MAX];
-	const char *path = cacheguard_proc_fd_path(fd, buf, sizeof(buf));
-
-	if (path == NULL) {
-		errno = ENOSYS;	/* no /proc: no way to reopen the fd */
-		return -1;
-	}
-	return open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
-}
-
 void cacheguard_fs_probe(struct files_struct *fsp, bool may_reopen)
 {
 	dev_t dev = fsp->fsp_name->st.st_ex_dev;
-	struct cg_sys sys = cg_sys_linux;
 	enum cg_mode auto_mode;
 	unsigned lacks;
 
-	sys.reopen_direct = cacheguard_fs_reopen_direct;
-	if (!cg_dev_probe(&cacheguard_devs, &sys, dev, fsp_get_io_fd(fsp),
+	if (!cg_dev_probe(&cacheguard_devs, &cg_sys_linux, dev,
+			  fsp_get_io_fd(fsp),
 			  may_reopen)) {
 		return;
 	}

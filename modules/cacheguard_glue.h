@@ -49,29 +49,23 @@ int cacheguard_pool_recv(struct tevent_req *req);
 void *cacheguard_pool_job(struct tevent_req *req);
 
 /*
- * A read that leaves nothing cached (cacheguard_uncached.c), in smbd's
- * pool: flags CG_RWF_DONTCACHE or CG_READ_DROP (cg_pread_full). Failure
- * is -1 with vfs_aio_state->error set (EOPNOTSUPP: no RWF_DONTCACHE).
+ * A read (or write) that leaves nothing cached (cacheguard_uncached.c),
+ * in smbd's pool: flags CG_RWF_DONTCACHE or CG_READ_DROP (cg_pread_full).
+ * Failure is -1 with vfs_aio_state->error set (EOPNOTSUPP: no
+ * RWF_DONTCACHE).
  */
-struct tevent_req *
-cacheguard_uncached_pread_send(TALLOC_CTX *mem_ctx,
-			       struct tevent_context *ev,
-			       struct vfs_handle_struct *handle,
-			       int fd,
-			       void *data,
-			       size_t n,
-			       off_t offset,
-			       int flags,
-			       unsigned ioprio);
-ssize_t cacheguard_uncached_pread_recv(struct tevent_req *req,
-				       struct vfs_aio_state *vfs_aio_state);
-/* The same on smbd's main thread, for SMB_VFS_PREAD; -1 and errno */
-ssize_t cacheguard_uncached_pread(int fd,
-				  void *data,
-				  size_t n,
-				  off_t offset,
-				  int flags,
-				  unsigned ioprio);
+struct tevent_req *cacheguard_uncached_send(TALLOC_CTX *mem_ctx,
+					    struct tevent_context *ev,
+					    struct vfs_handle_struct *handle,
+					    bool write,
+					    int fd,
+					    void *data,
+					    size_t n,
+					    off_t offset,
+					    int flags,
+					    unsigned ioprio);
+ssize_t cacheguard_uncached_recv(struct tevent_req *req,
+				 struct vfs_aio_state *vfs_aio_state);
 
 /*
  * A file's direct stream (cacheguard_direct.c), a talloc child of the
@@ -123,11 +117,6 @@ void cacheguard_changes(struct files_struct *fsp,
 			const char *hook,
 			off_t offset,
 			uint64_t n);
-ssize_t cacheguard_recvfile(struct vfs_handle_struct *handle,
-			    int fromfd,
-			    struct files_struct *tofsp,
-			    off_t offset,
-			    size_t n);
 int cacheguard_fallocate(struct vfs_handle_struct *handle,
 			 struct files_struct *fsp,
 			 uint32_t mode,
@@ -160,12 +149,14 @@ bool cacheguard_direct_finished(const struct cacheguard_direct *d,
  * mode auto's probe logs its answer at level 2
  */
 void cacheguard_fs_probe(struct files_struct *fsp, bool may_reopen);
-int cacheguard_fs_reopen_direct(int fd);
 unsigned cacheguard_fs_lacks_of(dev_t dev);
-void cacheguard_fs_lacks(dev_t dev, unsigned flag, const char *what, int err);
+/* fsp's device lacks flag (0: nothing learnt), as err showed */
+void cacheguard_fs_lacks(struct files_struct *fsp,
+			 unsigned flag,
+			 const char *what,
+			 int err);
 uint64_t cacheguard_fs_readahead(dev_t dev);
 uint64_t cacheguard_fs_max_request(dev_t dev);
-unsigned cacheguard_fs_queue_value(dev_t dev, const char *name);
 
 /*
  * The CG_BELOW_* flags of the modules below handle that must see the

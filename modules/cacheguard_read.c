@@ -28,6 +28,7 @@
 
 #include "includes.h"
 #include "smbd/smbd.h"
+#include "smbd/globals.h"
 #include "lib/util/tevent_unix.h"
 
 #include "cacheguard_glue.h"
@@ -37,20 +38,6 @@
 
 #undef DBGC_CLASS
 #define DBGC_CLASS vfs_cacheguard_debug_level
-
-/* A fast path will not be used: count it, and remember what fs lacks */
-static void cacheguard_fs_learnt(struct files_struct *fsp,
-				 unsigned lacks,
-				 const char *what,
-				 int err)
-{
-	if (lacks != 0) {
-		cacheguard_fs_lacks(fsp->fsp_name->st.st_ex_dev,
-				    lacks,
-				    what,
-				    err);
-	}
-}
 
 /* The engine's path for one read; sets up direct reads */
 static enum cg_path cacheguard_choose(struct vfs_handle_struct *handle,
@@ -84,7 +71,7 @@ static enum cg_path cacheguard_choose(struct vfs_handle_struct *handle,
 					   fsp_get_io_fd(fsp),
 					   fail,
 					   lacks);
-	cacheguard_fs_learnt(fsp, lacks, "O_DIRECT", EINVAL);
+	cacheguard_fs_lacks(fsp, lacks, "O_DIRECT", EINVAL);
 	DBG_INFO("%s: no direct reads (%s), mode %s\n",
 		 fsp_str_dbg(fsp),
 		 cg_direct_fail_name(fail),
@@ -125,7 +112,7 @@ static bool cacheguard_read_again(struct files_struct *fsp,
 	if (after != CG_AFTER_FELL_BACK) {
 		return after == CG_AFTER_AGAIN;
 	}
-	cacheguard_fs_learnt(fsp, learnt, "RWF_DONTCACHE", err);
+	cacheguard_fs_lacks(fsp, learnt, "RWF_DONTCACHE", err);
 	if (failed == CG_PATH_DIRECT && was == CG_MODE_DIRECT &&
 	    cgf->file.mode != CG_MODE_DIRECT) {
 		DBG_WARNING("%s: direct read failed (%s); the file falls back "
@@ -166,6 +153,7 @@ ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
 	struct cg_io io;
 	unsigned ioprio;
 	ssize_t ret = -1;
+	bool uncached;
 	bool direct;
 	int saved;
 	int err;
@@ -179,32 +167,25 @@ ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
 	path = cacheguard_choose(handle, fsp, cgf, &io, n, true);
 	do {
 		call = cg_file_call(&io, path);
-		switch (call) {
-		case CG_CALL_DONTCACHE:
-		case CG_CALL_PIECES:
-			ret = cacheguard_uncached_pread(
-				fd,
-				data,
-				n,
-				offset,
-				cg_file_call_flags(call),
-				ioprio);
-			break;
-		case CG_CALL_DIRECT: /* never for a sync read */
-		case CG_CALL_NEXT:
-			/* a direct stream's own read, through the cache */
-			direct = cgf->file.stream.state == CG_ACTIVE &&
-				 io.in_stream &&
-				 cgf->file.stream.via == CG_VIA_DIRECT;
-			saved = cg_ioprio_enter(direct ? ioprio : 0);
+		uncached = call == CG_CALL_DONTCACHE || call == CG_CALL_PIECES;
+		/* a direct stream's own reads through the cache too */
+		direct = cgf->file.stream.state == CG_ACTIVE && io.in_stream &&
+			 cgf->file.stream.via == CG_VIA_DIRECT;
+		saved = cg_ioprio_enter(uncached || direct ? ioprio : 0);
+		if (uncached) {
+			/* in smbd's profile as vfs_default's pread */
+			START_PROFILE_BYTES(syscall_pread, n);
+			ret = cg_pread_full(&cg_sys_linux, fd, data, n,
+					    (uint64_t)offset,
+					    cg_file_call_flags(call));
+			END_PROFILE_BYTES(syscall_pread);
+		} else {
+			/* CG_CALL_DIRECT is never a sync read's */
 			ret = SMB_VFS_NEXT_PREAD(handle, fsp, data, n, offset);
-			err = errno;
-			cg_ioprio_leave(saved);
-			errno = err;
-			break;
 		}
 		/* smbd maps the read's errno to the client's NTSTATUS */
 		err = errno;
+		cg_ioprio_leave(saved);
 	} while (cacheguard_read_again(fsp, cgf, &io, &path, ret, err));
 	cacheguard_served(cgf, path, ret);
 	cg_read_end(&cgf->file.stream, fd, &io, ret);
@@ -228,42 +209,63 @@ struct cacheguard_pread_state {
 
 static void cacheguard_pread_done(struct tevent_req *subreq);
 
-static struct tevent_req *cacheguard_pread_issue(
-	struct cacheguard_pread_state *state)
+/* The read's next try; false (and its stream told) without memory */
+static bool cacheguard_pread_issue(struct tevent_req *req,
+				   struct cacheguard_pread_state *state)
 {
-	struct cg_stream *s = &state->cgf->file.stream;
-	enum cg_call call = cg_file_call(&state->io, state->path);
+	struct cg_stream *s = NULL;
+	struct tevent_req *subreq = NULL;
+	enum cg_call call = CG_CALL_NEXT;
 
+	if (state->cgf != NULL) {
+		s = &state->cgf->file.stream;
+		call = cg_file_call(&state->io, state->path);
+	}
 	switch (call) {
 	case CG_CALL_DONTCACHE:
 	case CG_CALL_PIECES:
-		return cacheguard_uncached_pread_send(state,
+		subreq = cacheguard_uncached_send(
+			state,
+			state->ev,
+			state->handle,
+			false,
+			fsp_get_io_fd(state->fsp),
+			state->data,
+			state->n,
+			state->offset,
+			cg_file_call_flags(call),
+			s->cfg->stream_ioprio);
+		break;
+	case CG_CALL_DIRECT:
+		subreq = cacheguard_direct_pread_send(state,
 						      state->ev,
-						      state->handle,
-						      fsp_get_io_fd(state->fsp),
+						      state->cgf->direct,
 						      state->data,
 						      state->n,
 						      state->offset,
-						      cg_file_call_flags(call),
-						      s->cfg->stream_ioprio);
-	case CG_CALL_DIRECT:
-		return cacheguard_direct_pread_send(state,
-						    state->ev,
-						    state->cgf->direct,
-						    state->data,
-						    state->n,
-						    state->offset,
-						    cg_stream_inflight(s));
+						      cg_stream_inflight(s));
+		break;
 	case CG_CALL_NEXT:
+		subreq = SMB_VFS_NEXT_PREAD_SEND(state,
+						 state->ev,
+						 state->handle,
+						 state->fsp,
+						 state->data,
+						 state->n,
+						 state->offset);
 		break;
 	}
-	return SMB_VFS_NEXT_PREAD_SEND(state,
-				       state->ev,
-				       state->handle,
-				       state->fsp,
-				       state->data,
-				       state->n,
-				       state->offset);
+	if (tevent_req_nomem(subreq, req)) {
+		if (s != NULL) {
+			cg_read_end(s,
+				    fsp_get_io_fd(state->fsp),
+				    &state->io,
+				    -1);
+		}
+		return false;
+	}
+	tevent_req_set_callback(subreq, cacheguard_pread_done, req);
+	return true;
 }
 
 struct tevent_req *cacheguard_pread_send(
@@ -276,9 +278,9 @@ struct tevent_req *cacheguard_pread_send(
 	off_t offset)
 {
 	struct tevent_req *req = NULL;
-	struct tevent_req *subreq = NULL;
 	struct cacheguard_pread_state *state = NULL;
 	uint64_t start_ns;
+	bool ok;
 
 	req = tevent_req_create(mem_ctx, &state, struct cacheguard_pread_state);
 	if (req == NULL) {
@@ -296,17 +298,9 @@ struct tevent_req *cacheguard_pread_send(
 	};
 	if (state->cgf == NULL) {
 		/* most reads of most shares: nothing of the module's */
-		subreq = SMB_VFS_NEXT_PREAD_SEND(state,
-						 ev,
-						 handle,
-						 fsp,
-						 data,
-						 n,
-						 offset);
-		if (tevent_req_nomem(subreq, req)) {
+		if (!cacheguard_pread_issue(req, state)) {
 			return tevent_req_post(req, ev);
 		}
-		tevent_req_set_callback(subreq, cacheguard_pread_done, req);
 		return req;
 	}
 	start_ns = cg_now_ns();
@@ -321,18 +315,11 @@ struct tevent_req *cacheguard_pread_send(
 					&state->io,
 					n,
 					false);
-
-	subreq = cacheguard_pread_issue(state);
-	if (tevent_req_nomem(subreq, req)) {
-		cg_read_end(&state->cgf->file.stream,
-			    fsp_get_io_fd(state->fsp),
-			    &state->io,
-			    -1);
-		cacheguard_loop_took(state->cgf, "send", start_ns);
+	ok = cacheguard_pread_issue(req, state);
+	cacheguard_loop_took(state->cgf, "send", start_ns);
+	if (!ok) {
 		return tevent_req_post(req, ev);
 	}
-	tevent_req_set_callback(subreq, cacheguard_pread_done, req);
-	cacheguard_loop_took(state->cgf, "send", start_ns);
 	return req;
 }
 
@@ -356,9 +343,8 @@ static void cacheguard_pread_done(struct tevent_req *subreq)
 	switch (call) {
 	case CG_CALL_DONTCACHE:
 	case CG_CALL_PIECES:
-		state->ret =
-			cacheguard_uncached_pread_recv(subreq,
-						       &state->vfs_aio_state);
+		state->ret = cacheguard_uncached_recv(subreq,
+						      &state->vfs_aio_state);
 		break;
 	case CG_CALL_DIRECT:
 		state->ret =
@@ -377,16 +363,7 @@ static void cacheguard_pread_done(struct tevent_req *subreq)
 				  state->ret,
 				  state->vfs_aio_state.error)) {
 		state->vfs_aio_state = (struct vfs_aio_state){0};
-		subreq = cacheguard_pread_issue(state);
-		if (tevent_req_nomem(subreq, req)) {
-			cg_read_end(&state->cgf->file.stream,
-				    fsp_get_io_fd(state->fsp),
-				    &state->io,
-				    -1);
-			cacheguard_loop_took(state->cgf, "done", start_ns);
-			return;
-		}
-		tevent_req_set_callback(subreq, cacheguard_pread_done, req);
+		cacheguard_pread_issue(req, state);
 		cacheguard_loop_took(state->cgf, "done", start_ns);
 		return;
 	}

@@ -24,7 +24,7 @@
  * completes; pages that were cached already stay. Kernels or
  * filesystems without it fail with EOPNOTSUPP. The same job reads a
  * dontneed stream alone on its file in pieces, each dropped once read
- * (CG_READ_DROP).
+ * (CG_READ_DROP), and writes an upload uncached.
  */
 
 #include "includes.h"
@@ -40,32 +40,11 @@
 #undef DBGC_CLASS
 #define DBGC_CLASS vfs_cacheguard_debug_level
 
-/* Counted in smbd's profile as vfs_default's pread is (syscall_pread) */
-ssize_t cacheguard_uncached_pread(int fd,
-				  void *data,
-				  size_t n,
-				  off_t offset,
-				  int flags,
-				  unsigned ioprio)
-{
-	int saved = cg_ioprio_enter(ioprio);
-	ssize_t ret;
-	int err;
-
-	START_PROFILE_BYTES(syscall_pread, n);
-	ret = cg_pread_full(&cg_sys_linux, fd, data, n, (uint64_t)offset,
-			    flags);
-	END_PROFILE_BYTES(syscall_pread);
-	err = errno;
-	cg_ioprio_leave(saved);
-	errno = err;
-	return ret;
-}
-
 /* Flat: the pool thread touches nothing else */
 struct cacheguard_uncached_job {
 	int fd;
 	int flags;
+	bool write;		/* pwritev2() of buf, else preadv2() into it */
 	void *buf;
 	size_t count;
 	off_t offset;
@@ -85,28 +64,37 @@ static void cacheguard_uncached_do(void *private_data)
 
 	clock_gettime_mono(&start);
 	saved = cg_ioprio_enter(job->ioprio);
-	job->ret = cg_pread_full(&cg_sys_linux,
-				 job->fd,
-				 job->buf,
-				 job->count,
-				 (uint64_t)job->offset,
-				 job->flags);
+	if (job->write) {
+		job->ret = cg_pwrite_full(&cg_sys_linux,
+					  job->fd,
+					  job->buf,
+					  job->count,
+					  (uint64_t)job->offset,
+					  job->flags);
+	} else {
+		job->ret = cg_pread_full(&cg_sys_linux,
+					 job->fd,
+					 job->buf,
+					 job->count,
+					 (uint64_t)job->offset,
+					 job->flags);
+	}
 	job->err = job->ret == -1 ? errno : 0;
 	cg_ioprio_leave(saved);
 	clock_gettime_mono(&end);
 	job->duration = nsec_time_diff(&end, &start);
 }
 
-struct tevent_req *
-cacheguard_uncached_pread_send(TALLOC_CTX *mem_ctx,
-			       struct tevent_context *ev,
-			       struct vfs_handle_struct *handle,
-			       int fd,
-			       void *data,
-			       size_t n,
-			       off_t offset,
-			       int flags,
-			       unsigned ioprio)
+struct tevent_req *cacheguard_uncached_send(TALLOC_CTX *mem_ctx,
+					    struct tevent_context *ev,
+					    struct vfs_handle_struct *handle,
+					    bool write,
+					    int fd,
+					    void *data,
+					    size_t n,
+					    off_t offset,
+					    int flags,
+					    unsigned ioprio)
 {
 	struct tevent_req *req = NULL;
 	struct cacheguard_uncached_job *job = NULL;
@@ -118,6 +106,7 @@ cacheguard_uncached_pread_send(TALLOC_CTX *mem_ctx,
 	*job = (struct cacheguard_uncached_job){
 		.fd = fd,
 		.flags = flags,
+		.write = write,
 		.buf = data,
 		.count = n,
 		.offset = offset,
@@ -130,15 +119,16 @@ cacheguard_uncached_pread_send(TALLOC_CTX *mem_ctx,
 				   cacheguard_uncached_do,
 				   job,
 				   n,
-				   CACHEGUARD_POOL_PREAD);
+				   write ? CACHEGUARD_POOL_PWRITE
+					 : CACHEGUARD_POOL_PREAD);
 	if (req == NULL) {
 		TALLOC_FREE(job);
 	}
 	return req;
 }
 
-ssize_t cacheguard_uncached_pread_recv(struct tevent_req *req,
-				       struct vfs_aio_state *vfs_aio_state)
+ssize_t cacheguard_uncached_recv(struct tevent_req *req,
+				 struct vfs_aio_state *vfs_aio_state)
 {
 	struct cacheguard_uncached_job *job = NULL;
 	int err = cacheguard_pool_recv(req);

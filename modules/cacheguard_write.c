@@ -49,7 +49,7 @@
 #undef DBGC_CLASS
 #define DBGC_CLASS vfs_cacheguard_debug_level
 
-struct cacheguard_wpwrite_state;
+struct cacheguard_pwrite_state;
 struct cacheguard_wb_job;
 
 struct cacheguard_wfile {
@@ -64,7 +64,7 @@ struct cacheguard_wfile {
 	 */
 	int res_fd;
 	struct cacheguard_wb_job *job;	       /* in flight, or NULL */
-	struct cacheguard_wpwrite_state *held; /* answered after it */
+	struct cacheguard_pwrite_state *held; /* answered after it */
 };
 
 /* Flat: the pool thread touches nothing else */
@@ -234,17 +234,21 @@ not_run:
 }
 
 /*
- * A write whose answer cannot be held ended while the stream lags: it
- * waits here, on smbd's main thread (which the write blocked anyway),
- * for what it wrote to be written back and dropped (cg_write_catch_up)
+ * A write of nwritten bytes ended: the engine may plan a job. A write
+ * whose answer cannot be held, ended while the stream lags, waits here
+ * on smbd's main thread (which the write blocked anyway) for what it
+ * wrote to be written back and dropped (cg_write_catch_up).
  */
-static void cacheguard_wfile_catch_up(struct cacheguard_wfile *wf,
-				      const struct cg_wio *wio,
-				      ssize_t nwritten)
+static void cacheguard_wfile_ended(struct cacheguard_wfile *wf,
+				   const struct cg_wio *wio,
+				   ssize_t nwritten)
 {
 	struct cg_wb_plan plan;
 	uint64_t left;
 
+	if (cg_write_end(&wf->w, wio, nwritten, &plan)) {
+		cacheguard_wb_start(wf, &plan);
+	}
 	if (!cg_write_catch_up(&wf->w, wio, nwritten, &plan)) {
 		return;
 	}
@@ -256,22 +260,6 @@ static void cacheguard_wfile_catch_up(struct cacheguard_wfile *wf,
 	cg_write_caught_up(&wf->w, &plan, left);
 }
 
-/*
- * A write of nwritten bytes ended: the engine may plan a job, and a
- * write whose answer cannot be held catch up
- */
-static void cacheguard_wfile_ended(struct cacheguard_wfile *wf,
-				   const struct cg_wio *wio,
-				   ssize_t nwritten)
-{
-	struct cg_wb_plan plan;
-
-	if (cg_write_end(&wf->w, wio, nwritten, &plan)) {
-		cacheguard_wb_start(wf, &plan);
-	}
-	cacheguard_wfile_catch_up(wf, wio, nwritten);
-}
-
 /* An uncached write failed with err: learn, then write it buffered */
 static void cacheguard_wfile_fell_back(struct cacheguard_wfile *wf,
 				       struct cg_wio *wio,
@@ -279,272 +267,7 @@ static void cacheguard_wfile_fell_back(struct cacheguard_wfile *wf,
 {
 	unsigned lacks = cg_write_failed(&wf->w, wio, err);
 
-	if (lacks != 0) {
-		cacheguard_fs_lacks(wf->fsp->fsp_name->st.st_ex_dev,
-				    lacks,
-				    "RWF_DONTCACHE writes",
-				    err);
-	}
-}
-
-static ssize_t cacheguard_wfile_pwrite(struct cacheguard_wfile *wf,
-				       const void *data,
-				       size_t n,
-				       off_t offset)
-{
-	struct cg_wio wio = cg_write_begin_sync(&wf->w, offset, n);
-	ssize_t ret = -1;
-	int err;
-
-	if (wio.path == CG_PATH_UNCACHED) {
-		START_PROFILE_BYTES(syscall_pwrite, n);
-		ret = cg_pwrite_full(&cg_sys_linux, fsp_get_io_fd(wf->fsp),
-				     data, n, offset, CG_RWF_DONTCACHE);
-		END_PROFILE_BYTES(syscall_pwrite);
-		if (ret == -1) {
-			cacheguard_wfile_fell_back(wf, &wio, errno);
-		}
-	}
-	if (wio.path == CG_PATH_NEXT) {
-		ret = SMB_VFS_NEXT_PWRITE(wf->handle, wf->fsp, data, n, offset);
-	}
-	err = errno;
-	cacheguard_wfile_ended(wf, &wio, ret);
-	errno = err;
-	return ret;
-}
-
-static ssize_t cacheguard_wfile_recvfile(struct cacheguard_wfile *wf,
-					 int fromfd,
-					 off_t offset,
-					 size_t n)
-{
-	struct cg_wio wio = cg_write_begin_socket(&wf->w, offset, n);
-	ssize_t ret;
-	int err;
-
-	ret = SMB_VFS_NEXT_RECVFILE(wf->handle, fromfd, wf->fsp, offset, n);
-	err = errno;
-	cacheguard_wfile_ended(wf, &wio, ret);
-	errno = err;
-	return ret;
-}
-
-/* pwritev2(RWF_DONTCACHE) in smbd's pool, as vfs_default's pwrite */
-struct cacheguard_upwrite_job {
-	int fd;
-	const void *buf;
-	size_t count;
-	off_t offset;
-	ssize_t ret;
-	int err;
-};
-
-static void cacheguard_upwrite_do(void *private_data)
-{
-	struct cacheguard_upwrite_job *job =
-		talloc_get_type_abort(private_data,
-				      struct cacheguard_upwrite_job);
-
-	job->ret = cg_pwrite_full(&cg_sys_linux, job->fd, job->buf,
-				  job->count, job->offset, CG_RWF_DONTCACHE);
-	job->err = job->ret == -1 ? errno : 0;
-}
-
-static struct tevent_req *cacheguard_upwrite_send(TALLOC_CTX *mem_ctx,
-						  struct tevent_context *ev,
-						  struct cacheguard_wfile *wf,
-						  const void *data,
-						  size_t n,
-						  off_t offset)
-{
-	struct tevent_req *req = NULL;
-	struct cacheguard_upwrite_job *job = NULL;
-
-	job = talloc(mem_ctx, struct cacheguard_upwrite_job);
-	if (job == NULL) {
-		return NULL;
-	}
-	*job = (struct cacheguard_upwrite_job){
-		.fd = fsp_get_io_fd(wf->fsp),
-		.buf = data,
-		.count = n,
-		.offset = offset,
-		.ret = -1,
-	};
-	req = cacheguard_pool_send(mem_ctx,
-				   ev,
-				   wf->handle->conn->sconn->pool,
-				   cacheguard_upwrite_do,
-				   job,
-				   n,
-				   CACHEGUARD_POOL_PWRITE);
-	if (req == NULL) {
-		TALLOC_FREE(job);
-	}
-	return req;
-}
-
-static ssize_t cacheguard_upwrite_recv(struct tevent_req *req, int *err)
-{
-	struct cacheguard_upwrite_job *job = NULL;
-
-	*err = cacheguard_pool_recv(req);
-	if (*err != 0) {
-		return -1;
-	}
-	job = talloc_get_type_abort(cacheguard_pool_job(req),
-				    struct cacheguard_upwrite_job);
-	*err = job->err;
-	return job->ret;
-}
-
-struct cacheguard_wpwrite_state {
-	struct cacheguard_wpwrite_state *prev, *next; /* in wf->held */
-	struct tevent_req *req;
-	struct tevent_context *ev;
-	struct vfs_handle_struct *handle;
-	struct files_struct *fsp;
-	struct cacheguard_wfile *wf; /* NULL: the file is not watched */
-	struct cg_wio wio;
-	const void *data;
-	size_t n;
-	off_t offset;
-	ssize_t ret;
-	struct vfs_aio_state vfs_aio_state;
-};
-
-static void cacheguard_wpwrite_done(struct tevent_req *subreq);
-static int
-cacheguard_wpwrite_destructor(struct cacheguard_wpwrite_state *state);
-
-static struct tevent_req *
-cacheguard_wpwrite_issue(struct cacheguard_wpwrite_state *state)
-{
-	if (state->wio.path == CG_PATH_UNCACHED) {
-		return cacheguard_upwrite_send(state,
-					       state->ev,
-					       state->wf,
-					       state->data,
-					       state->n,
-					       state->offset);
-	}
-	return SMB_VFS_NEXT_PWRITE_SEND(state, state->ev, state->handle,
-					state->fsp, state->data, state->n,
-					state->offset);
-}
-
-/* wf NULL: the next module's pwrite_send, unwatched */
-static struct tevent_req *
-cacheguard_wfile_pwrite_send(TALLOC_CTX *mem_ctx,
-			     struct tevent_context *ev,
-			     struct vfs_handle_struct *handle,
-			     struct files_struct *fsp,
-			     struct cacheguard_wfile *wf,
-			     const void *data,
-			     size_t n,
-			     off_t offset)
-{
-	struct tevent_req *req = NULL;
-	struct tevent_req *subreq = NULL;
-	struct cacheguard_wpwrite_state *state = NULL;
-
-	req = tevent_req_create(mem_ctx,
-				&state,
-				struct cacheguard_wpwrite_state);
-	if (req == NULL) {
-		return NULL;
-	}
-	*state = (struct cacheguard_wpwrite_state){
-		.ev = ev,
-		.handle = handle,
-		.fsp = fsp,
-		.wf = wf,
-		.req = req,
-		.wio = {.path = CG_PATH_NEXT},
-		.data = data,
-		.n = n,
-		.offset = offset,
-		.ret = -1,
-	};
-	if (wf != NULL) {
-		state->wio = cg_write_begin(&wf->w, offset, n);
-	}
-	subreq = cacheguard_wpwrite_issue(state);
-	if (tevent_req_nomem(subreq, req)) {
-		return tevent_req_post(req, ev);
-	}
-	tevent_req_set_callback(subreq, cacheguard_wpwrite_done, req);
-	return req;
-}
-
-static void cacheguard_wpwrite_done(struct tevent_req *subreq)
-{
-	struct tevent_req *req = tevent_req_callback_data(subreq,
-							  struct tevent_req);
-	struct cacheguard_wpwrite_state *state =
-		tevent_req_data(req, struct cacheguard_wpwrite_state);
-	int err = 0;
-
-	if (state->wio.path == CG_PATH_UNCACHED) {
-		state->ret = cacheguard_upwrite_recv(subreq, &err);
-	} else {
-		state->ret = SMB_VFS_PWRITE_RECV(subreq, &state->vfs_aio_state);
-	}
-	TALLOC_FREE(subreq);
-	if (state->ret == -1 && state->wio.path == CG_PATH_UNCACHED) {
-		/* Write it again through the next module */
-		cacheguard_wfile_fell_back(state->wf, &state->wio, err);
-		subreq = cacheguard_wpwrite_issue(state);
-		if (tevent_req_nomem(subreq, req)) {
-			return;
-		}
-		tevent_req_set_callback(subreq, cacheguard_wpwrite_done, req);
-		return;
-	}
-	if (state->wf == NULL) {
-		tevent_req_done(req);
-		return;
-	}
-	cacheguard_wfile_ended(state->wf, &state->wio, state->ret);
-	if (cg_write_lagging(&state->wf->w)) {
-		/* The device is behind: answer once the job in flight ends */
-		DLIST_ADD_END(state->wf->held, state);
-		talloc_set_destructor(state, cacheguard_wpwrite_destructor);
-		return;
-	}
-	tevent_req_done(req);
-}
-
-static int cacheguard_wpwrite_destructor(struct cacheguard_wpwrite_state *state)
-{
-	DLIST_REMOVE(state->wf->held, state);
-	return 0;
-}
-
-/* A job ended (or the file goes): answer the writes held for it */
-static void cacheguard_wpwrite_release(struct cacheguard_wfile *wf)
-{
-	while (wf->held != NULL) {
-		struct cacheguard_wpwrite_state *state = wf->held;
-
-		DLIST_REMOVE(wf->held, state);
-		talloc_set_destructor(state, NULL);
-		tevent_req_done(state->req);
-	}
-}
-
-static ssize_t cacheguard_wfile_pwrite_recv(struct tevent_req *req,
-					    struct vfs_aio_state *vfs_aio_state)
-{
-	struct cacheguard_wpwrite_state *state =
-		tevent_req_data(req, struct cacheguard_wpwrite_state);
-
-	if (tevent_req_is_unix_error(req, &vfs_aio_state->error)) {
-		return -1;
-	}
-	*vfs_aio_state = state->vfs_aio_state;
-	return state->ret;
+	cacheguard_fs_lacks(wf->fsp, lacks, "RWF_DONTCACHE writes", err);
 }
 
 void cacheguard_wfile_close(struct cacheguard_wfile *wf)
@@ -585,29 +308,128 @@ ssize_t cacheguard_upload_pwrite(struct vfs_handle_struct *handle,
 				 size_t n,
 				 off_t offset)
 {
-	ssize_t ret;
+	struct cg_wio wio = {.path = CG_PATH_NEXT};
+	ssize_t ret = -1;
+	int err;
 
 	cacheguard_changes(fsp, CG_CHANGE_WRITE, "pwrite", offset, n);
 	if (wf != NULL) {
 		DBG_DEBUG("%s: synchronous pwrite of %zu at %jd\n",
 			  fsp_str_dbg(fsp), n, (intmax_t)offset);
-		ret = cacheguard_wfile_pwrite(wf, data, n, offset);
-	} else {
+		wio = cg_write_begin_sync(&wf->w, offset, n);
+	}
+	if (wio.path == CG_PATH_UNCACHED) {
+		START_PROFILE_BYTES(syscall_pwrite, n);
+		ret = cg_pwrite_full(&cg_sys_linux, fsp_get_io_fd(fsp),
+				     data, n, offset, CG_RWF_DONTCACHE);
+		END_PROFILE_BYTES(syscall_pwrite);
+		if (ret == -1) {
+			cacheguard_wfile_fell_back(wf, &wio, errno);
+		}
+	}
+	if (wio.path == CG_PATH_NEXT) {
 		ret = SMB_VFS_NEXT_PWRITE(handle, fsp, data, n, offset);
+	}
+	if (wf != NULL) {
+		err = errno;
+		cacheguard_wfile_ended(wf, &wio, ret);
+		errno = err;
 	}
 	cacheguard_changes(fsp, CG_CHANGE_WRITE, "pwrite", offset, n);
 	return ret;
 }
 
-struct cacheguard_upload_pwrite_state {
+/* smbd's recvfile ("min receivefile size"): a write from the socket */
+ssize_t cacheguard_upload_recvfile(struct vfs_handle_struct *handle,
+				   int fromfd,
+				   struct files_struct *tofsp,
+				   struct cacheguard_wfile *wf,
+				   off_t offset,
+				   size_t n)
+{
+	struct cg_wio wio = {.path = CG_PATH_NEXT};
+	ssize_t ret;
+	int err;
+
+	if (wf != NULL) {
+		DBG_DEBUG("%s: recvfile of %zu at %jd\n",
+			  fsp_str_dbg(tofsp), n, (intmax_t)offset);
+	}
+	cacheguard_changes(tofsp, CG_CHANGE_WRITE, "recvfile", offset, n);
+	if (wf != NULL) {
+		wio = cg_write_begin_socket(&wf->w, offset, n);
+	}
+	ret = SMB_VFS_NEXT_RECVFILE(handle, fromfd, tofsp, offset, n);
+	if (wf != NULL) {
+		err = errno;
+		cacheguard_wfile_ended(wf, &wio, ret);
+		errno = err;
+	}
+	cacheguard_changes(tofsp, CG_CHANGE_WRITE, "recvfile", offset, n);
+	return ret;
+}
+
+struct cacheguard_pwrite_state {
+	struct cacheguard_pwrite_state *prev, *next; /* in wf->held */
+	struct tevent_req *req;
+	struct tevent_context *ev;
+	struct vfs_handle_struct *handle;
 	struct files_struct *fsp;
-	off_t offset;
+	struct cacheguard_wfile *wf; /* NULL: the file is not watched */
+	struct cg_wio wio;
+	const void *data;
 	size_t n;
+	off_t offset;
 	ssize_t ret;
 	struct vfs_aio_state vfs_aio_state;
 };
 
-static void cacheguard_upload_pwrite_done(struct tevent_req *subreq);
+static void cacheguard_pwrite_done(struct tevent_req *subreq);
+
+/* One try at the write, uncached or through the next module */
+static bool cacheguard_pwrite_issue(struct cacheguard_pwrite_state *state)
+{
+	struct tevent_req *subreq = NULL;
+
+	if (state->wio.path == CG_PATH_UNCACHED) {
+		subreq = cacheguard_uncached_send(state,
+						  state->ev,
+						  state->handle,
+						  true,
+						  fsp_get_io_fd(state->fsp),
+						  discard_const(state->data),
+						  state->n,
+						  state->offset,
+						  CG_RWF_DONTCACHE,
+						  0);
+	} else {
+		subreq = SMB_VFS_NEXT_PWRITE_SEND(state, state->ev,
+						  state->handle, state->fsp,
+						  state->data, state->n,
+						  state->offset);
+	}
+	if (subreq == NULL) {
+		return false;
+	}
+	tevent_req_set_callback(subreq, cacheguard_pwrite_done, state->req);
+	return true;
+}
+
+/* The write is over: tell the direct streams again, then answer */
+static void cacheguard_pwrite_finish(struct cacheguard_pwrite_state *state,
+				     int err)
+{
+	cacheguard_changes(state->fsp,
+			   CG_CHANGE_WRITE,
+			   "pwrite",
+			   state->offset,
+			   state->n);
+	if (err != 0) {
+		tevent_req_error(state->req, err);
+		return;
+	}
+	tevent_req_done(state->req);
+}
 
 struct tevent_req *
 cacheguard_upload_pwrite_send(struct vfs_handle_struct *handle,
@@ -620,85 +442,102 @@ cacheguard_upload_pwrite_send(struct vfs_handle_struct *handle,
 			      off_t offset)
 {
 	struct tevent_req *req = NULL;
-	struct tevent_req *subreq = NULL;
-	struct cacheguard_upload_pwrite_state *state = NULL;
+	struct cacheguard_pwrite_state *state = NULL;
 
 	req = tevent_req_create(mem_ctx,
 				&state,
-				struct cacheguard_upload_pwrite_state);
+				struct cacheguard_pwrite_state);
 	if (req == NULL) {
 		return NULL;
 	}
-	*state = (struct cacheguard_upload_pwrite_state){
+	*state = (struct cacheguard_pwrite_state){
+		.ev = ev,
+		.handle = handle,
 		.fsp = fsp,
-		.offset = offset,
+		.wf = wf,
+		.req = req,
+		.wio = {.path = CG_PATH_NEXT},
+		.data = data,
 		.n = n,
+		.offset = offset,
 		.ret = -1,
 	};
 	cacheguard_changes(fsp, CG_CHANGE_WRITE, "pwrite", offset, n);
-	subreq = cacheguard_wfile_pwrite_send(state,
-					      ev,
-					      handle,
-					      fsp,
-					      wf,
-					      data,
-					      n,
-					      offset);
-	if (tevent_req_nomem(subreq, req)) {
+	if (wf != NULL) {
+		state->wio = cg_write_begin(&wf->w, offset, n);
+	}
+	if (!cacheguard_pwrite_issue(state)) {
+		cacheguard_pwrite_finish(state, ENOMEM);
 		return tevent_req_post(req, ev);
 	}
-	tevent_req_set_callback(subreq, cacheguard_upload_pwrite_done, req);
 	return req;
 }
 
-static void cacheguard_upload_pwrite_done(struct tevent_req *subreq)
+static int cacheguard_pwrite_destructor(struct cacheguard_pwrite_state *state)
+{
+	DLIST_REMOVE(state->wf->held, state);
+	return 0;
+}
+
+static void cacheguard_pwrite_done(struct tevent_req *subreq)
 {
 	struct tevent_req *req = tevent_req_callback_data(subreq,
 							  struct tevent_req);
-	struct cacheguard_upload_pwrite_state *state =
-		tevent_req_data(req, struct cacheguard_upload_pwrite_state);
+	struct cacheguard_pwrite_state *state =
+		tevent_req_data(req, struct cacheguard_pwrite_state);
+	struct vfs_aio_state uncached = {0};
+	int err = 0;
 
-	state->ret =
-		cacheguard_wfile_pwrite_recv(subreq, &state->vfs_aio_state);
+	if (state->wio.path == CG_PATH_UNCACHED) {
+		state->ret = cacheguard_uncached_recv(subreq, &uncached);
+		err = uncached.error;
+	} else {
+		state->ret = SMB_VFS_PWRITE_RECV(subreq, &state->vfs_aio_state);
+	}
 	TALLOC_FREE(subreq);
-	cacheguard_changes(state->fsp,
-			   CG_CHANGE_WRITE,
-			   "pwrite",
-			   state->offset,
-			   state->n);
-	tevent_req_done(req);
+	if (state->ret == -1 && state->wio.path == CG_PATH_UNCACHED) {
+		/* Write it again through the next module */
+		cacheguard_wfile_fell_back(state->wf, &state->wio, err);
+		if (!cacheguard_pwrite_issue(state)) {
+			cacheguard_pwrite_finish(state, ENOMEM);
+		}
+		return;
+	}
+	if (state->wf == NULL) {
+		cacheguard_pwrite_finish(state, 0);
+		return;
+	}
+	cacheguard_wfile_ended(state->wf, &state->wio, state->ret);
+	if (cg_write_lagging(&state->wf->w)) {
+		/* The device is behind: answer once the job in flight ends */
+		DLIST_ADD_END(state->wf->held, state);
+		talloc_set_destructor(state, cacheguard_pwrite_destructor);
+		return;
+	}
+	cacheguard_pwrite_finish(state, 0);
+}
+
+/* A job ended (or the file goes): answer the writes held for it */
+static void cacheguard_wpwrite_release(struct cacheguard_wfile *wf)
+{
+	while (wf->held != NULL) {
+		struct cacheguard_pwrite_state *state = wf->held;
+
+		DLIST_REMOVE(wf->held, state);
+		talloc_set_destructor(state, NULL);
+		cacheguard_pwrite_finish(state, 0);
+	}
 }
 
 ssize_t cacheguard_upload_pwrite_recv(struct tevent_req *req,
 				      struct vfs_aio_state *vfs_aio_state)
 {
-	struct cacheguard_upload_pwrite_state *state =
-		tevent_req_data(req, struct cacheguard_upload_pwrite_state);
+	struct cacheguard_pwrite_state *state =
+		tevent_req_data(req, struct cacheguard_pwrite_state);
 
 	if (tevent_req_is_unix_error(req, &vfs_aio_state->error)) {
 		return -1;
 	}
 	*vfs_aio_state = state->vfs_aio_state;
 	return state->ret;
-}
-
-/* smbd's recvfile ("min receivefile size"): a write from the socket */
-ssize_t cacheguard_upload_recvfile(struct vfs_handle_struct *handle,
-				   int fromfd,
-				   struct files_struct *tofsp,
-				   struct cacheguard_wfile *wf,
-				   off_t offset,
-				   size_t n)
-{
-	ssize_t ret;
-
-	if (wf == NULL) {
-		return cacheguard_recvfile(handle, fromfd, tofsp, offset, n);
-	}
-	DBG_DEBUG("%s: recvfile of %zu at %jd\n",
-		  fsp_str_dbg(tofsp), n, (intmax_t)offset);
-	cacheguard_changes(tofsp, CG_CHANGE_WRITE, "recvfile", offset, n);
-	ret = cacheguard_wfile_recvfile(wf, fromfd, offset, n);
-	cacheguard_changes(tofsp, CG_CHANGE_WRITE, "recvfile", offset, n);
-	return ret;
 }

@@ -266,10 +266,6 @@ static int cacheguard_close(struct vfs_handle_struct *handle,
 {
 	struct cacheguard_file *cgf = VFS_FETCH_FSP_EXTENSION(handle, fsp);
 
-	if (cgf != NULL && cgf->writer != NULL) {
-		cacheguard_wfile_close(cgf->writer);
-		TALLOC_FREE(cgf->writer);
-	}
 	if (cgf != NULL) {
 		cacheguard_file_done(fsp, cgf);
 		VFS_REMOVE_FSP_EXTENSION(handle, fsp);

@@ -175,18 +175,14 @@ static int cg_pf_find(const struct cg_prefetch *pf, uint64_t pos)
 	return -1;
 }
 
-uint64_t cg_pf_version_settles(const struct cg_pf_version *v)
+/* The clock from which any later change gets a ctime other than v's */
+static uint64_t cg_pf_version_settles(const struct cg_pf_version *v)
 {
 	uint64_t margin = v->ctime_ns % 1000000000 == 0 ? CG_PF_COARSE_TS_NS
 							: CG_PF_TICK_NS;
 
 	return v->ctime_ns > UINT64_MAX - margin ? UINT64_MAX
 						 : v->ctime_ns + margin;
-}
-
-bool cg_pf_version_settled(const struct cg_pf_version *v)
-{
-	return v->clock_ns >= cg_pf_version_settles(v);
 }
 
 int cg_pf_version_now(int fd, struct cg_pf_version *v)
@@ -212,14 +208,16 @@ int cg_pf_version_now(int fd, struct cg_pf_version *v)
 static bool cg_pf_note_version(struct cg_prefetch *pf,
 			       const struct cg_pf_version *v)
 {
+	uint64_t settles = cg_pf_version_settles(v);
+
 	if (v->clock_ns > pf->clock_ns) {
 		pf->clock_ns = v->clock_ns;
 	}
-	if (cg_pf_version_settled(v)) {
-		return true;
+	if (v->clock_ns >= settles) {
+		return true;	/* served until the version changes */
 	}
-	if (cg_pf_version_settles(v) > pf->hold_ns) {
-		pf->hold_ns = cg_pf_version_settles(v);
+	if (settles > pf->hold_ns) {
+		pf->hold_ns = settles;
 	}
 	return false;
 }

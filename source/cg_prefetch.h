@@ -60,15 +60,9 @@ struct cg_pf_version {
 /* Whole-second timestamps (ext4 with 128-byte inodes; FAT's are 2 s) */
 #define CG_PF_COARSE_TS_NS 2000000000ULL
 
-/* The clock from which any later change gets a ctime other than v's */
-uint64_t cg_pf_version_settles(const struct cg_pf_version *v);
-
-/* Segments read under v can be served until the version changes */
-bool cg_pf_version_settled(const struct cg_pf_version *v);
-
 /*
  * fd's version now: the coarse clock first, then fstat() (the order
- * cg_pf_version_settled() relies on). -1 with errno when fstat fails.
+ * the settle check relies on). -1 with errno when fstat fails.
  */
 int cg_pf_version_now(int fd, struct cg_pf_version *v);
 

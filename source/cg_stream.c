@@ -153,11 +153,6 @@ static struct cg_range cg_stream_footprint(const struct cg_stream *s)
 	};
 }
 
-/* What other streams of the file still need stays (cg_share.c) */
-static void cg_drop_range(struct cg_stream *s, int fd, struct cg_range r)
-{
-	cg_share_drop(s, fd, r.off, r.end);
-}
 
 /*
  * Remember an abandoned stream's range for the close: dropping it now
@@ -515,12 +510,6 @@ struct cg_io cg_read_begin(struct cg_stream *s, int fd, uint64_t off, size_t n)
 	return io;
 }
 
-/* A gap more than a window behind the front was skipped */
-static void cg_note_done(struct cg_stream *s, uint64_t off, uint64_t end)
-{
-	cg_done_add(&s->done, off, end, cg_seq_behind(&s->seq, s->cfg->window));
-}
-
 /*
  * Where a window drop starts. A stream that drops all it reads drops
  * CG_REDROP_WINDOWS windows below dropped_to again: a read of one of
@@ -588,7 +577,11 @@ void cg_read_end(struct cg_stream *s, int fd, struct cg_io *io, ssize_t nread)
 		return;
 	}
 	if (data) {
-		cg_note_done(s, io->off, io->off + (uint64_t)nread);
+		/* a gap more than a window behind the front was skipped */
+		cg_done_add(&s->done,
+			    io->off,
+			    io->off + (uint64_t)nread,
+			    cg_seq_behind(&s->seq, s->cfg->window));
 	}
 	if (data && !io->uncached) {
 		s->cached_lo = CG_MIN(s->cached_lo, io->off);
@@ -617,8 +610,9 @@ void cg_stream_close(struct cg_stream *s, int fd)
 	uint64_t end = CG_MIN(s->seq.front, s->file_size);
 	unsigned i;
 
+	/* what other streams of the file still need stays (cg_share.c) */
 	for (i = 0; i < s->ntails; i++) {
-		cg_drop_range(s, fd, s->tails[i]);
+		cg_share_drop(s, fd, s->tails[i].off, s->tails[i].end);
 	}
 	s->ntails = 0;
 	if (s->state == CG_ACTIVE) {
@@ -627,7 +621,9 @@ void cg_stream_close(struct cg_stream *s, int fd)
 		 * window drop had to skip (lent to a socket, read again) go
 		 * now, and so does the readahead the stream caused
 		 */
-		cg_drop_range(s, fd, cg_stream_footprint(s));
+		struct cg_range r = cg_stream_footprint(s);
+
+		cg_share_drop(s, fd, r.off, r.end);
 		CG_COUNT(s, bytes_dropped,
 			 end > s->dropped_to ? end - s->dropped_to : 0);
 	}

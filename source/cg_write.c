@@ -183,12 +183,6 @@ unsigned cg_write_failed(struct cg_writer *w, struct cg_wio *wio, int err)
 	return lacks;
 }
 
-/* A gap more than a window behind the front was skipped */
-static void cg_wnote_done(struct cg_writer *w, uint64_t off, uint64_t end)
-{
-	cg_done_add(&w->done, off, end, cg_seq_behind(&w->seq, w->cfg->window));
-}
-
 bool cg_write_end(struct cg_writer *w,
 		  const struct cg_wio *wio,
 		  ssize_t nwritten,
@@ -208,7 +202,11 @@ bool cg_write_end(struct cg_writer *w,
 	} else {
 		w->through_cache = true;
 	}
-	cg_wnote_done(w, wio->off, wio->off + (uint64_t)nwritten);
+	/* a gap more than a window behind the front was skipped */
+	cg_done_add(&w->done,
+		    wio->off,
+		    wio->off + (uint64_t)nwritten,
+		    cg_seq_behind(&w->seq, w->cfg->window));
 	w->skipped = false;
 	return cg_write_replan(w, plan);
 }
