@@ -24,6 +24,9 @@
 #   bfq-idle-cg	BFQ, stream ioprio = idle, smbd and the neighbour in
 #		cgroups of their own with the io controller enabled (as
 #		systemd does for IOWeight= or IOAccounting=)
+#   max		mq-deadline, no setting, smbd's cgroup capped by
+#		blk-throttle (io.max) at half the disk's bandwidth
+#   max-idle	the same with stream ioprio = idle
 #
 # CG_IOSHARE_CONFIGS (cg.ioshare=a,b,...) picks some, in that order;
 # CG_IOSHARE_ROUNDS (cg.rounds=N) runs them all N times over (TCG's
@@ -51,7 +54,7 @@ iosh_db_mib=256		# the neighbour's file
 iosh_cap=90		# a phase of copies ends after this many seconds
 iosh_cg=/sys/fs/cgroup
 iosh_all="deadline bfq bfq-idle bfq-low deadline-idle iocost plain none
-	none-idle bfq-idle-cg"
+	none-idle bfq-idle-cg max max-idle"
 
 # iosh_config NAME: the scheduler, share and io control of a
 # configuration (iosh_sched, iosh_share, iosh_io); false for a name
@@ -69,6 +72,8 @@ iosh_config()
 	none) iosh_sched=none iosh_share=none iosh_io=off ;;
 	none-idle) iosh_sched=none iosh_share=idle iosh_io=off ;;
 	bfq-idle-cg) iosh_sched=bfq iosh_share=idle iosh_io=groups ;;
+	max) iosh_sched=mq-deadline iosh_share=none iosh_io=max ;;
+	max-idle) iosh_sched=mq-deadline iosh_share=idle iosh_io=max ;;
 	*) return 1 ;;
 	esac
 }
@@ -152,9 +157,10 @@ iosh_prepare()
 	return 0
 }
 
-# iosh_io_control off|groups|iocost: the io controller for smbd's and
-# the neighbour's cgroups; iocost: weights 100 and 1000, the cost model
-# of the disk's throttle and QoS on
+# iosh_io_control off|groups|iocost|max: the io controller for smbd's
+# and the neighbour's cgroups; iocost: weights 100 and 1000, the cost
+# model of the disk's throttle and QoS on; max: smbd's reads capped at
+# half the disk's bandwidth
 iosh_io_control()
 {
 	local bps=$((iosh_bps << 20))
@@ -165,6 +171,10 @@ iosh_io_control()
 		return
 	fi
 	echo +io >"$iosh_cg/cgroup.subtree_control" || return 1
+	if [ "$1" = max ]; then
+		echo "$iosh_devno rbps=$((bps / 2))" >"$iosh_cg/cg-smbd/io.max"
+		return
+	fi
 	[ "$1" = iocost ] || return 0
 	echo 100 >"$iosh_cg/cg-smbd/io.weight" &&
 		echo 1000 >"$iosh_cg/cg-db/io.weight" &&
@@ -254,7 +264,9 @@ iosh_copy_phase()
 	shift
 
 	: >"$samples"
-	cg_sampler_start "$samples" 0.2 "$iosh_cap" iosh_ioprio_count
+	# once a second: a sample is a few processes, slow under TCG, and
+	# takes the copies' CPU
+	cg_sampler_start "$samples" 1 "$iosh_cap" iosh_ioprio_count
 	iosh_copies "$@"
 	cg_sampler_stop
 	# (no process substitution: the guest's /dev has no /dev/fd)
@@ -302,7 +314,7 @@ iosh_run()
 {
 	local name=$1 log=$CG_ROOT/iosh-$1.log reader i line from ok
 	local idle one four stat0 stat1 devmib before after p0 p1 p3 sums
-	local direct=- req
+	local direct=- req t0
 
 	iosh_name=$name
 	if ! iosh_config "$name"; then
@@ -320,6 +332,11 @@ iosh_run()
 			"cgroup2 refused it"
 		return
 	fi
+	if [ "$iosh_io" = max ]; then
+		line=$(grep "^$iosh_devno " "$iosh_cg/cg-smbd/io.max")
+		cg_expect "[ioshare $name] smbd's cgroup is capped at $((iosh_bps << 19)) B/s ($line)" \
+			grep -q "rbps=$((iosh_bps << 19)) " <<<"$line "
+	fi
 	if [ "$iosh_io" = iocost ]; then
 		line=$(grep "^$iosh_devno " "$iosh_cg/io.cost.qos")
 		echo "[ioshare $name] io.cost.qos: $line"
@@ -327,6 +344,7 @@ iosh_run()
 		cg_expect "[ioshare $name] io.cost is on for the scratch disk" \
 			grep -q "enable=1" <<<"$line"
 	fi
+	t0=$SECONDS
 	if ! iosh_smbd_start; then
 		cg_fail "[ioshare $name] smbd starts" \
 			"$(tail -n 3 "$CG_ROOT/log/iosh-smbd-start.out" | tr '\n' ' ')"
@@ -351,6 +369,8 @@ iosh_run()
 		return
 	fi
 	read -r -a stat0 <"/sys/block/$iosh_dev/stat"
+	echo "[ioshare $name] smbd and the neighbour started in $((SECONDS - t0)) s"
+	t0=$SECONDS
 	iosh_seen_idle=0 iosh_seen_be7=0 iosh_got=0
 	sleep "$iosh_idle_s"
 	kill -USR1 "$reader"
@@ -374,6 +394,8 @@ iosh_run()
 	req=$(awk -v s="$((stat1[2] - stat0[2]))" -v n="$((stat1[0] - stat0[0]))" \
 		-v r="$(awk '$1 == "phase" { n += $3 } END { print n + 0 }' "$log")" \
 		'BEGIN { if (n > r) printf "%.0f", (s / 2 - 16 * r) / (n - r); else print "-" }')
+	echo "[ioshare $name] phases in $((SECONDS - t0)) s"
+	t0=$SECONDS
 	# the clients' smbd processes close their files (the summaries)
 	# and exit on their own
 	for i in $(seq 1 100); do
@@ -440,6 +462,7 @@ iosh_run()
 	fi
 	iosh_io_control off
 	iosh_fresh_cgroups
+	echo "[ioshare $name] smbd's exit and the checks in $((SECONDS - t0)) s"
 
 	iosh_rows+=("$(printf '%-13s %7s %7s | %7s %7s %6s %7s %5s | %7s %7s %6s %7s %5s | %6s %5s %3s' \
 		"$name" "${p0[1]}" "${p0[2]}" \
