@@ -28,27 +28,26 @@
 #define DBGC_CLASS vfs_cacheguard_debug_level
 
 /*
- * Writes matter only to direct streams' prefetch buffers, which must
- * never hand out bytes older than a change this smbd has made. Every
- * path smbd changes a file's bytes through (pwrite, its async form,
- * recvfile, fallocate for set-zero-data and allocation, ftruncate,
- * server-side copy) tells the prefetch before the change and again after
- * it, so a prefetch read racing the change is discarded too. errno is
- * kept for the caller.
+ * A direct stream's prefetch must never hand out bytes older than a
+ * change this smbd has made. Every path smbd changes a file's bytes
+ * through (pwrite, its async form, recvfile, fallocate, ftruncate,
+ * server-side copy) tells it before the change and again after, so that
+ * a fill racing the change is discarded too. errno is kept.
  */
-void cg_changes(struct files_struct *fsp,
-		enum cg_change how,
-		const char *hook,
-		off_t offset,
-		uint64_t n)
+void cacheguard_changes(struct files_struct *fsp,
+			enum cg_change how,
+			const char *hook,
+			off_t offset,
+			uint64_t n)
 {
 	int err = errno;
 	int64_t off;
 	uint64_t len;
 
 	cg_file_change(how, (int64_t)offset, n, &off, &len);
-	if (cg_direct_note_write(fsp->file_id, (off_t)off,
-				 (size_t)MIN(len, SIZE_MAX)) > 0) {
+	if (cacheguard_direct_note_write(fsp->file_id,
+					 (off_t)off,
+					 (size_t)MIN(len, SIZE_MAX)) > 0) {
 		DBG_DEBUG("%s: %s at %jd+%ju: prefetch there dropped\n",
 			  fsp_str_dbg(fsp), hook, (intmax_t)offset,
 			  (uintmax_t)n);
@@ -64,9 +63,9 @@ ssize_t cacheguard_recvfile(struct vfs_handle_struct *handle,
 {
 	ssize_t ret;
 
-	cg_changes(tofsp, CG_CHANGE_WRITE, "recvfile", offset, n);
+	cacheguard_changes(tofsp, CG_CHANGE_WRITE, "recvfile", offset, n);
 	ret = SMB_VFS_NEXT_RECVFILE(handle, fromfd, tofsp, offset, n);
-	cg_changes(tofsp, CG_CHANGE_WRITE, "recvfile", offset, n);
+	cacheguard_changes(tofsp, CG_CHANGE_WRITE, "recvfile", offset, n);
 	return ret;
 }
 
@@ -81,9 +80,17 @@ int cacheguard_fallocate(struct vfs_handle_struct *handle,
 				     : CG_CHANGE_GROW;
 	int ret;
 
-	cg_changes(fsp, how, "fallocate", offset, (uint64_t)MAX(len, 0));
+	cacheguard_changes(fsp,
+			   how,
+			   "fallocate",
+			   offset,
+			   (uint64_t)MAX(len, 0));
 	ret = SMB_VFS_NEXT_FALLOCATE(handle, fsp, mode, offset, len);
-	cg_changes(fsp, how, "fallocate", offset, (uint64_t)MAX(len, 0));
+	cacheguard_changes(fsp,
+			   how,
+			   "fallocate",
+			   offset,
+			   (uint64_t)MAX(len, 0));
 	return ret;
 }
 
@@ -93,9 +100,9 @@ int cacheguard_ftruncate(struct vfs_handle_struct *handle,
 {
 	int ret;
 
-	cg_changes(fsp, CG_CHANGE_TRUNCATE, "ftruncate", 0, 0);
+	cacheguard_changes(fsp, CG_CHANGE_TRUNCATE, "ftruncate", 0, 0);
 	ret = SMB_VFS_NEXT_FTRUNCATE(handle, fsp, len);
-	cg_changes(fsp, CG_CHANGE_TRUNCATE, "ftruncate", 0, 0);
+	cacheguard_changes(fsp, CG_CHANGE_TRUNCATE, "ftruncate", 0, 0);
 	return ret;
 }
 
@@ -136,7 +143,10 @@ struct tevent_req *cacheguard_offload_write_send(
 		.dest_off = dest_off,
 		.num = num,
 	};
-	cg_changes(dest_fsp, CG_CHANGE_COPY, "server-side copy", dest_off,
+	cacheguard_changes(dest_fsp,
+			   CG_CHANGE_COPY,
+			   "server-side copy",
+			   dest_off,
 			   (uint64_t)MAX(num, 0));
 	subreq = SMB_VFS_NEXT_OFFLOAD_WRITE_SEND(handle, state, ev, fsctl,
 						 token, transfer_offset,
@@ -159,8 +169,11 @@ static void cacheguard_offload_write_done(struct tevent_req *subreq)
 	status = SMB_VFS_NEXT_OFFLOAD_WRITE_RECV(state->handle, subreq,
 						 &state->copied);
 	TALLOC_FREE(subreq);
-	cg_changes(state->dest_fsp, CG_CHANGE_COPY, "server-side copy",
-			   state->dest_off, (uint64_t)MAX(state->num, 0));
+	cacheguard_changes(state->dest_fsp,
+			   CG_CHANGE_COPY,
+			   "server-side copy",
+			   state->dest_off,
+			   (uint64_t)MAX(state->num, 0));
 	if (tevent_req_nterror(req, status)) {
 		return;
 	}

@@ -18,34 +18,24 @@
  */
 
 /*
- * One source tree builds against Debian 12's Samba 4.17 and Debian 13's
- * Samba 4.22. Where their interfaces differ, this header gives the glue
- * one helper with one signature, and the hooks call only the helper.
- *
- * The choice keys on what the prepared Samba tree provides, not on its
- * version number: wscript compiles a snippet with the tree's own flags
- * and defines HAVE_... when it builds (see "configure" there). A Samba
- * that backports a change is then handled without touching this file.
- *
- * Needs includes.h first. Included by cacheguard_glue.h.
+ * Where the Samba releases the module builds against differ (4.17 to
+ * 4.22), one helper with one signature for the glue. The choice keys on
+ * what the prepared Samba tree provides (wscript's configure defines
+ * HAVE_... when a snippet builds), not on its version number. Needs
+ * includes.h first.
  */
 
 #ifndef CACHEGUARD_COMPAT_H
 #define CACHEGUARD_COMPAT_H
 
 /*
- * cg_proc_fd_path(fd, buf, bufsize): "/proc/self/fd/<fd>" in buf, or NULL
- * when there is no /proc or buf is too small; the path reopens the file
- * of fd (direct mode's O_DIRECT descriptor, the capability probe).
- *
- * Samba 4.17: sys_proc_fd_path(int fd, char *buf, size_t bufsize).
- * Samba 4.20 and later: sys_proc_fd_path(int fd,
- *	struct sys_proc_fd_path_buf *buf), the path in a buffer of its own
- *	type; here it is copied into the caller's, so call sites stay the
- *	same for both.
+ * "/proc/self/fd/<fd>" in buf, or NULL when there is no /proc or buf is
+ * too small. Samba 4.20 and later take a struct sys_proc_fd_path_buf,
+ * copied here into the caller's buffer.
  */
 #ifdef HAVE_SYS_PROC_FD_PATH_BUF
-static inline const char *cg_proc_fd_path(int fd, char *buf, size_t bufsize)
+static inline const char *
+cacheguard_proc_fd_path(int fd, char *buf, size_t bufsize)
 {
 	struct sys_proc_fd_path_buf pbuf;
 	const char *path = NULL;
@@ -62,7 +52,8 @@ static inline const char *cg_proc_fd_path(int fd, char *buf, size_t bufsize)
 	return buf;
 }
 #else
-static inline const char *cg_proc_fd_path(int fd, char *buf, size_t bufsize)
+static inline const char *
+cacheguard_proc_fd_path(int fd, char *buf, size_t bufsize)
 {
 	return sys_proc_fd_path(fd, buf, bufsize);
 }

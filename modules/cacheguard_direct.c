@@ -22,64 +22,37 @@
  * What does this file do?
  *
  * It serves a large sequential stream with O_DIRECT reads, so the stream
- * never enters the page cache. Three things make that work:
+ * never enters the page cache. The engine's scheduler (source/cg_direct.c)
+ * decides what to prefetch, how each request is served and who waits for
+ * which fill; this file turns its decisions into jobs in smbd's thread
+ * pool (cacheguard_direct_sched_ops) and reports their ends to it.
  *
  * The descriptor. smbd's fd stays as it is; each stream gets a second
  * one, reopened from the first through /proc/self/fd/N (never a path
  * lookup, which could reach another file after a rename) with O_DIRECT.
  *
  * Alignment. O_DIRECT fails with EINVAL unless offset, length and buffer
- * are aligned (statx STATX_DIOALIGN says to what). Where the kernel
- * pins the pages of an O_DIRECT read (6.5+: cg_dio_pins_pages; before,
- * a fork of smbd during the read could leave smbd with stale bytes), a
- * request at an aligned offset is read into smbd's own buffer, from its
- * first aligned address, and moved down; its last blocks go through a
- * small bounce (cg_dio_inplace): so a MISS costs no memory from the
- * budget, which the prefetch of a few streams may hold entirely. Other
- * requests are widened, read into an aligned bounce buffer and trimmed
- * (cg_dio_plan). The module's own buffers are never inherited by a
- * child process (MADV_DONTFORK).
+ * are aligned (statx STATX_DIOALIGN says to what). Where the kernel pins
+ * an O_DIRECT read's pages (cg_dio_pins_pages), a request at an aligned
+ * offset is read into smbd's own buffer and its tail through a small
+ * bounce (cg_dio_inplace), so that a MISS costs no direct memory; other
+ * requests are widened, read into a bounce buffer and trimmed.
  *
- * Prefetch. O_DIRECT has no readahead, so each stream keeps segments of
- * one private buffer loading ahead of the client, in smbd's thread pool.
- * What to load, how each request is served (HIT, PENDING, MISS), who
- * waits for which fill and when the buffer grows is the engine's
- * scheduler (source/cg_dsched.c); this file turns its requests into jobs
- * (cg_direct_sched_ops) and reports their ends to it. The buffer is
- * reserved at open for the largest table, counted against cacheguard:
- * direct memory, the server's budget, and grows only when the budget
- * has room (cg_direct_grow).
+ * The buffer is reserved at open for the largest table, counted against
+ * cacheguard:direct memory, the server's budget, and grows only while
+ * the budget has room (cacheguard_direct_grow). Every job takes the
+ * file's version in its thread, so that smbd's main thread neither calls
+ * fstat() nor copies a megabyte per request.
  *
- * Every job takes the file's version in its thread first and the table
- * is validated with it when the job reports, so smbd's main thread
- * neither calls fstat() nor copies a megabyte per request: the copy,
- * like a buffered pread's, runs in the pool.
- *
- * Coherence. A segment must never hand out bytes older than the file.
- * Writes through this smbd are reported (cg_direct_note_write) before
- * and after they run, and the scheduler drops overlapping segments,
- * loaded or loading.
- * Writes from elsewhere (a local process, another smbd, a truncate) are
- * caught by the file's version: every fill takes ctime and size with
- * fstat() just before its read, and every copy of a HIT takes them again
- * before it copies, in its thread, after the request arrived; a piece
- * read under another version is not copied (cg_prefetch_pieces_current)
- * and the request is served again. Before Linux 6.13 two changes within
- * a clock tick share a ctime, so a fill counts only if the clock had
- * passed its ctime's tick before its fstat (cg_pf_version_settled);
- * while the file keeps changing, requests are read on their own,
- * exactly. An O_DIRECT read itself writes back dirty cached pages of its
- * range first, so it returns what a buffered write just put there.
- *
- * Lifetimes. A thread may outlive the stream: the file is closed while
- * fills run, or a request is dropped while its read runs. So the work of
- * a thread is a job, a flat struct under its own pool request, which is
- * nobody's child (cacheguard_pool.c) and is freed once the job's end is
- * reported; it holds a reference on the descriptor and buffer (struct
- * cg_direct_io), and the stream or request it reports to clears its
- * pointer back when it goes away first. A copy
- * writes into the caller's buffer, as vfs_default's pread does: its
- * request's state stays (its destructor refuses) until the copy is done.
+ * Lifetimes. A thread may outlive the stream (the file is closed while
+ * fills run) or its request (dropped while its read runs). So a job is a
+ * flat struct under its own pool request, nobody's child
+ * (cacheguard_pool.c), freed once its end is reported; it holds a
+ * reference on the descriptor and buffer (struct cacheguard_direct_io),
+ * and the stream or request it reports to clears its pointer back when
+ * it goes away first. A job that writes into the caller's buffer (a
+ * copy, an in-place read) keeps its request's state until it is done, as
+ * vfs_default's pread does.
  */
 
 #include "includes.h"
@@ -93,9 +66,9 @@
 #include <sys/utsname.h>
 
 #include "cacheguard_glue.h"
-#include "../source/cg_djob.h"
-#include "../source/cg_dsched.h"
-#include "../source/cg_once.h"
+#include "../source/cg_budget.h"
+#include "../source/cg_buf.h"
+#include "../source/cg_direct.h"
 #include "../source/cg_sys.h"
 
 #undef DBGC_CLASS
@@ -103,66 +76,60 @@
 
 /*
  * The descriptor and the prefetch buffer; outlive the stream while jobs
- * run. The buffer's address space is reserved for the largest table at
- * open (mem_size); only the table's segments are ever touched, and only
- * they are counted (mem_used) and hold budget.
+ * run. Of the address space reserved (mem_size), only the table's
+ * segments (mem_used) are touched and hold budget.
  */
-struct cg_direct_io {
+struct cacheguard_direct_io {
 	int fd;
 	uint8_t *mem;
 	size_t mem_size;
 	size_t mem_used;	/* bytes of mem the table may use */
 	int budget_fd;		/* holds mem's units of the server's budget */
-	int grow_fd[CG_DSCHED_MAX_GROWS];	/* the units of each growth */
+	int grow_fd[CG_DIRECT_MAX_GROWS]; /* the units of each growth */
 	unsigned ngrow;
 	unsigned refs;		/* the stream, and each job in flight */
 };
 
-struct cg_direct_job;
+struct cacheguard_direct_job;
 
-struct cg_direct {
-	struct cg_direct *prev, *next;	/* cg_direct_live */
+struct cacheguard_direct {
+	struct cacheguard_direct *prev, *next; /* cacheguard_direct_live */
 	struct file_id id;
 	const char *name;		/* for the log */
-	struct cg_direct_io *io;
+	struct cacheguard_direct_io *io;
 	struct tevent_context *ev;	/* for fills */
 	struct pthreadpool_tevent *pool;
 	size_t align;			/* offsets, lengths and buffers */
 	uint64_t limit;			/* cacheguard:direct memory */
 	unsigned ioprio;		/* cacheguard:stream ioprio */
-	struct cg_dsched sched;		/* the table and who waits on it */
-	struct cg_direct_job *fills;	/* in flight */
-	struct cg_direct_job *jobs;	/* requests' reads and copies */
+	struct cg_direct sched;		/* the table and who waits on it */
+	struct cacheguard_direct_job *fills; /* in flight */
+	struct cacheguard_direct_job *jobs;  /* requests' reads and copies */
 };
 
 /* One request; the scheduler queues sr while its segments load */
-struct cg_direct_read_state {
+struct cacheguard_direct_read_state {
 	struct tevent_req *req;
 	struct tevent_context *ev;
-	struct cg_direct *d;
+	struct cacheguard_direct *d;
 	uint8_t *data;
 	size_t n;
 	off_t offset;
 	ssize_t ret;
 	struct cg_dio_plan plan;
-	struct cg_direct_job *job;	/* its read or copy, in flight */
+	struct cacheguard_direct_job *job; /* its read or copy, in flight */
 	bool abandoned;			/* freed while a copy writes */
-	struct cg_dsched_req sr;	/* sr.owner is this state */
+	struct cg_direct_req sr;	/* sr.owner is this state */
 	struct vfs_aio_state vfs_aio_state;
 };
 
-/* Every open stream of this process, for cg_direct_note_write() */
-static struct cg_direct *cg_direct_live;
+/* Every open stream of this process, for cacheguard_direct_note_write() */
+static struct cacheguard_direct *cacheguard_direct_live;
 /* Bytes of prefetch buffer this process holds */
-static size_t cg_direct_mem_in_use;
-
-size_t cg_direct_memory_in_use(void)
-{
-	return cg_direct_mem_in_use;
-}
+static size_t cacheguard_direct_mem_in_use;
 
 /* Whether a MISS may be read into smbd's own buffer (cg_dio_pins_pages) */
-static bool cg_direct_inplace_safe(void)
+static bool cacheguard_direct_inplace_safe(void)
 {
 	static int safe = -1;
 	struct utsname u;
@@ -189,7 +156,7 @@ static bool cg_direct_inplace_safe(void)
 #endif
 
 /* Alignment for O_DIRECT on fd; 0 when the kernel says there is none */
-static size_t cg_direct_alignment(int fd, dev_t dev)
+static size_t cacheguard_direct_alignment(int fd, dev_t dev)
 {
 	struct statx stx = {0};
 	bool have = false;
@@ -199,7 +166,7 @@ static size_t cg_direct_alignment(int fd, dev_t dev)
 	    (stx.stx_mask & STATX_DIOALIGN) != 0) {
 		have = true;
 	} else {
-		lbs = cg_fs_queue_value(dev, "logical_block_size");
+		lbs = cacheguard_fs_queue_value(dev, "logical_block_size");
 	}
 	return cg_dio_alignment(have,
 				have ? CG_STATX_DIO_MEM(&stx) : 0,
@@ -207,7 +174,7 @@ static size_t cg_direct_alignment(int fd, dev_t dev)
 				lbs);
 }
 
-static int cg_direct_io_destructor(struct cg_direct_io *io)
+static int cacheguard_direct_io_destructor(struct cacheguard_direct_io *io)
 {
 	unsigned i;
 
@@ -222,12 +189,12 @@ static int cg_direct_io_destructor(struct cg_direct_io *io)
 			close(io->grow_fd[i]);
 		}
 	}
-	cg_huge_unmap(io->mem, io->mem_size);
-	cg_direct_mem_in_use -= io->mem_used;
+	cg_buf_unmap(io->mem, io->mem_size);
+	cacheguard_direct_mem_in_use -= io->mem_used;
 	return 0;
 }
 
-static void cg_direct_io_unref(struct cg_direct_io *io)
+static void cacheguard_direct_io_unref(struct cacheguard_direct_io *io)
 {
 	if (--io->refs == 0) {
 		TALLOC_FREE(io);
@@ -239,29 +206,32 @@ static void cg_direct_io_unref(struct cg_direct_io *io)
  * its locks are one buffer's units. Opened as root (the state directory
  * is root's); -1 and errno on failure.
  */
-static int cg_direct_budget_open(void)
+static int cacheguard_direct_budget_open(void)
 {
-	return cg_state_file_open("budget");
+	return cacheguard_state_file_open("budget");
 }
 
 /*
- * Units of the budget for mem bytes, as the engine counts them
- * (cg_budget_room; counted: a prefetch buffer, not a bounce one): the
- * budget descriptor holding them, or -1; *spent when there is no room.
- * Logs why the budget file gave none, once per reason where it cannot
- * be had at all.
+ * Units of the budget for mem bytes (cg_budget_room): the descriptor
+ * holding them, or -1; *spent when there is no room. Logs why the budget
+ * file gave none, once per reason where it cannot be had at all.
  */
-static int cg_direct_budget_take(size_t mem,
-				 uint64_t limit,
-				 bool counted,
-				 bool *spent)
+static int cacheguard_direct_budget_take(size_t mem,
+					 uint64_t limit,
+					 bool counted,
+					 bool *spent)
 {
 	static int logged;	/* the errno last logged, once each */
 	bool room;
 	int fd, err;
 
-	fd = cg_budget_room(&cg_sys_linux, cg_direct_budget_open,
-			    cg_direct_mem_in_use, mem, limit, counted, &room,
+	fd = cg_budget_room(&cg_sys_linux,
+			    cacheguard_direct_budget_open,
+			    cacheguard_direct_mem_in_use,
+			    mem,
+			    limit,
+			    counted,
+			    &room,
 			    &err);
 	*spent = !room;
 	if (err == 0 || err == ENOSPC) {
@@ -281,7 +251,7 @@ static int cg_direct_budget_take(size_t mem,
 }
 
 /* Give back the units budget_fd holds (-1: none) */
-static void cg_direct_budget_give(int budget_fd)
+static void cacheguard_direct_budget_give(int budget_fd)
 {
 	if (budget_fd != -1) {
 		close(budget_fd);
@@ -293,16 +263,14 @@ static void cg_direct_budget_give(int budget_fd)
  * units budget_fd holds (the io owns it now), in reserve bytes of address
  * space; errno on NULL
  */
-static struct cg_direct_io *cg_direct_io_open(int fd,
-					      size_t mem,
-					      size_t reserve,
-					      int budget_fd)
+static struct cacheguard_direct_io *
+cacheguard_direct_io_open(int fd, size_t mem, size_t reserve, int budget_fd)
 {
-	struct cg_direct_io *io = NULL;
+	struct cacheguard_direct_io *io = NULL;
 	void *p = NULL;
 	int err;
 
-	io = talloc_zero(NULL, struct cg_direct_io);
+	io = talloc_zero(NULL, struct cacheguard_direct_io);
 	if (io == NULL) {
 		if (budget_fd != -1) {
 			close(budget_fd);
@@ -313,15 +281,15 @@ static struct cg_direct_io *cg_direct_io_open(int fd,
 	io->fd = -1;
 	io->budget_fd = budget_fd;
 	io->refs = 1;
-	talloc_set_destructor(io, cg_direct_io_destructor);
+	talloc_set_destructor(io, cacheguard_direct_io_destructor);
 
-	io->fd = cg_fs_reopen_direct(fd);
+	io->fd = cacheguard_fs_reopen_direct(fd);
 	if (io->fd == -1) {
 		err = errno;
 		goto fail;
 	}
 	if (mem > 0) {
-		p = cg_huge_reserve(MAX(mem, reserve), mem);
+		p = cg_buf_reserve(MAX(mem, reserve), mem);
 		if (p == NULL) {
 			err = ENOMEM;
 			goto fail;
@@ -329,7 +297,7 @@ static struct cg_direct_io *cg_direct_io_open(int fd,
 		io->mem = p;
 		io->mem_size = MAX(mem, reserve);
 		io->mem_used = mem;
-		cg_direct_mem_in_use += mem;
+		cacheguard_direct_mem_in_use += mem;
 	}
 	return io;
 fail:
@@ -341,207 +309,177 @@ fail:
 /* ---- jobs: the reads that run in smbd's thread pool ----------------- */
 
 /*
- * A job: the thread's work (struct cg_djob, cg_djob.c), who runs it, and
- * whom it reports to: a fill reports to d, a request's read or copy to
- * rs. The thread touches w only.
+ * A job: the thread's work (struct cg_dio_job, cg_dio.c) and whom it
+ * reports to: a fill to d, a request's read or copy to rs. The thread
+ * touches w only.
  */
-struct cg_direct_job {
-	struct cg_djob w;
-	struct cg_once once;		/* who runs it (cg_once.h) */
-	bool reported;			/* by the sync path already */
-	struct cg_direct_io *io;
+struct cacheguard_direct_job {
+	struct cg_dio_job w;
+	struct cacheguard_direct_io *io;
 	size_t bounce_len;		/* w.bounce is owned */
 	int budget_fd;			/* the bounce buffer's units */
 	int slot;
-	struct cg_direct *d;		/* NULL once the stream is gone */
-	struct cg_direct_read_state *rs;	/* NULL once it is gone */
-	struct cg_direct_job *prev, *next;	/* d->fills or d->jobs */
+	struct cacheguard_direct *d; /* NULL once the stream is gone */
+	struct cacheguard_direct_read_state *rs;   /* NULL once it is gone */
+	struct cacheguard_direct_job *prev, *next; /* d->fills or d->jobs */
 };
 
-/* The job's work, in whichever thread runs it (cg_direct_try) */
-static void cg_direct_run(void *private_data)
+/* The job's work, in a pool thread (or inline: cacheguard_pool.c) */
+static void cacheguard_direct_do(void *private_data)
 {
-	struct cg_direct_job *job = private_data;
+	struct cacheguard_direct_job *job =
+		talloc_get_type_abort(private_data,
+				      struct cacheguard_direct_job);
 
-	cg_djob_run(&job->w);
+	cg_dio_job_run(&job->w);
 }
 
-/*
- * Run job unless it ran or runs: whoever comes first runs it, a pool
- * thread, or the main thread when the pool has no thread (EAGAIN) or the
- * sync path needs the job's bytes now (never waiting for a thread that
- * is not scheduled yet). False while another thread runs it.
- */
-static bool cg_direct_try(struct cg_direct_job *job)
+static int cacheguard_direct_job_destructor(struct cacheguard_direct_job *job)
 {
-	return cg_once_try(&job->once, cg_direct_run, job);
-}
-
-/*
- * A thread runs job: wait for it until the scheduler's deadline for a
- * fill started when it did (cg_dsched_sync_deadline). False when the job
- * is overdue: the caller reads on its own.
- */
-static bool cg_direct_wait(struct cg_direct *d, struct cg_direct_job *job)
-{
-	uint64_t started = cg_once_started(&job->once);
-
-	if (started == 0) {
-		started = cg_now_ns();	/* it is starting */
-	}
-	return cg_once_wait(&job->once,
-			    cg_dsched_sync_deadline(&d->sched, started));
-}
-
-static void cg_direct_do(void *private_data)
-{
-	(void)cg_direct_try(talloc_get_type_abort(private_data,
-						  struct cg_direct_job));
-}
-
-static int cg_direct_job_destructor(struct cg_direct_job *job)
-{
-	cg_once_destroy(&job->once);
 	if (job->w.bounce != NULL) {
-		cg_huge_unmap(job->w.bounce, job->bounce_len);
+		cg_buf_unmap(job->w.bounce, job->bounce_len);
 	}
 	if (job->budget_fd != -1) {
 		close(job->budget_fd);
 	}
-	cg_direct_io_unref(job->io);
+	cacheguard_direct_io_unref(job->io);
 	return 0;
 }
 
-static void cg_direct_job_done(struct tevent_req *subreq);
+static void cacheguard_direct_job_done(struct tevent_req *subreq);
 
 /*
- * A job of kind for [offset, offset + count) and buf: a fill of slot, a
- * request's read into buf, or a copy into the request's buffer. A
- * bounce buffer given to it after this is its own. Not yet started
- * (cg_direct_job_start).
+ * A job of kind for [offset, offset + count) and buf, not yet started; a
+ * bounce buffer given to it after this is its own
  */
-static struct cg_direct_job *cg_direct_job_new(struct cg_direct *d,
-					       enum cg_djob_kind kind,
-					       int slot,
-					       uint8_t *buf,
-					       uint64_t offset,
-					       size_t count)
+static struct cacheguard_direct_job *
+cacheguard_direct_job_new(struct cacheguard_direct *d,
+			  enum cg_dio_job_kind kind,
+			  int slot,
+			  uint8_t *buf,
+			  uint64_t offset,
+			  size_t count)
 {
-	struct cg_direct_job *job = NULL;
+	struct cacheguard_direct_job *job = NULL;
 
-	job = talloc(NULL, struct cg_direct_job);
+	job = talloc(NULL, struct cacheguard_direct_job);
 	if (job == NULL) {
 		return NULL;
 	}
-	*job = (struct cg_direct_job){
-		.w = {
-			.kind = kind,
-			.sys = &cg_sys_linux,
-			.fd = d->io->fd,
-			.buf = buf,
-			.count = count,
-			.offset = offset,
-			.align = d->align,
-			.ret = -1,
-			.ioprio = d->ioprio,
-		},
+	*job = (struct cacheguard_direct_job){
+		.w =
+			{
+				.kind = kind,
+				.sys = &cg_sys_linux,
+				.fd = d->io->fd,
+				.buf = buf,
+				.count = count,
+				.offset = offset,
+				.align = d->align,
+				.ret = -1,
+				.ioprio = d->ioprio,
+			},
 		.io = d->io,
 		.slot = slot,
 		.d = d,
 		.budget_fd = -1,
 	};
-	if (cg_once_init(&job->once) != 0) {
-		TALLOC_FREE(job);
-		return NULL;
-	}
 	d->io->refs++;
-	talloc_set_destructor(job, cg_direct_job_destructor);
+	talloc_set_destructor(job, cacheguard_direct_job_destructor);
 	return job;
 }
 
 /*
- * Hand job to the pool (cacheguard_pool.c): everything the thread reads
- * is set by now. Its request is nobody's child: the job outlives the
- * stream and its request, and ends in cg_direct_job_done.
+ * Hand job to the pool once everything the thread reads is set; its
+ * request is nobody's child and ends in cacheguard_direct_job_done
  */
-static bool cg_direct_job_start(struct cg_direct *d,
-				struct tevent_context *ev,
-				struct cg_direct_job *job)
+static bool cacheguard_direct_job_start(struct cacheguard_direct *d,
+					struct tevent_context *ev,
+					struct cacheguard_direct_job *job)
 {
 	struct tevent_req *subreq = NULL;
 
 	/* reads, in smbd's profile as vfs_default's; a copy is no read */
-	subreq = cg_pool_send(NULL, ev, d->pool, cg_direct_do, job,
-			      job->w.count,
-			      job->w.kind != CG_DJOB_COPY ? CG_POOL_PREAD : 0);
+	subreq = cacheguard_pool_send(
+		NULL,
+		ev,
+		d->pool,
+		cacheguard_direct_do,
+		job,
+		job->w.count,
+		job->w.kind != CG_JOB_COPY ? CACHEGUARD_POOL_PREAD : 0);
 	if (subreq == NULL) {
 		return false;
 	}
-	tevent_req_set_callback(subreq, cg_direct_job_done, NULL);
+	tevent_req_set_callback(subreq, cacheguard_direct_job_done, NULL);
 	return true;
 }
 
-static void cg_direct_fill_done(struct cg_direct_job *job);
-static void cg_direct_read_done(struct cg_direct_job *job);
-static void cg_direct_copy_done(struct cg_direct_job *job);
+static void cacheguard_direct_fill_done(struct cacheguard_direct_job *job);
+static void cacheguard_direct_read_done(struct cacheguard_direct_job *job);
+static void cacheguard_direct_copy_done(struct cacheguard_direct_job *job);
 
 /* What a job's thread did goes to its stream, request or table */
-static void cg_direct_job_report(struct cg_direct_job *job)
+static void cacheguard_direct_job_report(struct cacheguard_direct_job *job)
 {
 	if (job->w.ret == -1 && job->w.err == 0 && !job->w.stale) {
 		job->w.err = EIO;
 	}
 	if (job->d != NULL && job->w.version_ok) {
 		/* what the file looks like now: cheaper than an fstat */
-		cg_dsched_saw_version(&job->d->sched, &job->w.ver);
+		cg_direct_saw_version(&job->d->sched, &job->w.ver);
 	}
 	switch (job->w.kind) {
-	case CG_DJOB_FILL:
-		cg_direct_fill_done(job);
+	case CG_JOB_FILL:
+		cacheguard_direct_fill_done(job);
 		break;
-	case CG_DJOB_READ:
-		cg_direct_read_done(job);
+	case CG_JOB_READ:
+		cacheguard_direct_read_done(job);
 		break;
-	case CG_DJOB_COPY:
-		cg_direct_copy_done(job);
+	case CG_JOB_COPY:
+		cacheguard_direct_copy_done(job);
 		break;
 	}
 }
 
-static void cg_direct_job_done(struct tevent_req *subreq)
+static void cacheguard_direct_job_done(struct tevent_req *subreq)
 {
-	struct cg_direct_job *job = talloc_get_type_abort(
-		cg_pool_job(subreq), struct cg_direct_job);
-	int ret = cg_pool_recv(subreq);
+	struct cacheguard_direct_job *job =
+		talloc_get_type_abort(cacheguard_pool_job(subreq),
+				      struct cacheguard_direct_job);
+	int ret = cacheguard_pool_recv(subreq);
 
-	/* reported: the sync path took its result */
-	if (!job->reported) {
-		if (ret != 0) {
-			job->w.ret = -1;
-			job->w.err = ret;
-		}
-		cg_direct_job_report(job);
+	if (ret != 0) {
+		job->w.ret = -1;
+		job->w.err = ret;
 	}
+	cacheguard_direct_job_report(job);
 	TALLOC_FREE(subreq);	/* and the job */
 }
 
 /* ---- the stream: what the scheduler asks for ------------------------ */
 
 /* A fill of slot: a job reads [off, off + len) into its segment */
-static bool cg_direct_submit_fill(void *priv,
-				  unsigned slot,
-				  uint64_t off,
-				  size_t len)
+static bool cacheguard_direct_submit_fill(void *priv,
+					  unsigned slot,
+					  uint64_t off,
+					  size_t len)
 {
-	struct cg_direct *d = talloc_get_type_abort(priv, struct cg_direct);
+	struct cacheguard_direct *d =
+		talloc_get_type_abort(priv, struct cacheguard_direct);
 	uint8_t *seg = d->io->mem + (size_t)slot * d->sched.pf.seg_size;
-	struct cg_direct_job *job = NULL;
+	struct cacheguard_direct_job *job = NULL;
 
-	job = cg_direct_job_new(d, CG_DJOB_FILL, (int)slot, seg, off, len);
+	job = cacheguard_direct_job_new(d,
+					CG_JOB_FILL,
+					(int)slot,
+					seg,
+					off,
+					len);
 	if (job == NULL) {
 		return false;
 	}
-	if (!cg_direct_job_start(d, d->ev, job)) {
+	if (!cacheguard_direct_job_start(d, d->ev, job)) {
 		TALLOC_FREE(job);
 		return false;
 	}
@@ -549,29 +487,22 @@ static bool cg_direct_submit_fill(void *priv,
 	return true;
 }
 
-/* The sync path's lookup: the file's version, in the main thread */
-static bool cg_direct_file_version(void *priv, struct cg_pf_version *v)
-{
-	struct cg_direct *d = talloc_get_type_abort(priv, struct cg_direct);
-
-	return cg_pf_version_now(d->io->fd, v) == 0;
-}
-
 /*
  * extra bytes more of the buffer: units of the server's budget, and the
  * reserved address space made usable; false when either has no room
  */
-static bool cg_direct_grow(void *priv, size_t extra, uint64_t below)
+static bool cacheguard_direct_grow(void *priv, size_t extra, uint64_t below)
 {
-	struct cg_direct *d = talloc_get_type_abort(priv, struct cg_direct);
-	struct cg_direct_io *io = d->io;
+	struct cacheguard_direct *d =
+		talloc_get_type_abort(priv, struct cacheguard_direct);
+	struct cacheguard_direct_io *io = d->io;
 	unsigned want = d->sched.pf.nseg + extra / d->sched.pf.seg_size;
 	int budget_fd;
 	bool spent;
 
-	budget_fd = cg_direct_budget_take(extra, below, true, &spent);
-	if (!spent && !cg_huge_commit(io->mem, io->mem_used, extra)) {
-		cg_direct_budget_give(budget_fd);
+	budget_fd = cacheguard_direct_budget_take(extra, below, true, &spent);
+	if (!spent && !cg_buf_commit(io->mem, io->mem_used, extra)) {
+		cacheguard_direct_budget_give(budget_fd);
 		spent = true;
 	}
 	if (spent) {
@@ -581,37 +512,33 @@ static bool cg_direct_grow(void *priv, size_t extra, uint64_t below)
 	}
 	io->grow_fd[io->ngrow++] = budget_fd;
 	io->mem_used += extra;
-	cg_direct_mem_in_use += extra;
+	cacheguard_direct_mem_in_use += extra;
 	DBG_DEBUG("prefetch grows from %u to %u x %zu: reads of %zu\n",
 		  d->sched.pf.nseg, want, d->sched.pf.seg_size,
 		  d->sched.pf.max_read);
 	return true;
 }
 
-static bool cg_direct_start_copy(void *priv,
-				 struct cg_dsched_req *r,
-				 size_t avail);
-static bool cg_direct_start_read(void *priv, struct cg_dsched_req *r);
-static void cg_direct_defer(void *priv, struct cg_dsched_req *r);
-static bool cg_direct_finish_fills(void *priv, uint64_t off, size_t n);
+static bool
+cacheguard_direct_start_copy(void *priv, struct cg_direct_req *r, size_t avail);
+static bool cacheguard_direct_start_read(void *priv, struct cg_direct_req *r);
+static void cacheguard_direct_defer(void *priv, struct cg_direct_req *r);
 
-static const struct cg_dsched_ops cg_direct_sched_ops = {
-	.submit_fill = cg_direct_submit_fill,
-	.file_version = cg_direct_file_version,
-	.grow = cg_direct_grow,
-	.start_copy = cg_direct_start_copy,
-	.start_read = cg_direct_start_read,
-	.defer = cg_direct_defer,
-	.finish_fills = cg_direct_finish_fills,
+static const struct cg_direct_ops cacheguard_direct_sched_ops = {
+	.submit_fill = cacheguard_direct_submit_fill,
+	.grow = cacheguard_direct_grow,
+	.start_copy = cacheguard_direct_start_copy,
+	.start_read = cacheguard_direct_start_read,
+	.defer = cacheguard_direct_defer,
 };
 
-static int cg_direct_destructor(struct cg_direct *d)
+static int cacheguard_direct_destructor(struct cacheguard_direct *d)
 {
-	struct cg_direct_job *job = NULL;
-	struct cg_dsched_req *w = NULL;
-	struct cg_direct_read_state *state = NULL;
+	struct cacheguard_direct_job *job = NULL;
+	struct cg_direct_req *w = NULL;
+	struct cacheguard_direct_read_state *state = NULL;
 
-	DLIST_REMOVE(cg_direct_live, d);
+	DLIST_REMOVE(cacheguard_direct_live, d);
 	/* fills still running free themselves, and the buffer, later */
 	for (job = d->fills; job != NULL; job = job->next) {
 		job->d = NULL;
@@ -624,10 +551,11 @@ static int cg_direct_destructor(struct cg_direct *d)
 	 * should wait here; if one does, it fails (its callback is
 	 * deferred) rather than wait for a fill that will never report.
 	 */
-	for (w = cg_dsched_orphan(&d->sched); w != NULL;
-	     w = cg_dsched_orphan(&d->sched)) {
-		state = talloc_get_type_abort(w->owner,
-					      struct cg_direct_read_state);
+	for (w = cg_direct_orphan(&d->sched); w != NULL;
+	     w = cg_direct_orphan(&d->sched)) {
+		state = talloc_get_type_abort(
+			w->owner,
+			struct cacheguard_direct_read_state);
 		tevent_req_error(state->req, EBADF);
 	}
 	DBG_DEBUG("direct stream done: %ju hits, %ju waits, %ju misses, "
@@ -639,22 +567,23 @@ static int cg_direct_destructor(struct cg_direct *d)
 		  (uintmax_t)d->sched.pf.fills,
 		  (uintmax_t)d->sched.pf.discarded,
 		  (uintmax_t)d->sched.pf.unsettled);
-	cg_direct_io_unref(d->io);
+	cacheguard_direct_io_unref(d->io);
 	return 0;
 }
 
-struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
-				 struct vfs_handle_struct *handle,
-				 struct files_struct *fsp,
-				 const struct cg_config *cfg,
-				 uint64_t size,
-				 bool kernel_oplock,
-				 enum cg_direct_fail *fail)
+struct cacheguard_direct *
+cacheguard_direct_open(TALLOC_CTX *mem_ctx,
+		       struct vfs_handle_struct *handle,
+		       struct files_struct *fsp,
+		       const struct cg_config *cfg,
+		       uint64_t size,
+		       bool kernel_oplock,
+		       enum cg_direct_fail *fail)
 {
-	struct cg_direct *d = NULL;
+	struct cacheguard_direct *d = NULL;
 	int fd = fsp_get_io_fd(fsp);
 	dev_t dev = fsp->fsp_name->st.st_ex_dev;
-	size_t align = kernel_oplock ? 0 : cg_direct_alignment(fd, dev);
+	size_t align = kernel_oplock ? 0 : cacheguard_direct_alignment(fd, dev);
 	size_t seg_align;
 	size_t mem;
 	size_t reserve;
@@ -666,11 +595,11 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 		return NULL;
 	}
 	*fail = CG_DIRECT_FAIL_FILE;
-	d = talloc_zero(mem_ctx, struct cg_direct);
+	d = talloc_zero(mem_ctx, struct cacheguard_direct);
 	if (d == NULL) {
 		return NULL;
 	}
-	*d = (struct cg_direct){
+	*d = (struct cacheguard_direct){
 		.id = fsp->file_id,
 		.ev = handle->conn->sconn->ev_ctx,
 		.pool = handle->conn->sconn->pool,
@@ -680,25 +609,33 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 	};
 	seg_align = cg_prefetch_align(cfg->direct_prefetch,
 				      align,
-				      cg_fs_max_request(dev));
-	cg_dsched_init(&d->sched, &cg_direct_sched_ops, d,
-		       cfg->direct_prefetch, seg_align, size,
+				      cacheguard_fs_max_request(dev));
+	cg_direct_init(&d->sched,
+		       &cacheguard_direct_sched_ops,
+		       d,
+		       cfg->direct_prefetch,
+		       seg_align,
+		       size,
 		       cfg->direct_memory);
 	mem = cg_prefetch_memory(&d->sched.pf);
-	budget_fd = cg_direct_budget_take(mem, cfg->direct_memory, true,
-					  &spent);
+	budget_fd = cacheguard_direct_budget_take(mem,
+						  cfg->direct_memory,
+						  true,
+						  &spent);
 	if (spent) {
 		DBG_INFO("%s: %zu bytes of prefetch buffer would pass "
 			 "cacheguard:direct memory (%ju), all smbd processes "
 			 "together (%zu held here)\n",
-			 fsp_str_dbg(fsp), mem, (uintmax_t)cfg->direct_memory,
-			 cg_direct_mem_in_use);
+			 fsp_str_dbg(fsp),
+			 mem,
+			 (uintmax_t)cfg->direct_memory,
+			 cacheguard_direct_mem_in_use);
 		TALLOC_FREE(d);
 		*fail = CG_DIRECT_FAIL_ROOM;
 		return NULL;
 	}
-	mem = cg_dsched_buffer(&d->sched, &reserve);
-	d->io = cg_direct_io_open(fd, mem, reserve, budget_fd);
+	mem = cg_direct_buffer(&d->sched, &reserve);
+	d->io = cacheguard_direct_io_open(fd, mem, reserve, budget_fd);
 	if (d->io == NULL) {
 		int err = errno;
 
@@ -712,49 +649,47 @@ struct cg_direct *cg_direct_open(TALLOC_CTX *mem_ctx,
 	if (d->name == NULL) {
 		d->name = "?";
 	}
-	DLIST_ADD(cg_direct_live, d);
-	talloc_set_destructor(d, cg_direct_destructor);
+	DLIST_ADD(cacheguard_direct_live, d);
+	talloc_set_destructor(d, cacheguard_direct_destructor);
 	DBG_DEBUG("%s: direct, alignment %zu, prefetch %u x %zu\n",
 		  fsp_str_dbg(fsp), align, d->sched.pf.nseg,
 		  d->sched.pf.seg_size);
 	return d;
 }
 
-
-bool cg_direct_finished(const struct cg_direct *d, bool still_direct)
+bool cacheguard_direct_finished(const struct cacheguard_direct *d,
+				bool still_direct)
 {
-	return cg_dsched_finished(&d->sched, still_direct);
+	return cg_direct_finished(&d->sched, still_direct);
 }
 
-unsigned cg_direct_note_write(struct file_id id, off_t offset, size_t n)
+unsigned cacheguard_direct_note_write(struct file_id id, off_t offset, size_t n)
 {
-	struct cg_direct *d = NULL;
+	struct cacheguard_direct *d = NULL;
 	unsigned streams = 0;
 
-	for (d = cg_direct_live; d != NULL; d = d->next) {
+	for (d = cacheguard_direct_live; d != NULL; d = d->next) {
 		if (!file_id_equal(&d->id, &id)) {
 			continue;
 		}
 		streams++;
-		cg_dsched_note_write(&d->sched, (int64_t)offset, n);
+		cg_direct_note_write(&d->sched, (int64_t)offset, n);
 	}
 	return streams;
 }
 
 /* ---- requests ------------------------------------------------------- */
 
-static int cg_direct_read_state_destructor(struct cg_direct_read_state *state)
+static int cacheguard_direct_read_state_destructor(
+	struct cacheguard_direct_read_state *state)
 {
 	if (state->sr.waiting) {
 		/* only a live stream has waiters (its destructor orphans) */
-		cg_dsched_cancel(&state->d->sched, &state->sr);
+		cg_direct_cancel(&state->d->sched, &state->sr);
 	}
-	if (state->job != NULL && (state->job->w.kind == CG_DJOB_COPY ||
-				   state->job->w.inplace)) {
-		/*
-		 * A thread writes into the caller's buffer: as vfs_default
-		 * does, keep the state until it is done
-		 */
+	if (state->job != NULL &&
+	    (state->job->w.kind == CG_JOB_COPY || state->job->w.inplace)) {
+		/* a thread writes into the caller's buffer: keep the state */
 		state->abandoned = true;
 		return -1;
 	}
@@ -767,20 +702,18 @@ static int cg_direct_read_state_destructor(struct cg_direct_read_state *state)
 /*
  * A MISS: the request's own aligned read of [offset, offset + n) into
  * data, as a READ job not yet started; *plan says how its bytes map to
- * the request's. Into the request's buffer when the request starts
- * aligned (cg_dio_inplace), which costs a bounce of a few blocks for its
- * tail only: the prefetch buffers of four smbclient copies hold all of
- * the default direct memory, and their reads must stay direct.
- * Otherwise into a bounce buffer, counted in the budget while it lives;
- * without room, NULL and errno CG_DIRECT_NOT_NOW.
+ * the request's. In place where it can (cg_dio_inplace), else through a
+ * bounce buffer counted in the budget while it lives; without room,
+ * NULL and errno CG_DIRECT_NOT_NOW.
  */
-static struct cg_direct_job *cg_direct_read_job(struct cg_direct *d,
-						uint8_t *data,
-						size_t n,
-						off_t offset,
-						struct cg_dio_plan *plan)
+static struct cacheguard_direct_job *
+cacheguard_direct_read_job(struct cacheguard_direct *d,
+			   uint8_t *data,
+			   size_t n,
+			   off_t offset,
+			   struct cg_dio_plan *plan)
 {
-	struct cg_direct_job *job = NULL;
+	struct cacheguard_direct_job *job = NULL;
 	struct cg_dio_inplace in;
 	uint8_t *bounce = NULL;
 	bool inplace;
@@ -793,31 +726,43 @@ static struct cg_direct_job *cg_direct_read_job(struct cg_direct *d,
 		errno = EINVAL;
 		return NULL;
 	}
-	inplace = cg_direct_inplace_safe() &&
-		  cg_dio_inplace((uint64_t)offset, n, (uintptr_t)data,
-				 d->align, &in);
+	inplace = cacheguard_direct_inplace_safe() &&
+		  cg_dio_inplace((uint64_t)offset,
+				 n,
+				 (uintptr_t)data,
+				 d->align,
+				 &in);
 	len = cg_dio_read_bounce(inplace, &in, plan, &charge);
 	if (charge) {
-		budget_fd = cg_direct_budget_take(len, d->limit, false,
-						  &spent);
+		budget_fd = cacheguard_direct_budget_take(len,
+							  d->limit,
+							  false,
+							  &spent);
 		if (spent) {
 			errno = CG_DIRECT_NOT_NOW;
 			return NULL;
 		}
 	}
 	if (len != 0) {
-		bounce = cg_huge_map(len);
+		bounce = cg_buf_map(len);
 	}
 	if (len == 0 || bounce != NULL) {
-		job = inplace ? cg_direct_job_new(d, CG_DJOB_READ, -1, data,
-						  (uint64_t)offset, n)
-			      : cg_direct_job_new(d, CG_DJOB_READ, -1,
-						  bounce, plan->off,
-						  plan->len);
+		job = inplace ? cacheguard_direct_job_new(d,
+							  CG_JOB_READ,
+							  -1,
+							  data,
+							  (uint64_t)offset,
+							  n)
+			      : cacheguard_direct_job_new(d,
+							  CG_JOB_READ,
+							  -1,
+							  bounce,
+							  plan->off,
+							  plan->len);
 	}
 	if (job == NULL) {
-		cg_huge_unmap(bounce, len);
-		cg_direct_budget_give(budget_fd);
+		cg_buf_unmap(bounce, len);
+		cacheguard_direct_budget_give(budget_fd);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -830,10 +775,11 @@ static struct cg_direct_job *cg_direct_read_job(struct cg_direct *d,
 }
 
 /* What a READ job read, in the request's data: bytes, or -1 and errno */
-static ssize_t cg_direct_read_result(const struct cg_direct_job *job,
-				     const struct cg_dio_plan *plan,
-				     uint8_t *data,
-				     size_t n)
+static ssize_t
+cacheguard_direct_read_result(const struct cacheguard_direct_job *job,
+			      const struct cg_dio_plan *plan,
+			      uint8_t *data,
+			      size_t n)
 {
 	size_t got;
 
@@ -849,19 +795,23 @@ static ssize_t cg_direct_read_result(const struct cg_direct_job *job,
 	return (ssize_t)got;
 }
 
-static bool cg_direct_read_start(struct cg_direct *d,
-				 struct cg_direct_read_state *state)
+static bool
+cacheguard_direct_read_start(struct cacheguard_direct *d,
+			     struct cacheguard_direct_read_state *state)
 {
-	struct cg_direct_job *job = NULL;
+	struct cacheguard_direct_job *job = NULL;
 
-	job = cg_direct_read_job(d, state->data, state->n, state->offset,
-				 &state->plan);
+	job = cacheguard_direct_read_job(d,
+					 state->data,
+					 state->n,
+					 state->offset,
+					 &state->plan);
 	if (job == NULL) {
 		tevent_req_error(state->req, errno);
 		return false;
 	}
 	job->rs = state;
-	if (!cg_direct_job_start(d, state->ev, job)) {
+	if (!cacheguard_direct_job_start(d, state->ev, job)) {
 		TALLOC_FREE(job);
 		tevent_req_error(state->req, ENOMEM);
 		return false;
@@ -871,9 +821,9 @@ static bool cg_direct_read_start(struct cg_direct *d,
 	return true;
 }
 
-static void cg_direct_read_done(struct cg_direct_job *job)
+static void cacheguard_direct_read_done(struct cacheguard_direct_job *job)
 {
-	struct cg_direct_read_state *state = job->rs;
+	struct cacheguard_direct_read_state *state = job->rs;
 	ssize_t got;
 
 	if (job->d != NULL) {
@@ -889,7 +839,10 @@ static void cg_direct_read_done(struct cg_direct_job *job)
 		return;
 	}
 	state->vfs_aio_state.duration = job->w.duration;
-	got = cg_direct_read_result(job, &state->plan, state->data, state->n);
+	got = cacheguard_direct_read_result(job,
+					    &state->plan,
+					    state->data,
+					    state->n);
 	if (got == -1) {
 		tevent_req_error(state->req, errno);
 		return;
@@ -898,15 +851,15 @@ static void cg_direct_read_done(struct cg_direct_job *job)
 	tevent_req_done(state->req);
 }
 
-
-static bool cg_direct_start_read(void *priv, struct cg_dsched_req *r)
+static bool cacheguard_direct_start_read(void *priv, struct cg_direct_req *r)
 {
-	struct cg_direct *d = talloc_get_type_abort(priv, struct cg_direct);
+	struct cacheguard_direct *d =
+		talloc_get_type_abort(priv, struct cacheguard_direct);
 
-	return cg_direct_read_start(d,
-				    talloc_get_type_abort(
-					    r->owner,
-					    struct cg_direct_read_state));
+	return cacheguard_direct_read_start(
+		d,
+		talloc_get_type_abort(r->owner,
+				      struct cacheguard_direct_read_state));
 }
 
 /*
@@ -914,25 +867,30 @@ static bool cg_direct_start_read(void *priv, struct cg_dsched_req *r)
  * into the request's buffer, off the event loop. False without a job:
  * the scheduler has the request read on its own.
  */
-static bool cg_direct_start_copy(void *priv,
-				 struct cg_dsched_req *r,
-				 size_t avail)
+static bool
+cacheguard_direct_start_copy(void *priv, struct cg_direct_req *r, size_t avail)
 {
-	struct cg_direct *d = talloc_get_type_abort(priv, struct cg_direct);
-	struct cg_direct_read_state *state = talloc_get_type_abort(
-		r->owner, struct cg_direct_read_state);
-	struct cg_direct_job *job = NULL;
+	struct cacheguard_direct *d =
+		talloc_get_type_abort(priv, struct cacheguard_direct);
+	struct cacheguard_direct_read_state *state =
+		talloc_get_type_abort(r->owner,
+				      struct cacheguard_direct_read_state);
+	struct cacheguard_direct_job *job = NULL;
 	struct cg_pf_piece *pieces = NULL;
-	unsigned max = cg_dsched_pieces_max(&d->sched, r);
+	unsigned max = cg_direct_pieces_max(&d->sched, r);
 	unsigned np = 0;
 
-	job = cg_direct_job_new(d, CG_DJOB_COPY, -1, state->data,
-				(uint64_t)state->offset, state->n);
+	job = cacheguard_direct_job_new(d,
+					CG_JOB_COPY,
+					-1,
+					state->data,
+					(uint64_t)state->offset,
+					state->n);
 	if (job != NULL) {
 		pieces = talloc_array(job, struct cg_pf_piece, max);
 	}
 	if (pieces == NULL ||
-	    !cg_dsched_pin(&d->sched, r, avail, pieces, max, &np)) {
+	    !cg_direct_pin(&d->sched, r, avail, pieces, max, &np)) {
 		TALLOC_FREE(job);
 		return false;
 	}
@@ -940,8 +898,8 @@ static bool cg_direct_start_copy(void *priv,
 	job->w.pieces = pieces;
 	job->w.npieces = np;
 	job->rs = state;
-	if (!cg_direct_job_start(d, state->ev, job)) {
-		cg_dsched_unpin(&d->sched, pieces, np);
+	if (!cacheguard_direct_job_start(d, state->ev, job)) {
+		cg_direct_unpin(&d->sched, pieces, np);
 		TALLOC_FREE(job);
 		return false;
 	}
@@ -955,10 +913,10 @@ static bool cg_direct_start_copy(void *priv,
  * change since their fill): the scheduler serves the request again; with
  * the stream gone, let the caller read it through the next module.
  */
-static void cg_direct_copy_done(struct cg_direct_job *job)
+static void cacheguard_direct_copy_done(struct cacheguard_direct_job *job)
 {
-	struct cg_direct_read_state *state = job->rs;
-	struct cg_direct *d = job->d;
+	struct cacheguard_direct_read_state *state = job->rs;
+	struct cacheguard_direct *d = job->d;
 	bool copied = job->w.ret >= 0;
 
 	state->job = NULL;
@@ -967,8 +925,11 @@ static void cg_direct_copy_done(struct cg_direct_job *job)
 	}
 	if (state->abandoned) {
 		if (d != NULL) {
-			cg_dsched_copy_done(&d->sched, NULL, job->w.pieces,
-					    job->w.npieces, copied,
+			cg_direct_copy_done(&d->sched,
+					    NULL,
+					    job->w.pieces,
+					    job->w.npieces,
+					    copied,
 					    job->w.version_ok);
 		}
 		talloc_set_destructor(state, NULL);
@@ -985,32 +946,39 @@ static void cg_direct_copy_done(struct cg_direct_job *job)
 		}
 		return;
 	}
-	if (cg_dsched_copy_done(&d->sched, &state->sr, job->w.pieces,
-				job->w.npieces, copied, job->w.version_ok)) {
+	if (cg_direct_copy_done(&d->sched,
+				&state->sr,
+				job->w.pieces,
+				job->w.npieces,
+				copied,
+				job->w.version_ok)) {
 		state->ret = job->w.ret;
 		tevent_req_done(state->req);
 	}
 }
 
 /* The request waits for a fill: woken from its completion, not nested */
-static void cg_direct_defer(void *priv, struct cg_dsched_req *r)
+static void cacheguard_direct_defer(void *priv, struct cg_direct_req *r)
 {
-	struct cg_direct_read_state *state = talloc_get_type_abort(
-		r->owner, struct cg_direct_read_state);
+	struct cacheguard_direct_read_state *state =
+		talloc_get_type_abort(r->owner,
+				      struct cacheguard_direct_read_state);
 
 	tevent_req_defer_callback(state->req, state->ev);
 }
 
-static void cg_direct_fill_done(struct cg_direct_job *job)
+static void cacheguard_direct_fill_done(struct cacheguard_direct_job *job)
 {
-	struct cg_direct *d = job->d;
+	struct cacheguard_direct *d = job->d;
 
 	if (d == NULL) {
 		return;		/* the stream was closed meanwhile */
 	}
 	DLIST_REMOVE(d->fills, job);
-	if (cg_dsched_fill_done(&d->sched, (unsigned)job->slot, job->w.ret,
-				&job->w.ver, job->w.duration)) {
+	if (cg_direct_fill_done(&d->sched,
+				(unsigned)job->slot,
+				job->w.ret,
+				&job->w.ver)) {
 		DBG_INFO("prefetch read at %jd failed (%s); no more prefetch "
 			 "for this stream\n",
 			 (intmax_t)job->w.offset,
@@ -1018,23 +986,24 @@ static void cg_direct_fill_done(struct cg_direct_job *job)
 	}
 }
 
-
-struct tevent_req *cg_direct_pread_send(TALLOC_CTX *mem_ctx,
-					struct tevent_context *ev,
-					struct cg_direct *d,
-					void *data,
-					size_t n,
-					off_t offset,
-					unsigned inflight)
+struct tevent_req *cacheguard_direct_pread_send(TALLOC_CTX *mem_ctx,
+						struct tevent_context *ev,
+						struct cacheguard_direct *d,
+						void *data,
+						size_t n,
+						off_t offset,
+						unsigned inflight)
 {
 	struct tevent_req *req = NULL;
-	struct cg_direct_read_state *state = NULL;
+	struct cacheguard_direct_read_state *state = NULL;
 
-	req = tevent_req_create(mem_ctx, &state, struct cg_direct_read_state);
+	req = tevent_req_create(mem_ctx,
+				&state,
+				struct cacheguard_direct_read_state);
 	if (req == NULL) {
 		return NULL;
 	}
-	*state = (struct cg_direct_read_state){
+	*state = (struct cacheguard_direct_read_state){
 		.req = req,
 		.ev = ev,
 		.d = d,
@@ -1044,118 +1013,28 @@ struct tevent_req *cg_direct_pread_send(TALLOC_CTX *mem_ctx,
 		.ret = -1,
 		.sr = {.owner = state},
 	};
-	talloc_set_destructor(state, cg_direct_read_state_destructor);
+	talloc_set_destructor(state, cacheguard_direct_read_state_destructor);
 
 	if (!sys_valid_io_range(offset, n)) {
 		tevent_req_error(req, EINVAL);
 		return tevent_req_post(req, ev);
 	}
-	cg_dsched_request(&d->sched, &state->sr, (uint64_t)offset, n,
-			  inflight);
+	cg_direct_request(&d->sched, &state->sr, (uint64_t)offset, n, inflight);
 	if (!tevent_req_is_in_progress(req)) {
 		return tevent_req_post(req, ev);
 	}
 	return req;
 }
 
-ssize_t cg_direct_pread_recv(struct tevent_req *req,
-			     struct vfs_aio_state *vfs_aio_state)
+ssize_t cacheguard_direct_pread_recv(struct tevent_req *req,
+				     struct vfs_aio_state *vfs_aio_state)
 {
-	struct cg_direct_read_state *state =
-		tevent_req_data(req, struct cg_direct_read_state);
+	struct cacheguard_direct_read_state *state =
+		tevent_req_data(req, struct cacheguard_direct_read_state);
 
 	if (tevent_req_is_unix_error(req, &vfs_aio_state->error)) {
 		return -1;
 	}
 	*vfs_aio_state = state->vfs_aio_state;
 	return state->ret;
-}
-
-/*
- * The sync path found [off, off + n) loading: the fills of that range
- * report now rather than when the event loop gets to them; one no thread
- * has started runs here, one a thread reads is waited for while it is
- * not overdue (cg_direct_wait). False when one is overdue, or none was
- * found: the caller reads on its own.
- */
-static bool cg_direct_finish_fills(void *priv, uint64_t off, size_t n)
-{
-	struct cg_direct *d = talloc_get_type_abort(priv, struct cg_direct);
-	struct cg_direct_job *job = NULL;
-	struct cg_direct_job *next = NULL;
-	bool found = false;
-
-	for (job = d->fills; job != NULL; job = next) {
-		next = job->next;
-		if ((uint64_t)job->w.offset >= off + n ||
-		    (uint64_t)job->w.offset + job->w.count <= off) {
-			continue;
-		}
-		if (!cg_direct_try(job) && !cg_direct_wait(d, job)) {
-			return false;
-		}
-		found = true;
-		cg_direct_job_report(job);
-		job->reported = true;
-		job->d = NULL;
-	}
-	return found;
-}
-
-/*
- * A MISS of the sync path: the async path's READ job (cg_direct_read_job),
- * run here
- */
-static ssize_t cg_direct_read_now(struct cg_direct *d,
-				  uint8_t *data,
-				  size_t n,
-				  off_t offset)
-{
-	struct cg_direct_job *job = NULL;
-	struct cg_dio_plan plan;
-	ssize_t got;
-	int err;
-
-	job = cg_direct_read_job(d, data, n, offset, &plan);
-	if (job == NULL) {
-		return -1;
-	}
-	cg_direct_do(job);	/* nobody else has it */
-	got = cg_direct_read_result(job, &plan, data, n);
-	err = errno;
-	TALLOC_FREE(job);
-	errno = err;
-	return got;
-}
-
-/*
- * SMB_VFS_PREAD: the same, with the MISS read and the copy done here. A
- * PENDING range has its fills finished here (there is no event loop to
- * wait in; cg_direct_finish_fills), or is read on its own when one is
- * overdue.
- */
-ssize_t cg_direct_pread(struct cg_direct *d,
-			void *data,
-			size_t n,
-			off_t offset,
-			unsigned inflight)
-{
-	ssize_t got;
-
-	if (!sys_valid_io_range(offset, n)) {
-		errno = EINVAL;
-		return -1;
-	}
-	got = cg_dsched_pread(&d->sched, &cg_sys_linux, d->io->mem,
-			      (uint64_t)offset, n, inflight, data);
-	if (got != -1) {
-		return got;	/* a HIT */
-	}
-	{
-		/* in smbd's profile as vfs_default's sync pread */
-		START_PROFILE_BYTES(syscall_pread, n);
-		got = cg_direct_read_now(d, data, n, offset);
-		END_PROFILE_BYTES(syscall_pread);
-	}
-	return got;
 }

@@ -19,23 +19,23 @@
  */
 
 /*
- * The fsp extension: whether the module tracks an open file (the engine
- * says, cg_file_may_track and cg_file_tracks, from the sizes smbd and the
- * kernel give), the engine's state of a tracked one, and what its close
- * does. Also the engine's syscall table with the parts that need smbd:
- * residency asked as root, the server's lock files.
+ * The fsp extension: whether the module tracks an open file, the
+ * engine's state of a tracked one, and what its close does. Also the
+ * engine's syscall table with the parts that need smbd: residency asked
+ * as root, the server's lock files.
  */
 
 #include "includes.h"
 #include "smbd/smbd.h"
 
 #include "cacheguard_glue.h"
+#include "../source/cg_share.h"
 #include "../source/cg_sys.h"
+#include "../source/cg_util.h"
 
 #undef DBGC_CLASS
 #define DBGC_CLASS vfs_cacheguard_debug_level
 
-/* A call on the event loop for cgf (where) began at start_ns, ends now */
 void cacheguard_loop_took(struct cacheguard_file *cgf,
 			  const char *where,
 			  uint64_t start_ns)
@@ -68,16 +68,15 @@ static int cacheguard_resident(int fd,
 }
 
 /*
- * A new descriptor of one of the server's lock files in the state
- * directory; without it the engine does without, which is said at level
- * 0 once per process (*logged), with what it costs.
+ * A new descriptor of one of the server's lock files; without it the
+ * engine does without, which is said once per process, with its cost
  */
 static int cacheguard_lock_file_open(const char *name,
 				     const char *what,
 				     bool *logged,
 				     const char *without)
 {
-	int fd = cg_state_file_open(name);
+	int fd = cacheguard_state_file_open(name);
 
 	if (fd == -1 && !*logged) {
 		*logged = true;
@@ -86,11 +85,7 @@ static int cacheguard_lock_file_open(const char *name,
 	return fd;
 }
 
-/*
- * The server's stream file (source/cg_share.c): streams of one file in
- * several smbd processes keep what the others still need. Without it each
- * stream drops as if alone.
- */
+/* The server's stream file (source/cg_share.c) */
 static int cacheguard_share_open(void)
 {
 	static bool logged;
@@ -100,12 +95,7 @@ static int cacheguard_share_open(void)
 					 "processes drop each other's pages");
 }
 
-/*
- * The server's readahead budget file (cacheguard:readahead memory,
- * source/cg_stream.c). Without it every stream reads ahead on its own,
- * bounded: slower on a disk that counts requests, never a larger
- * footprint.
- */
+/* The server's readahead budget file (source/cg_stream.c) */
 static int cacheguard_ra_open(void)
 {
 	static bool logged;
@@ -127,13 +117,7 @@ void cacheguard_sys_init(void)
 	cacheguard_sys.ra_open = cacheguard_ra_open;
 }
 
-/*
- * Whether fsp's I/O descriptor is a kernel descriptor of the file itself.
- * A lower module may own I/O (vfs_ceph numbers its descriptors from 10,
- * vfs_glusterfs hands out a constant): preadv2, fadvise, cachestat or a
- * reopen on such a number would act on whatever else smbd has open
- * under it, a tdb, the log or a socket.
- */
+/* Whether fsp's I/O descriptor is the file's own (cg_file_fd_is_own) */
 static bool cacheguard_fd_is_file(struct vfs_handle_struct *handle,
 				  struct files_struct *fsp,
 				  struct stat *st)
@@ -165,17 +149,15 @@ static void cacheguard_foreign(struct cacheguard_share *share,
 		    share->name);
 }
 
-/* The extension goes (close, or the fsp freed): its counters are kept */
 static void cacheguard_log_summary(struct files_struct *fsp,
 				   const struct cacheguard_file *cgf);
 
 /*
  * What a tracked file's close does, once: its stream's last drops and
- * hints, its summary, its direct buffer back to the budget (once no read
- * job holds it). From SMB_VFS_CLOSE, or from the extension's destructor
- * for a handle smbd frees without it: SMB1 DOS and FCB opens of one
- * file by one client share a descriptor, and smbd calls SMB_VFS_CLOSE
- * only for the last of them (fd_close).
+ * hints, its summary, its direct buffer back. From SMB_VFS_CLOSE, or from
+ * the extension's destructor for a handle smbd frees without it: SMB1
+ * DOS and FCB opens of one file by one client share a descriptor, and
+ * smbd calls SMB_VFS_CLOSE only for the last of them (fd_close).
  */
 void cacheguard_file_done(struct files_struct *fsp,
 			  struct cacheguard_file *cgf)
@@ -201,14 +183,13 @@ static void cacheguard_file_destroy(void *p)
 	if (!cgf->done) {
 		/* freed without SMB_VFS_CLOSE: a shared DOS or FCB handle */
 		if (cgf->writer != NULL) {
-			cg_wfile_close(cgf->writer);
+			cacheguard_wfile_close(cgf->writer);
 			TALLOC_FREE(cgf->writer);
 		}
 		cacheguard_file_done(cgf->fsp, cgf);
 	}
 }
 
-/* Streams of what smbd opens as a plain file, in a mode that is not off */
 bool cacheguard_watched(const struct cg_config *cfg,
 			struct files_struct *fsp)
 {
@@ -218,10 +199,7 @@ bool cacheguard_watched(const struct cg_config *cfg,
 			       fsp_is_alternate_stream(fsp));
 }
 
-/*
- * The extension of fsp, its reads and writes undecided; NULL on no
- * memory. A file whose descriptor is not its own is foreign for good.
- */
+/* NULL on no memory; a file whose descriptor is not its own is foreign */
 struct cacheguard_file *cacheguard_add(
 	struct vfs_handle_struct *handle,
 	struct cacheguard_share *share,
@@ -248,11 +226,9 @@ struct cacheguard_file *cacheguard_add(
 }
 
 /*
- * Whether smbd holds a kernel oplock on fsp: with kernel oplocks = yes, a
- * client's batch or exclusive oplock is a Linux write lease on smbd's
- * descriptor, which any other open of the file breaks (the lease break
- * reaches smbd, which breaks the client's oplock). Direct reads need a
- * second open, O_DIRECT, so such a file is read without them.
+ * With kernel oplocks = yes, a client's batch or exclusive oplock is a
+ * Linux lease on smbd's descriptor, which any other open of the file
+ * breaks: direct reads, which need a second open, do without
  */
 bool cacheguard_kernel_oplock(struct files_struct *fsp)
 {
@@ -260,10 +236,6 @@ bool cacheguard_kernel_oplock(struct files_struct *fsp)
 	       EXCLUSIVE_OPLOCK_TYPE(fsp->oplock_type);
 }
 
-/*
- * The state of fsp, created on the first read of a file that is at least
- * min file size long. NULL for everything the module leaves alone.
- */
 struct cacheguard_file *cacheguard_track(
 	struct vfs_handle_struct *handle,
 	struct files_struct *fsp)
@@ -285,11 +257,7 @@ struct cacheguard_file *cacheguard_track(
 	if (!cacheguard_watched(cfg, fsp)) {
 		return NULL;
 	}
-	/*
-	 * smbd's stat is from the open: a file written through this handle
-	 * may have grown since, and then only the kernel knows its size.
-	 * Other small files cost nothing.
-	 */
+	/* smbd's stat is from the open: small files cost nothing more */
 	if (cgf == NULL &&
 	    !cg_file_may_track(cfg,
 			       (uint64_t)fsp->fsp_name->st.st_ex_size,
@@ -308,15 +276,15 @@ struct cacheguard_file *cacheguard_track(
 		return NULL;
 	}
 	if (cg_config_probes(cfg, share->below, CG_BELOW_READS)) {
-		cg_fs_probe(fsp, !cacheguard_kernel_oplock(fsp));
+		cacheguard_fs_probe(fsp, !cacheguard_kernel_oplock(fsp));
 	}
 	cg_file_init(&cgf->file,
 		     cfg,
 		     &cacheguard_sys,
 		     (uint64_t)st.st_size,
-		     cg_fs_lacks_of(dev) | share->below,
+		     cacheguard_fs_lacks_of(dev) | share->below,
 		     fsp_get_io_fd(fsp));
-	cgf->file.stream.kernel_ra = cg_fs_readahead(dev);
+	cgf->file.stream.kernel_ra = cacheguard_fs_readahead(dev);
 	cgf->file.stream.share.slot = cg_share_slot(st.st_dev, st.st_ino);
 	/* one smbd process serves one client, whose cache serves its readers */
 	cgf->file.stream.share.client = (uint64_t)getpid();

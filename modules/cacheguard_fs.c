@@ -21,6 +21,7 @@
 #include "smbd/smbd.h"
 
 #include "cacheguard_glue.h"
+#include "../source/cg_dev.h"
 #include "../source/cg_sys.h"
 
 #undef DBGC_CLASS
@@ -29,27 +30,27 @@
 /* What each device supports, per smbd process (source/cg_dev.h) */
 static struct cg_devs cacheguard_devs;
 
-unsigned cg_fs_queue_value(dev_t dev, const char *name)
+unsigned cacheguard_fs_queue_value(dev_t dev, const char *name)
 {
 	return cg_dev_queue_value(NULL, dev, name);
 }
 
-uint64_t cg_fs_readahead(dev_t dev)
+uint64_t cacheguard_fs_readahead(dev_t dev)
 {
 	return cg_dev_readahead(&cacheguard_devs, dev);
 }
 
-uint64_t cg_fs_max_request(dev_t dev)
+uint64_t cacheguard_fs_max_request(dev_t dev)
 {
 	return cg_dev_max_request(&cacheguard_devs, dev);
 }
 
-unsigned cg_fs_lacks_of(dev_t dev)
+unsigned cacheguard_fs_lacks_of(dev_t dev)
 {
 	return cg_dev_lacks(&cacheguard_devs, dev);
 }
 
-void cg_fs_lacks(dev_t dev, unsigned flag, const char *what, int err)
+void cacheguard_fs_lacks(dev_t dev, unsigned flag, const char *what, int err)
 {
 	if (!cg_dev_learn(&cacheguard_devs, dev, flag)) {
 		return;
@@ -61,10 +62,10 @@ void cg_fs_lacks(dev_t dev, unsigned flag, const char *what, int err)
 		    strerror(err));
 }
 
-int cg_fs_reopen_direct(int fd)
+int cacheguard_fs_reopen_direct(int fd)
 {
 	char buf[PATH_MAX];
-	const char *path = cg_proc_fd_path(fd, buf, sizeof(buf));
+	const char *path = cacheguard_proc_fd_path(fd, buf, sizeof(buf));
 
 	if (path == NULL) {
 		errno = ENOSYS;	/* no /proc: no way to reopen the fd */
@@ -73,14 +74,14 @@ int cg_fs_reopen_direct(int fd)
 	return open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
 }
 
-void cg_fs_probe(struct files_struct *fsp, bool may_reopen)
+void cacheguard_fs_probe(struct files_struct *fsp, bool may_reopen)
 {
 	dev_t dev = fsp->fsp_name->st.st_ex_dev;
 	struct cg_sys sys = cg_sys_linux;
 	enum cg_mode auto_mode;
 	unsigned lacks;
 
-	sys.reopen_direct = cg_fs_reopen_direct;
+	sys.reopen_direct = cacheguard_fs_reopen_direct;
 	if (!cg_dev_probe(&cacheguard_devs, &sys, dev, fsp_get_io_fd(fsp),
 			  may_reopen)) {
 		return;

@@ -19,21 +19,18 @@
  */
 
 /*
- * Every job of the module (an uncached read or write, a write-behind's
- * writeback, a direct read, fill or copy) runs through here, so they
- * share one discipline, vfs_default's:
+ * Every job of the module runs through here, with vfs_default's
+ * discipline:
  *
  * - the thread touches the job and this request's flat state only; the
  *   job is moved under the state, and a destructor keeps the state (and
  *   so the job) alive while a thread may still use it, even when the
  *   caller frees the request;
  * - a pool that cannot start a thread (EAGAIN) has the job run inline,
- *   so the client still gets its bytes; only work the engine says may
- *   be skipped (CG_POOL_MAY_SKIP: a writeback, whose ranges the next
- *   job takes over, cg_write_wb_skipped) is not run then;
- * - smbd's profile (smbd profiling level) counts the job's bytes as
- *   vfs_default's own asynchronous preads or pwrites, busy while the
- *   thread runs.
+ *   so the client still gets its bytes, unless it may be skipped (a
+ *   writeback, whose ranges the next job takes over);
+ * - smbd's profile counts the job's bytes as vfs_default's own
+ *   asynchronous preads or pwrites.
  */
 
 #include "includes.h"
@@ -44,44 +41,45 @@
 
 #include "cacheguard_glue.h"
 
-struct cg_pool_state {
+struct cacheguard_pool_state {
 	void (*fn)(void *job);
 	void *job;
 	unsigned flags;
 	SMBPROFILE_BYTES_ASYNC_STATE(profile_bytes);
 };
 
-static void cg_pool_do(void *private_data)
+static void cacheguard_pool_do(void *private_data)
 {
-	struct cg_pool_state *state = talloc_get_type_abort(
-		private_data, struct cg_pool_state);
+	struct cacheguard_pool_state *state =
+		talloc_get_type_abort(private_data,
+				      struct cacheguard_pool_state);
 
 	SMBPROFILE_BYTES_ASYNC_SET_BUSY(state->profile_bytes);
 	state->fn(state->job);
 	SMBPROFILE_BYTES_ASYNC_SET_IDLE(state->profile_bytes);
 }
 
-static int cg_pool_state_destructor(struct cg_pool_state *state)
+static int cacheguard_pool_state_destructor(struct cacheguard_pool_state *state)
 {
 	return -1;	/* a thread may still use state and its job */
 }
 
-static void cg_pool_done(struct tevent_req *subreq);
+static void cacheguard_pool_done(struct tevent_req *subreq);
 
-struct tevent_req *cg_pool_send(TALLOC_CTX *mem_ctx,
-				struct tevent_context *ev,
-				struct pthreadpool_tevent *pool,
-				void (*fn)(void *job),
-				void *job,
-				size_t bytes,
-				unsigned flags)
+struct tevent_req *cacheguard_pool_send(TALLOC_CTX *mem_ctx,
+					struct tevent_context *ev,
+					struct pthreadpool_tevent *pool,
+					void (*fn)(void *job),
+					void *job,
+					size_t bytes,
+					unsigned flags)
 {
 	TALLOC_CTX *owner = talloc_parent(job);
 	struct tevent_req *req = NULL;
 	struct tevent_req *subreq = NULL;
-	struct cg_pool_state *state = NULL;
+	struct cacheguard_pool_state *state = NULL;
 
-	req = tevent_req_create(mem_ctx, &state, struct cg_pool_state);
+	req = tevent_req_create(mem_ctx, &state, struct cacheguard_pool_state);
 	if (req == NULL) {
 		return NULL;
 	}
@@ -89,19 +87,22 @@ struct tevent_req *cg_pool_send(TALLOC_CTX *mem_ctx,
 	state->job = talloc_steal(state, job);
 	state->flags = flags;
 
-	if (flags & CG_POOL_PREAD) {
+	if (flags & CACHEGUARD_POOL_PREAD) {
 		SMBPROFILE_BYTES_ASYNC_START(syscall_asys_pread,
 					     profile_p,
 					     state->profile_bytes,
 					     bytes);
-	} else if (flags & CG_POOL_PWRITE) {
+	} else if (flags & CACHEGUARD_POOL_PWRITE) {
 		SMBPROFILE_BYTES_ASYNC_START(syscall_asys_pwrite,
 					     profile_p,
 					     state->profile_bytes,
 					     bytes);
 	}
 	SMBPROFILE_BYTES_ASYNC_SET_IDLE(state->profile_bytes);
-	subreq = pthreadpool_tevent_job_send(state, ev, pool, cg_pool_do,
+	subreq = pthreadpool_tevent_job_send(state,
+					     ev,
+					     pool,
+					     cacheguard_pool_do,
 					     state);
 	if (subreq == NULL) {
 		SMBPROFILE_BYTES_ASYNC_END(state->profile_bytes);
@@ -109,25 +110,25 @@ struct tevent_req *cg_pool_send(TALLOC_CTX *mem_ctx,
 		TALLOC_FREE(req);
 		return NULL;
 	}
-	tevent_req_set_callback(subreq, cg_pool_done, req);
-	talloc_set_destructor(state, cg_pool_state_destructor);
+	tevent_req_set_callback(subreq, cacheguard_pool_done, req);
+	talloc_set_destructor(state, cacheguard_pool_state_destructor);
 	return req;
 }
 
-static void cg_pool_done(struct tevent_req *subreq)
+static void cacheguard_pool_done(struct tevent_req *subreq)
 {
 	struct tevent_req *req = tevent_req_callback_data(subreq,
 							  struct tevent_req);
-	struct cg_pool_state *state =
-		tevent_req_data(req, struct cg_pool_state);
+	struct cacheguard_pool_state *state =
+		tevent_req_data(req, struct cacheguard_pool_state);
 	int ret;
 
 	ret = pthreadpool_tevent_job_recv(subreq);
 	TALLOC_FREE(subreq);
 	talloc_set_destructor(state, NULL);
-	if (ret == EAGAIN && !(state->flags & CG_POOL_MAY_SKIP)) {
+	if (ret == EAGAIN && !(state->flags & CACHEGUARD_POOL_MAY_SKIP)) {
 		/* No thread to be had: run inline rather than fail */
-		cg_pool_do(state);
+		cacheguard_pool_do(state);
 		ret = 0;
 	}
 	SMBPROFILE_BYTES_ASYNC_END(state->profile_bytes);
@@ -138,7 +139,7 @@ static void cg_pool_done(struct tevent_req *subreq)
 	tevent_req_done(req);
 }
 
-int cg_pool_recv(struct tevent_req *req)
+int cacheguard_pool_recv(struct tevent_req *req)
 {
 	int err;
 
@@ -148,10 +149,10 @@ int cg_pool_recv(struct tevent_req *req)
 	return 0;
 }
 
-void *cg_pool_job(struct tevent_req *req)
+void *cacheguard_pool_job(struct tevent_req *req)
 {
-	struct cg_pool_state *state =
-		tevent_req_data(req, struct cg_pool_state);
+	struct cacheguard_pool_state *state =
+		tevent_req_data(req, struct cacheguard_pool_state);
 
 	return state->job;
 }

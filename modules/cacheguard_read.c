@@ -31,7 +31,9 @@
 #include "lib/util/tevent_unix.h"
 
 #include "cacheguard_glue.h"
+#include "../source/cg_dio.h"
 #include "../source/cg_sys.h"
+#include "../source/cg_util.h"
 
 #undef DBGC_CLASS
 #define DBGC_CLASS vfs_cacheguard_debug_level
@@ -43,40 +45,41 @@ static void cacheguard_fs_learnt(struct files_struct *fsp,
 				 int err)
 {
 	if (lacks != 0) {
-		cg_fs_lacks(fsp->fsp_name->st.st_ex_dev, lacks, what, err);
+		cacheguard_fs_lacks(fsp->fsp_name->st.st_ex_dev,
+				    lacks,
+				    what,
+				    err);
 	}
 }
 
-/* The path for one read, the engine's choice; sets up direct reads */
+/* The engine's path for one read; sets up direct reads */
 static enum cg_path cacheguard_choose(struct vfs_handle_struct *handle,
 				      struct files_struct *fsp,
 				      struct cacheguard_file *cgf,
 				      const struct cg_io *io,
-				      size_t n)
+				      size_t n,
+				      bool sync)
 {
 	enum cg_direct_fail fail = CG_DIRECT_FAIL_FILE;
 	enum cg_path path;
 	unsigned lacks;
 
-	path = cg_file_choose(&cgf->file, io, n);
+	path = cg_file_choose(&cgf->file, io, n, sync);
 	if (path != CG_PATH_DIRECT || cgf->direct != NULL) {
 		return path;
 	}
-	/*
-	 * On fsp, not cgf: an fsp extension's data area is not a talloc
-	 * context. fsp is freed right after the close.
-	 */
-	cgf->direct = cg_direct_open(fsp,
-				     handle,
-				     fsp,
-				     cgf->file.stream.cfg,
-				     cgf->file.stream.file_size,
-				     cacheguard_kernel_oplock(fsp),
-				     &fail);
+	/* on fsp: an fsp extension's data area is no talloc context */
+	cgf->direct = cacheguard_direct_open(fsp,
+					     handle,
+					     fsp,
+					     cgf->file.stream.cfg,
+					     cgf->file.stream.file_size,
+					     cacheguard_kernel_oplock(fsp),
+					     &fail);
 	if (cgf->direct != NULL) {
 		return CG_PATH_DIRECT;
 	}
-	lacks = cg_fs_lacks_of(fsp->fsp_name->st.st_ex_dev);
+	lacks = cacheguard_fs_lacks_of(fsp->fsp_name->st.st_ex_dev);
 	lacks = cg_file_direct_unavailable(&cgf->file,
 					   fsp_get_io_fd(fsp),
 					   fail,
@@ -87,13 +90,12 @@ static enum cg_path cacheguard_choose(struct vfs_handle_struct *handle,
 		 cg_direct_fail_name(fail),
 		 cg_mode_name(cgf->file.mode));
 	/* this read too, in the file's mode now */
-	return cg_file_choose(&cgf->file, io, n);
+	return cg_file_choose(&cgf->file, io, n, sync);
 }
 
 /*
- * A read carried out as cg_file_call said ended with ret (-1: err): what
- * the engine makes of it (cg_file_read_after). True when the range is to
- * be read again, through the next module (*path, io say how).
+ * What the engine makes of a read's end (cg_file_read_after): true when
+ * the range is to be read again through the next module
  */
 static bool cacheguard_read_again(struct files_struct *fsp,
 				  struct cacheguard_file *cgf,
@@ -110,7 +112,7 @@ static bool cacheguard_read_again(struct files_struct *fsp,
 
 	if (ret == -1) {
 		/* only a failure may need what the device is known to lack */
-		lacks = cg_fs_lacks_of(fsp->fsp_name->st.st_ex_dev);
+		lacks = cacheguard_fs_lacks_of(fsp->fsp_name->st.st_ex_dev);
 	}
 	after = cg_file_read_after(&cgf->file,
 				   fsp_get_io_fd(fsp),
@@ -136,10 +138,8 @@ static bool cacheguard_read_again(struct files_struct *fsp,
 }
 
 /*
- * Count a read's bytes by path.
- * A direct stream that is finished gives its buffer, and its share of the
- * server's budget, back now rather than at close: clients keep files
- * open. A later direct read starts a new one.
+ * Count a read's bytes by path. A finished direct stream gives its
+ * buffer back now, not at close: clients keep files open.
  */
 static void cacheguard_served(struct cacheguard_file *cgf,
 			      enum cg_path path,
@@ -147,8 +147,8 @@ static void cacheguard_served(struct cacheguard_file *cgf,
 {
 	cg_file_served(&cgf->file, path, nread);
 	if (cgf->direct != NULL &&
-	    cg_direct_finished(cgf->direct,
-			       cgf->file.mode == CG_MODE_DIRECT)) {
+	    cacheguard_direct_finished(cgf->direct,
+				       cgf->file.stream.via == CG_VIA_DIRECT)) {
 		TALLOC_FREE(cgf->direct);
 	}
 }
@@ -166,6 +166,8 @@ ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
 	struct cg_io io;
 	unsigned ioprio;
 	ssize_t ret = -1;
+	bool direct;
+	int saved;
 	int err;
 
 	if (cgf == NULL) {
@@ -174,26 +176,31 @@ ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
 	cgf->file.calls.pread++;
 	ioprio = cgf->file.stream.cfg->stream_ioprio;
 	io = cg_read_begin(&cgf->file.stream, fd, offset, n);
-	path = cacheguard_choose(handle, fsp, cgf, &io, n);
+	path = cacheguard_choose(handle, fsp, cgf, &io, n, true);
 	do {
 		call = cg_file_call(&io, path);
 		switch (call) {
 		case CG_CALL_DONTCACHE:
 		case CG_CALL_PIECES:
-			ret = cg_uncached_pread(fd, data, n, offset,
-						cg_file_call_flags(call),
-						ioprio);
-			break;
-		case CG_CALL_DIRECT:
-			ret = cg_direct_pread(
-				cgf->direct,
+			ret = cacheguard_uncached_pread(
+				fd,
 				data,
 				n,
 				offset,
-				cg_stream_inflight(&cgf->file.stream));
+				cg_file_call_flags(call),
+				ioprio);
 			break;
+		case CG_CALL_DIRECT: /* never for a sync read */
 		case CG_CALL_NEXT:
+			/* a direct stream's own read, through the cache */
+			direct = cgf->file.stream.state == CG_ACTIVE &&
+				 io.in_stream &&
+				 cgf->file.stream.via == CG_VIA_DIRECT;
+			saved = cg_ioprio_enter(direct ? ioprio : 0);
 			ret = SMB_VFS_NEXT_PREAD(handle, fsp, data, n, offset);
+			err = errno;
+			cg_ioprio_leave(saved);
+			errno = err;
 			break;
 		}
 		/* smbd maps the read's errno to the client's NTSTATUS */
@@ -224,33 +231,29 @@ static void cacheguard_pread_done(struct tevent_req *subreq);
 static struct tevent_req *cacheguard_pread_issue(
 	struct cacheguard_pread_state *state)
 {
-	struct cg_stream *s = NULL;
-	enum cg_call call = CG_CALL_NEXT;
+	struct cg_stream *s = &state->cgf->file.stream;
+	enum cg_call call = cg_file_call(&state->io, state->path);
 
-	if (state->cgf != NULL) {
-		s = &state->cgf->file.stream;
-		call = cg_file_call(&state->io, state->path);
-	}
 	switch (call) {
 	case CG_CALL_DONTCACHE:
 	case CG_CALL_PIECES:
-		return cg_uncached_pread_send(state,
-					      state->ev,
-					      state->handle,
-					      fsp_get_io_fd(state->fsp),
-					      state->data,
-					      state->n,
-					      state->offset,
-					      cg_file_call_flags(call),
-					      s->cfg->stream_ioprio);
+		return cacheguard_uncached_pread_send(state,
+						      state->ev,
+						      state->handle,
+						      fsp_get_io_fd(state->fsp),
+						      state->data,
+						      state->n,
+						      state->offset,
+						      cg_file_call_flags(call),
+						      s->cfg->stream_ioprio);
 	case CG_CALL_DIRECT:
-		return cg_direct_pread_send(state,
-					    state->ev,
-					    state->cgf->direct,
-					    state->data,
-					    state->n,
-					    state->offset,
-					    cg_stream_inflight(s));
+		return cacheguard_direct_pread_send(state,
+						    state->ev,
+						    state->cgf->direct,
+						    state->data,
+						    state->n,
+						    state->offset,
+						    cg_stream_inflight(s));
 	case CG_CALL_NEXT:
 		break;
 	}
@@ -275,7 +278,7 @@ struct tevent_req *cacheguard_pread_send(
 	struct tevent_req *req = NULL;
 	struct tevent_req *subreq = NULL;
 	struct cacheguard_pread_state *state = NULL;
-	uint64_t start_ns = cg_now_ns();
+	uint64_t start_ns;
 
 	req = tevent_req_create(mem_ctx, &state, struct cacheguard_pread_state);
 	if (req == NULL) {
@@ -291,24 +294,40 @@ struct tevent_req *cacheguard_pread_send(
 		.offset = offset,
 		.ret = -1,
 	};
-	if (state->cgf != NULL) {
-		state->cgf->file.calls.pread_send++;
-		state->io = cg_read_begin(&state->cgf->file.stream,
-					  fsp_get_io_fd(fsp),
-					  offset,
-					  n);
-		state->path = cacheguard_choose(handle, fsp, state->cgf,
-						&state->io, n);
+	if (state->cgf == NULL) {
+		/* most reads of most shares: nothing of the module's */
+		subreq = SMB_VFS_NEXT_PREAD_SEND(state,
+						 ev,
+						 handle,
+						 fsp,
+						 data,
+						 n,
+						 offset);
+		if (tevent_req_nomem(subreq, req)) {
+			return tevent_req_post(req, ev);
+		}
+		tevent_req_set_callback(subreq, cacheguard_pread_done, req);
+		return req;
 	}
+	start_ns = cg_now_ns();
+	state->cgf->file.calls.pread_send++;
+	state->io = cg_read_begin(&state->cgf->file.stream,
+				  fsp_get_io_fd(fsp),
+				  offset,
+				  n);
+	state->path = cacheguard_choose(handle,
+					fsp,
+					state->cgf,
+					&state->io,
+					n,
+					false);
 
 	subreq = cacheguard_pread_issue(state);
 	if (tevent_req_nomem(subreq, req)) {
-		if (state->cgf != NULL) {
-			cg_read_end(&state->cgf->file.stream,
-				    fsp_get_io_fd(state->fsp),
-				    &state->io,
-				    -1);
-		}
+		cg_read_end(&state->cgf->file.stream,
+			    fsp_get_io_fd(state->fsp),
+			    &state->io,
+			    -1);
 		cacheguard_loop_took(state->cgf, "send", start_ns);
 		return tevent_req_post(req, ev);
 	}
@@ -323,31 +342,34 @@ static void cacheguard_pread_done(struct tevent_req *subreq)
 							  struct tevent_req);
 	struct cacheguard_pread_state *state =
 		tevent_req_data(req, struct cacheguard_pread_state);
-	uint64_t start_ns = cg_now_ns();
-	enum cg_call call = CG_CALL_NEXT;
+	uint64_t start_ns;
+	enum cg_call call;
 
-	if (state->cgf != NULL) {
-		call = cg_file_call(&state->io, state->path);
+	if (state->cgf == NULL) {
+		state->ret = SMB_VFS_PREAD_RECV(subreq, &state->vfs_aio_state);
+		TALLOC_FREE(subreq);
+		tevent_req_done(req);
+		return;
 	}
+	start_ns = cg_now_ns();
+	call = cg_file_call(&state->io, state->path);
 	switch (call) {
 	case CG_CALL_DONTCACHE:
 	case CG_CALL_PIECES:
-		state->ret = cg_uncached_pread_recv(subreq,
-						    &state->vfs_aio_state);
+		state->ret =
+			cacheguard_uncached_pread_recv(subreq,
+						       &state->vfs_aio_state);
 		break;
 	case CG_CALL_DIRECT:
-		state->ret = cg_direct_pread_recv(subreq,
-						  &state->vfs_aio_state);
+		state->ret =
+			cacheguard_direct_pread_recv(subreq,
+						     &state->vfs_aio_state);
 		break;
 	case CG_CALL_NEXT:
 		state->ret = SMB_VFS_PREAD_RECV(subreq, &state->vfs_aio_state);
 		break;
 	}
 	TALLOC_FREE(subreq);
-	if (state->cgf == NULL) {
-		tevent_req_done(req);
-		return;
-	}
 	if (cacheguard_read_again(state->fsp,
 				  state->cgf,
 				  &state->io,

@@ -29,12 +29,13 @@
 #include "smbd/smbd.h"
 
 #include "cacheguard_glue.h"
+#include "../source/cg_stack.h"
 
 #undef DBGC_CLASS
 #define DBGC_CLASS vfs_cacheguard_debug_level
 
 /* The module name in a "vfs objects" entry, as vfs_init_custom finds it */
-static char *cg_stack_name(TALLOC_CTX *mem_ctx, const char *object)
+static char *cacheguard_stack_name(TALLOC_CTX *mem_ctx, const char *object)
 {
 	char *name = talloc_strdup(mem_ctx, object);
 	char *p = NULL;
@@ -57,7 +58,7 @@ static char *cg_stack_name(TALLOC_CTX *mem_ctx, const char *object)
 	return name;
 }
 
-static unsigned cg_stack_ops(const struct vfs_fn_pointers *fns)
+static unsigned cacheguard_stack_ops(const struct vfs_fn_pointers *fns)
 {
 	unsigned ops = 0;
 
@@ -72,8 +73,8 @@ static unsigned cg_stack_ops(const struct vfs_fn_pointers *fns)
 	return ops;
 }
 
-unsigned cg_stack_below(struct vfs_handle_struct *handle,
-			const char *service)
+unsigned cacheguard_stack_below(struct vfs_handle_struct *handle,
+				const char *service)
 {
 	const char **objects = lp_vfs_objects(SNUM(handle->conn));
 	size_t n = str_list_length(objects);
@@ -94,8 +95,9 @@ unsigned cg_stack_below(struct vfs_handle_struct *handle,
 		if (!below || h->next == NULL) {
 			continue;	/* above, or vfs_default */
 		}
-		name = i < n ? cg_stack_name(talloc_tos(), objects[i]) : NULL;
-		ops = cg_stack_ops(h->fns);
+		name = i < n ? cacheguard_stack_name(talloc_tos(), objects[i])
+			     : NULL;
+		ops = cacheguard_stack_ops(h->fns);
 		switch (cg_below_kind(name, ops)) {
 		case CG_BELOW_SEES:
 			needs |= ops;

@@ -19,11 +19,9 @@
  */
 
 /*
- * The bottom of the glue: every other file of modules/ may use what is
- * here, and this file uses none of them. The lock files of the state
- * directory: the server's direct-memory budget (cacheguard_direct.c),
- * and the engine's stream and readahead lock files (cacheguard_file.c's
- * cg_sys table).
+ * The state directory's lock files: the direct-memory budget
+ * (cacheguard_direct.c), the stream and readahead files (cacheguard_file.c).
+ * The bottom of the glue: it uses no other glue file.
  */
 
 #include "includes.h"
@@ -32,6 +30,7 @@
 #include <sys/vfs.h>
 
 #include "cacheguard_glue.h"
+#include "../source/cg_dev.h"
 
 /* "cacheguard", from vfs_cacheguard_init on; DBGC_VFS until then */
 int vfs_cacheguard_debug_level = DBGC_VFS;
@@ -40,11 +39,10 @@ int vfs_cacheguard_debug_level = DBGC_VFS;
 #define DBGC_CLASS vfs_cacheguard_debug_level
 
 /*
- * The module's directory of lock files, by cg_state_dir_name's
- * rule, with one line at level 0 per process where it is per node. The
- * answer is kept for the life of the process, NULL when no memory.
+ * The module's directory in the state directory, by cg_state_dir_name's
+ * rule (logged once where it is per node); NULL without memory
  */
-const char *cg_state_dir(void)
+static const char *cacheguard_state_dir(void)
 {
 	static char *dir;
 	const char *state = lp_state_directory();
@@ -77,12 +75,10 @@ const char *cg_state_dir(void)
 }
 
 /*
- * Whether the directory open on dirfd (path, for the log) may hold lock
- * files: cg_state_dir_untrusted's rule, said once per process at level
- * 0 where it fails, since then no lock file is used at all (each smbd
- * process bounds its own direct memory, streams drop as if alone).
+ * Whether the directory on dirfd may hold lock files
+ * (cg_state_dir_untrusted), said once per process where it may not
  */
-static bool cg_state_dir_trusted(int dirfd, const char *path)
+static bool cacheguard_state_dir_trusted(int dirfd, const char *path)
 {
 	static bool logged;
 	const char *why = NULL;
@@ -110,9 +106,10 @@ static bool cg_state_dir_trusted(int dirfd, const char *path)
 	return false;
 }
 
-int cg_state_dir_open(void)
+/* A descriptor of the module's directory, made 0700 if missing; as root */
+static int cacheguard_state_dir_open(void)
 {
-	const char *dir = cg_state_dir();
+	const char *dir = cacheguard_state_dir();
 	const char *state = lp_state_directory();
 	const char *name = NULL;
 	int dirfd, parentfd;
@@ -126,7 +123,7 @@ int cg_state_dir_open(void)
 	if (parentfd == -1) {
 		return -1;
 	}
-	if (!cg_state_dir_trusted(parentfd, state)) {
+	if (!cacheguard_state_dir_trusted(parentfd, state)) {
 		close(parentfd);
 		return -1;
 	}
@@ -141,7 +138,7 @@ int cg_state_dir_open(void)
 	if (dirfd == -1) {
 		return -1;
 	}
-	if (!cg_state_dir_trusted(dirfd, dir)) {
+	if (!cacheguard_state_dir_trusted(dirfd, dir)) {
 		close(dirfd);
 		return -1;
 	}
@@ -150,13 +147,13 @@ int cg_state_dir_open(void)
 	return dirfd;
 }
 
-int cg_state_file_open(const char *name)
+int cacheguard_state_file_open(const char *name)
 {
 	int dirfd, fd = -1;
 	int err;
 
 	become_root();
-	dirfd = cg_state_dir_open();
+	dirfd = cacheguard_state_dir_open();
 	err = errno;
 	if (dirfd != -1) {
 		fd = openat(dirfd, name,

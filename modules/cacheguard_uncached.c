@@ -19,18 +19,12 @@
  */
 
 /*
- * RWF_DONTCACHE (Linux 6.14+; read side fixed in 6.16; ext4 from 6.17,
- * XFS from 6.15) is a buffered read whose newly created pages are dropped
- * once the read completes; pages that were cached already stay. Kernels
- * or filesystems without it fail with EOPNOTSUPP.
- *
- * The same job reads a dontneed stream that is alone on its file in
- * pieces, each dropped with POSIX_FADV_DONTNEED once read (CG_READ_DROP),
- * so its reads in flight hold a piece each, not the whole client read.
- *
- * The job runs in smbd's pool as vfs_default's pread does
- * (cacheguard_pool.c): a pool that cannot start a thread gets the read
- * done inline so the client still gets its data.
+ * RWF_DONTCACHE (Linux 6.14+; ext4 from 6.17, XFS from 6.15) is a
+ * buffered read whose newly created pages are dropped once the read
+ * completes; pages that were cached already stay. Kernels or
+ * filesystems without it fail with EOPNOTSUPP. The same job reads a
+ * dontneed stream alone on its file in pieces, each dropped once read
+ * (CG_READ_DROP).
  */
 
 #include "includes.h"
@@ -46,17 +40,13 @@
 #undef DBGC_CLASS
 #define DBGC_CLASS vfs_cacheguard_debug_level
 
-/*
- * pread semantics, with an error in the middle an error: then the caller
- * retries the range buffered (cg_pread_full in the engine). Counted in
- * smbd's profile as vfs_default's pread is (syscall_pread).
- */
-ssize_t cg_uncached_pread(int fd,
-			  void *data,
-			  size_t n,
-			  off_t offset,
-			  int flags,
-			  unsigned ioprio)
+/* Counted in smbd's profile as vfs_default's pread is (syscall_pread) */
+ssize_t cacheguard_uncached_pread(int fd,
+				  void *data,
+				  size_t n,
+				  off_t offset,
+				  int flags,
+				  unsigned ioprio)
 {
 	int saved = cg_ioprio_enter(ioprio);
 	ssize_t ret;
@@ -73,7 +63,7 @@ ssize_t cg_uncached_pread(int fd,
 }
 
 /* Flat: the pool thread touches nothing else */
-struct cg_uncached_job {
+struct cacheguard_uncached_job {
 	int fd;
 	int flags;
 	void *buf;
@@ -85,10 +75,11 @@ struct cg_uncached_job {
 	uint64_t duration;
 };
 
-static void cg_uncached_do(void *private_data)
+static void cacheguard_uncached_do(void *private_data)
 {
-	struct cg_uncached_job *job = talloc_get_type_abort(
-		private_data, struct cg_uncached_job);
+	struct cacheguard_uncached_job *job =
+		talloc_get_type_abort(private_data,
+				      struct cacheguard_uncached_job);
 	struct timespec start, end;
 	int saved;
 
@@ -106,24 +97,25 @@ static void cg_uncached_do(void *private_data)
 	job->duration = nsec_time_diff(&end, &start);
 }
 
-struct tevent_req *cg_uncached_pread_send(TALLOC_CTX *mem_ctx,
-					  struct tevent_context *ev,
-					  struct vfs_handle_struct *handle,
-					  int fd,
-					  void *data,
-					  size_t n,
-					  off_t offset,
-					  int flags,
-					  unsigned ioprio)
+struct tevent_req *
+cacheguard_uncached_pread_send(TALLOC_CTX *mem_ctx,
+			       struct tevent_context *ev,
+			       struct vfs_handle_struct *handle,
+			       int fd,
+			       void *data,
+			       size_t n,
+			       off_t offset,
+			       int flags,
+			       unsigned ioprio)
 {
 	struct tevent_req *req = NULL;
-	struct cg_uncached_job *job = NULL;
+	struct cacheguard_uncached_job *job = NULL;
 
-	job = talloc(mem_ctx, struct cg_uncached_job);
+	job = talloc(mem_ctx, struct cacheguard_uncached_job);
 	if (job == NULL) {
 		return NULL;
 	}
-	*job = (struct cg_uncached_job){
+	*job = (struct cacheguard_uncached_job){
 		.fd = fd,
 		.flags = flags,
 		.buf = data,
@@ -132,25 +124,31 @@ struct tevent_req *cg_uncached_pread_send(TALLOC_CTX *mem_ctx,
 		.ioprio = ioprio,
 		.ret = -1,
 	};
-	req = cg_pool_send(mem_ctx, ev, handle->conn->sconn->pool,
-			   cg_uncached_do, job, n, CG_POOL_PREAD);
+	req = cacheguard_pool_send(mem_ctx,
+				   ev,
+				   handle->conn->sconn->pool,
+				   cacheguard_uncached_do,
+				   job,
+				   n,
+				   CACHEGUARD_POOL_PREAD);
 	if (req == NULL) {
 		TALLOC_FREE(job);
 	}
 	return req;
 }
 
-ssize_t cg_uncached_pread_recv(struct tevent_req *req,
-			       struct vfs_aio_state *vfs_aio_state)
+ssize_t cacheguard_uncached_pread_recv(struct tevent_req *req,
+				       struct vfs_aio_state *vfs_aio_state)
 {
-	struct cg_uncached_job *job = NULL;
-	int err = cg_pool_recv(req);
+	struct cacheguard_uncached_job *job = NULL;
+	int err = cacheguard_pool_recv(req);
 
 	*vfs_aio_state = (struct vfs_aio_state){.error = err};
 	if (err != 0) {
 		return -1;
 	}
-	job = talloc_get_type_abort(cg_pool_job(req), struct cg_uncached_job);
+	job = talloc_get_type_abort(cacheguard_pool_job(req),
+				    struct cacheguard_uncached_job);
 	vfs_aio_state->error = job->err;
 	vfs_aio_state->duration = job->duration;
 	return job->ret;

@@ -44,14 +44,15 @@
 
 #include "cacheguard_glue.h"
 #include "../source/cg_sys.h"
+#include "../source/cg_write.h"
 
 #undef DBGC_CLASS
 #define DBGC_CLASS vfs_cacheguard_debug_level
 
-struct cg_wpwrite_state;
-struct cg_wb_job;
+struct cacheguard_wpwrite_state;
+struct cacheguard_wb_job;
 
-struct cg_wfile {
+struct cacheguard_wfile {
 	struct cg_writer w;
 	struct vfs_handle_struct *handle;
 	struct files_struct *fsp;
@@ -62,22 +63,22 @@ struct cg_wfile {
 	 * -1: none, jobs drop without waiting for writeback
 	 */
 	int res_fd;
-	struct cg_wb_job *job;			/* in flight, or NULL */
-	struct cg_wpwrite_state *held;		/* answered after it */
+	struct cacheguard_wb_job *job;	       /* in flight, or NULL */
+	struct cacheguard_wpwrite_state *held; /* answered after it */
 };
 
 /* Flat: the pool thread touches nothing else */
-struct cg_wb_job {
-	struct cg_wfile *wf;	/* NULL once the file is gone */
+struct cacheguard_wb_job {
+	struct cacheguard_wfile *wf; /* NULL once the file is gone */
 	int fd;			/* a dup() of the file's descriptor */
 	int res_fd;		/* a dup() of wf->res_fd's, or -1 */
 	struct cg_wb_plan plan;
 	uint64_t left;
 };
 
-static void cg_wpwrite_release(struct cg_wfile *wf);
+static void cacheguard_wpwrite_release(struct cacheguard_wfile *wf);
 
-static int cg_wfile_destructor(struct cg_wfile *wf)
+static int cacheguard_wfile_destructor(struct cacheguard_wfile *wf)
 {
 	if (wf->job != NULL) {
 		wf->job->wf = NULL;
@@ -86,12 +87,12 @@ static int cg_wfile_destructor(struct cg_wfile *wf)
 		close(wf->res_fd);
 	}
 	/* smbd closes no file with I/O in flight; should it, answer */
-	cg_wpwrite_release(wf);
+	cacheguard_wpwrite_release(wf);
 	return 0;
 }
 
 /* The descriptor residency is asked of, as res_fd says: -1 for none */
-static int cg_wfile_res_fd(struct cg_wfile *wf)
+static int cacheguard_wfile_res_fd(struct cacheguard_wfile *wf)
 {
 	char buf[PATH_MAX];
 	const char *path = NULL;
@@ -107,7 +108,7 @@ static int cg_wfile_res_fd(struct cg_wfile *wf)
 		return fd;
 	}
 	/* as the client's user: permissions are checked again */
-	path = cg_proc_fd_path(fd, buf, sizeof(buf));
+	path = cacheguard_proc_fd_path(fd, buf, sizeof(buf));
 	wf->res_fd = path != NULL ? open(path, O_RDONLY | O_CLOEXEC) : -1;
 	if (wf->res_fd == -1) {
 		DBG_INFO("%s: no descriptor to ask residency of (%s): its "
@@ -118,13 +119,14 @@ static int cg_wfile_res_fd(struct cg_wfile *wf)
 	return wf->res_fd;
 }
 
-struct cg_wfile *cg_wfile_new(TALLOC_CTX *mem_ctx,
-			      struct vfs_handle_struct *handle,
-			      struct files_struct *fsp,
-			      const struct cg_config *cfg,
-			      unsigned fs_lacks)
+struct cacheguard_wfile *cacheguard_wfile_new(TALLOC_CTX *mem_ctx,
+					      struct vfs_handle_struct *handle,
+					      struct files_struct *fsp,
+					      const struct cg_config *cfg,
+					      unsigned fs_lacks)
 {
-	struct cg_wfile *wf = talloc_zero(mem_ctx, struct cg_wfile);
+	struct cacheguard_wfile *wf =
+		talloc_zero(mem_ctx, struct cacheguard_wfile);
 
 	if (wf == NULL) {
 		return NULL;
@@ -133,32 +135,34 @@ struct cg_wfile *cg_wfile_new(TALLOC_CTX *mem_ctx,
 	wf->fsp = fsp;
 	wf->res_fd = -3;	/* not asked yet */
 	cg_writer_init(&wf->w, cfg, fs_lacks);
-	talloc_set_destructor(wf, cg_wfile_destructor);
+	talloc_set_destructor(wf, cacheguard_wfile_destructor);
 	return wf;
 }
 
-static void cg_wb_start(struct cg_wfile *wf, const struct cg_wb_plan *plan);
+static void cacheguard_wb_start(struct cacheguard_wfile *wf,
+				const struct cg_wb_plan *plan);
 
-static void cg_wb_do(void *private_data)
+static void cacheguard_wb_do(void *private_data)
 {
-	struct cg_wb_job *job = talloc_get_type_abort(private_data,
-						      struct cg_wb_job);
+	struct cacheguard_wb_job *job =
+		talloc_get_type_abort(private_data, struct cacheguard_wb_job);
 
 	job->left = cg_write_writeback(&cg_sys_linux, job->fd, job->res_fd,
 				       &job->plan, CG_WB_PATIENCE_NS);
 }
 
 /* A writeback's end; its request is nobody's child, so it comes */
-static void cg_wb_done(struct tevent_req *subreq)
+static void cacheguard_wb_done(struct tevent_req *subreq)
 {
-	struct cg_wb_job *job = talloc_get_type_abort(cg_pool_job(subreq),
-						      struct cg_wb_job);
-	struct cg_wfile *wf = job->wf;
+	struct cacheguard_wb_job *job =
+		talloc_get_type_abort(cacheguard_pool_job(subreq),
+				      struct cacheguard_wb_job);
+	struct cacheguard_wfile *wf = job->wf;
 	struct cg_wb_plan plan = job->plan;
 	uint64_t left = job->left;
 	bool ran;
 
-	ran = cg_pool_recv(subreq) == 0;
+	ran = cacheguard_pool_recv(subreq) == 0;
 	close(job->fd);
 	if (job->res_fd != -1) {
 		close(job->res_fd);
@@ -169,30 +173,31 @@ static void cg_wb_done(struct tevent_req *subreq)
 	}
 	wf->job = NULL;
 	if (!ran) {
-		/* skipped (cg_pool_send's flags): the next write's job */
+		/* skipped: the next write's job takes its ranges */
 		cg_write_wb_skipped(&wf->w, &plan);
 	} else {
 		cg_write_wb_done(&wf->w, &plan, left);
 	}
 	/* Catch up at once: what was written meanwhile needs no new write */
 	if (cg_write_replan(&wf->w, &plan)) {
-		cg_wb_start(wf, &plan);
+		cacheguard_wb_start(wf, &plan);
 	}
-	cg_wpwrite_release(wf);
+	cacheguard_wpwrite_release(wf);
 }
 
 /* The engine planned a job: run it in smbd's pool, never here */
-static void cg_wb_start(struct cg_wfile *wf, const struct cg_wb_plan *plan)
+static void cacheguard_wb_start(struct cacheguard_wfile *wf,
+				const struct cg_wb_plan *plan)
 {
 	struct smbd_server_connection *sconn = wf->handle->conn->sconn;
 	struct tevent_req *subreq = NULL;
-	struct cg_wb_job *job = NULL;
+	struct cacheguard_wb_job *job = NULL;
 
-	job = talloc_zero(NULL, struct cg_wb_job);
+	job = talloc_zero(NULL, struct cacheguard_wb_job);
 	if (job == NULL) {
 		goto not_run;
 	}
-	*job = (struct cg_wb_job){
+	*job = (struct cacheguard_wb_job){
 		.wf = wf,
 		.plan = *plan,
 		.fd = dup(fsp_get_io_fd(wf->fsp)),
@@ -201,11 +206,17 @@ static void cg_wb_start(struct cg_wfile *wf, const struct cg_wb_plan *plan)
 	if (job->fd == -1) {
 		goto not_run;
 	}
-	if (cg_wfile_res_fd(wf) != -1) {
-		job->res_fd = dup(cg_wfile_res_fd(wf));
+	if (cacheguard_wfile_res_fd(wf) != -1) {
+		job->res_fd = dup(cacheguard_wfile_res_fd(wf));
 	}
-	subreq = cg_pool_send(NULL, sconn->ev_ctx, sconn->pool, cg_wb_do,
-			      job, 0, plan->may_skip ? CG_POOL_MAY_SKIP : 0);
+	subreq = cacheguard_pool_send(NULL,
+				      sconn->ev_ctx,
+				      sconn->pool,
+				      cacheguard_wb_do,
+				      job,
+				      0,
+				      plan->may_skip ? CACHEGUARD_POOL_MAY_SKIP
+						     : 0);
 	if (subreq == NULL) {
 		close(job->fd);
 		if (job->res_fd != -1) {
@@ -213,7 +224,7 @@ static void cg_wb_start(struct cg_wfile *wf, const struct cg_wb_plan *plan)
 		}
 		goto not_run;
 	}
-	tevent_req_set_callback(subreq, cg_wb_done, NULL);
+	tevent_req_set_callback(subreq, cacheguard_wb_done, NULL);
 	wf->job = job;
 	return;
 
@@ -223,15 +234,13 @@ not_run:
 }
 
 /*
- * A write whose answer cannot be held (synchronous, or recvfile's: smbd
- * answers as the hook returns) ended while the stream lags: it waits
- * here, on smbd's main thread, for what it wrote to be written back, and
- * drops it, as the kernel's dirty throttling makes any writer wait (the
- * main thread was blocked by the write itself anyway)
+ * A write whose answer cannot be held ended while the stream lags: it
+ * waits here, on smbd's main thread (which the write blocked anyway),
+ * for what it wrote to be written back and dropped (cg_write_catch_up)
  */
-static void cg_wfile_catch_up(struct cg_wfile *wf,
-			      const struct cg_wio *wio,
-			      ssize_t nwritten)
+static void cacheguard_wfile_catch_up(struct cacheguard_wfile *wf,
+				      const struct cg_wio *wio,
+				      ssize_t nwritten)
 {
 	struct cg_wb_plan plan;
 	uint64_t left;
@@ -239,8 +248,10 @@ static void cg_wfile_catch_up(struct cg_wfile *wf,
 	if (!cg_write_catch_up(&wf->w, wio, nwritten, &plan)) {
 		return;
 	}
-	left = cg_write_writeback(&cg_sys_linux, fsp_get_io_fd(wf->fsp),
-				  cg_wfile_res_fd(wf), &plan,
+	left = cg_write_writeback(&cg_sys_linux,
+				  fsp_get_io_fd(wf->fsp),
+				  cacheguard_wfile_res_fd(wf),
+				  &plan,
 				  CG_WB_PATIENCE_NS);
 	cg_write_caught_up(&wf->w, &plan, left);
 }
@@ -249,35 +260,37 @@ static void cg_wfile_catch_up(struct cg_wfile *wf,
  * A write of nwritten bytes ended: the engine may plan a job, and a
  * write whose answer cannot be held catch up
  */
-static void cg_wfile_ended(struct cg_wfile *wf,
-			   const struct cg_wio *wio,
-			   ssize_t nwritten)
+static void cacheguard_wfile_ended(struct cacheguard_wfile *wf,
+				   const struct cg_wio *wio,
+				   ssize_t nwritten)
 {
 	struct cg_wb_plan plan;
 
 	if (cg_write_end(&wf->w, wio, nwritten, &plan)) {
-		cg_wb_start(wf, &plan);
+		cacheguard_wb_start(wf, &plan);
 	}
-	cg_wfile_catch_up(wf, wio, nwritten);
+	cacheguard_wfile_catch_up(wf, wio, nwritten);
 }
 
 /* An uncached write failed with err: learn, then write it buffered */
-static void cg_wfile_fell_back(struct cg_wfile *wf, struct cg_wio *wio, int err)
+static void cacheguard_wfile_fell_back(struct cacheguard_wfile *wf,
+				       struct cg_wio *wio,
+				       int err)
 {
 	unsigned lacks = cg_write_failed(&wf->w, wio, err);
 
 	if (lacks != 0) {
-		cg_fs_lacks(wf->fsp->fsp_name->st.st_ex_dev,
-			    lacks,
-			    "RWF_DONTCACHE writes",
-			    err);
+		cacheguard_fs_lacks(wf->fsp->fsp_name->st.st_ex_dev,
+				    lacks,
+				    "RWF_DONTCACHE writes",
+				    err);
 	}
 }
 
-ssize_t cg_wfile_pwrite(struct cg_wfile *wf,
-			const void *data,
-			size_t n,
-			off_t offset)
+static ssize_t cacheguard_wfile_pwrite(struct cacheguard_wfile *wf,
+				       const void *data,
+				       size_t n,
+				       off_t offset)
 {
 	struct cg_wio wio = cg_write_begin_sync(&wf->w, offset, n);
 	ssize_t ret = -1;
@@ -289,20 +302,22 @@ ssize_t cg_wfile_pwrite(struct cg_wfile *wf,
 				     data, n, offset, CG_RWF_DONTCACHE);
 		END_PROFILE_BYTES(syscall_pwrite);
 		if (ret == -1) {
-			cg_wfile_fell_back(wf, &wio, errno);
+			cacheguard_wfile_fell_back(wf, &wio, errno);
 		}
 	}
 	if (wio.path == CG_PATH_NEXT) {
 		ret = SMB_VFS_NEXT_PWRITE(wf->handle, wf->fsp, data, n, offset);
 	}
 	err = errno;
-	cg_wfile_ended(wf, &wio, ret);
+	cacheguard_wfile_ended(wf, &wio, ret);
 	errno = err;
 	return ret;
 }
 
-ssize_t cg_wfile_recvfile(struct cg_wfile *wf, int fromfd, off_t offset,
-			  size_t n)
+static ssize_t cacheguard_wfile_recvfile(struct cacheguard_wfile *wf,
+					 int fromfd,
+					 off_t offset,
+					 size_t n)
 {
 	struct cg_wio wio = cg_write_begin_socket(&wf->w, offset, n);
 	ssize_t ret;
@@ -310,13 +325,13 @@ ssize_t cg_wfile_recvfile(struct cg_wfile *wf, int fromfd, off_t offset,
 
 	ret = SMB_VFS_NEXT_RECVFILE(wf->handle, fromfd, wf->fsp, offset, n);
 	err = errno;
-	cg_wfile_ended(wf, &wio, ret);
+	cacheguard_wfile_ended(wf, &wio, ret);
 	errno = err;
 	return ret;
 }
 
 /* pwritev2(RWF_DONTCACHE) in smbd's pool, as vfs_default's pwrite */
-struct cg_upwrite_job {
+struct cacheguard_upwrite_job {
 	int fd;
 	const void *buf;
 	size_t count;
@@ -325,65 +340,72 @@ struct cg_upwrite_job {
 	int err;
 };
 
-static void cg_upwrite_do(void *private_data)
+static void cacheguard_upwrite_do(void *private_data)
 {
-	struct cg_upwrite_job *job = talloc_get_type_abort(
-		private_data, struct cg_upwrite_job);
+	struct cacheguard_upwrite_job *job =
+		talloc_get_type_abort(private_data,
+				      struct cacheguard_upwrite_job);
 
 	job->ret = cg_pwrite_full(&cg_sys_linux, job->fd, job->buf,
 				  job->count, job->offset, CG_RWF_DONTCACHE);
 	job->err = job->ret == -1 ? errno : 0;
 }
 
-static struct tevent_req *cg_upwrite_send(TALLOC_CTX *mem_ctx,
-					  struct tevent_context *ev,
-					  struct cg_wfile *wf,
-					  const void *data,
-					  size_t n,
-					  off_t offset)
+static struct tevent_req *cacheguard_upwrite_send(TALLOC_CTX *mem_ctx,
+						  struct tevent_context *ev,
+						  struct cacheguard_wfile *wf,
+						  const void *data,
+						  size_t n,
+						  off_t offset)
 {
 	struct tevent_req *req = NULL;
-	struct cg_upwrite_job *job = NULL;
+	struct cacheguard_upwrite_job *job = NULL;
 
-	job = talloc(mem_ctx, struct cg_upwrite_job);
+	job = talloc(mem_ctx, struct cacheguard_upwrite_job);
 	if (job == NULL) {
 		return NULL;
 	}
-	*job = (struct cg_upwrite_job){
+	*job = (struct cacheguard_upwrite_job){
 		.fd = fsp_get_io_fd(wf->fsp),
 		.buf = data,
 		.count = n,
 		.offset = offset,
 		.ret = -1,
 	};
-	req = cg_pool_send(mem_ctx, ev, wf->handle->conn->sconn->pool,
-			   cg_upwrite_do, job, n, CG_POOL_PWRITE);
+	req = cacheguard_pool_send(mem_ctx,
+				   ev,
+				   wf->handle->conn->sconn->pool,
+				   cacheguard_upwrite_do,
+				   job,
+				   n,
+				   CACHEGUARD_POOL_PWRITE);
 	if (req == NULL) {
 		TALLOC_FREE(job);
 	}
 	return req;
 }
 
-static ssize_t cg_upwrite_recv(struct tevent_req *req, int *err)
+static ssize_t cacheguard_upwrite_recv(struct tevent_req *req, int *err)
 {
-	struct cg_upwrite_job *job = NULL;
+	struct cacheguard_upwrite_job *job = NULL;
 
-	*err = cg_pool_recv(req);
+	*err = cacheguard_pool_recv(req);
 	if (*err != 0) {
 		return -1;
 	}
-	job = talloc_get_type_abort(cg_pool_job(req), struct cg_upwrite_job);
+	job = talloc_get_type_abort(cacheguard_pool_job(req),
+				    struct cacheguard_upwrite_job);
 	*err = job->err;
 	return job->ret;
 }
 
-struct cg_wpwrite_state {
-	struct cg_wpwrite_state *prev, *next;	/* in wf->held */
+struct cacheguard_wpwrite_state {
+	struct cacheguard_wpwrite_state *prev, *next; /* in wf->held */
 	struct tevent_req *req;
 	struct tevent_context *ev;
 	struct vfs_handle_struct *handle;
 	struct files_struct *fsp;
-	struct cg_wfile *wf;	/* NULL: the file is not watched */
+	struct cacheguard_wfile *wf; /* NULL: the file is not watched */
 	struct cg_wio wio;
 	const void *data;
 	size_t n;
@@ -392,38 +414,48 @@ struct cg_wpwrite_state {
 	struct vfs_aio_state vfs_aio_state;
 };
 
-static void cg_wpwrite_done(struct tevent_req *subreq);
-static int cg_wpwrite_destructor(struct cg_wpwrite_state *state);
+static void cacheguard_wpwrite_done(struct tevent_req *subreq);
+static int
+cacheguard_wpwrite_destructor(struct cacheguard_wpwrite_state *state);
 
-static struct tevent_req *cg_wpwrite_issue(struct cg_wpwrite_state *state)
+static struct tevent_req *
+cacheguard_wpwrite_issue(struct cacheguard_wpwrite_state *state)
 {
 	if (state->wio.path == CG_PATH_UNCACHED) {
-		return cg_upwrite_send(state, state->ev, state->wf,
-				       state->data, state->n, state->offset);
+		return cacheguard_upwrite_send(state,
+					       state->ev,
+					       state->wf,
+					       state->data,
+					       state->n,
+					       state->offset);
 	}
 	return SMB_VFS_NEXT_PWRITE_SEND(state, state->ev, state->handle,
 					state->fsp, state->data, state->n,
 					state->offset);
 }
 
-struct tevent_req *cg_wfile_pwrite_send(TALLOC_CTX *mem_ctx,
-					struct tevent_context *ev,
-					struct vfs_handle_struct *handle,
-					struct files_struct *fsp,
-					struct cg_wfile *wf,
-					const void *data,
-					size_t n,
-					off_t offset)
+/* wf NULL: the next module's pwrite_send, unwatched */
+static struct tevent_req *
+cacheguard_wfile_pwrite_send(TALLOC_CTX *mem_ctx,
+			     struct tevent_context *ev,
+			     struct vfs_handle_struct *handle,
+			     struct files_struct *fsp,
+			     struct cacheguard_wfile *wf,
+			     const void *data,
+			     size_t n,
+			     off_t offset)
 {
 	struct tevent_req *req = NULL;
 	struct tevent_req *subreq = NULL;
-	struct cg_wpwrite_state *state = NULL;
+	struct cacheguard_wpwrite_state *state = NULL;
 
-	req = tevent_req_create(mem_ctx, &state, struct cg_wpwrite_state);
+	req = tevent_req_create(mem_ctx,
+				&state,
+				struct cacheguard_wpwrite_state);
 	if (req == NULL) {
 		return NULL;
 	}
-	*state = (struct cg_wpwrite_state){
+	*state = (struct cacheguard_wpwrite_state){
 		.ev = ev,
 		.handle = handle,
 		.fsp = fsp,
@@ -438,63 +470,63 @@ struct tevent_req *cg_wfile_pwrite_send(TALLOC_CTX *mem_ctx,
 	if (wf != NULL) {
 		state->wio = cg_write_begin(&wf->w, offset, n);
 	}
-	subreq = cg_wpwrite_issue(state);
+	subreq = cacheguard_wpwrite_issue(state);
 	if (tevent_req_nomem(subreq, req)) {
 		return tevent_req_post(req, ev);
 	}
-	tevent_req_set_callback(subreq, cg_wpwrite_done, req);
+	tevent_req_set_callback(subreq, cacheguard_wpwrite_done, req);
 	return req;
 }
 
-static void cg_wpwrite_done(struct tevent_req *subreq)
+static void cacheguard_wpwrite_done(struct tevent_req *subreq)
 {
 	struct tevent_req *req = tevent_req_callback_data(subreq,
 							  struct tevent_req);
-	struct cg_wpwrite_state *state =
-		tevent_req_data(req, struct cg_wpwrite_state);
+	struct cacheguard_wpwrite_state *state =
+		tevent_req_data(req, struct cacheguard_wpwrite_state);
 	int err = 0;
 
 	if (state->wio.path == CG_PATH_UNCACHED) {
-		state->ret = cg_upwrite_recv(subreq, &err);
+		state->ret = cacheguard_upwrite_recv(subreq, &err);
 	} else {
 		state->ret = SMB_VFS_PWRITE_RECV(subreq, &state->vfs_aio_state);
 	}
 	TALLOC_FREE(subreq);
 	if (state->ret == -1 && state->wio.path == CG_PATH_UNCACHED) {
 		/* Write it again through the next module */
-		cg_wfile_fell_back(state->wf, &state->wio, err);
-		subreq = cg_wpwrite_issue(state);
+		cacheguard_wfile_fell_back(state->wf, &state->wio, err);
+		subreq = cacheguard_wpwrite_issue(state);
 		if (tevent_req_nomem(subreq, req)) {
 			return;
 		}
-		tevent_req_set_callback(subreq, cg_wpwrite_done, req);
+		tevent_req_set_callback(subreq, cacheguard_wpwrite_done, req);
 		return;
 	}
 	if (state->wf == NULL) {
 		tevent_req_done(req);
 		return;
 	}
-	cg_wfile_ended(state->wf, &state->wio, state->ret);
+	cacheguard_wfile_ended(state->wf, &state->wio, state->ret);
 	if (cg_write_lagging(&state->wf->w)) {
 		/* The device is behind: answer once the job in flight ends */
 		DLIST_ADD_END(state->wf->held, state);
-		talloc_set_destructor(state, cg_wpwrite_destructor);
+		talloc_set_destructor(state, cacheguard_wpwrite_destructor);
 		return;
 	}
 	tevent_req_done(req);
 }
 
-static int cg_wpwrite_destructor(struct cg_wpwrite_state *state)
+static int cacheguard_wpwrite_destructor(struct cacheguard_wpwrite_state *state)
 {
 	DLIST_REMOVE(state->wf->held, state);
 	return 0;
 }
 
 /* A job ended (or the file goes): answer the writes held for it */
-static void cg_wpwrite_release(struct cg_wfile *wf)
+static void cacheguard_wpwrite_release(struct cacheguard_wfile *wf)
 {
 	while (wf->held != NULL) {
-		struct cg_wpwrite_state *state = wf->held;
+		struct cacheguard_wpwrite_state *state = wf->held;
 
 		DLIST_REMOVE(wf->held, state);
 		talloc_set_destructor(state, NULL);
@@ -502,11 +534,11 @@ static void cg_wpwrite_release(struct cg_wfile *wf)
 	}
 }
 
-ssize_t cg_wfile_pwrite_recv(struct tevent_req *req,
-			     struct vfs_aio_state *vfs_aio_state)
+static ssize_t cacheguard_wfile_pwrite_recv(struct tevent_req *req,
+					    struct vfs_aio_state *vfs_aio_state)
 {
-	struct cg_wpwrite_state *state =
-		tevent_req_data(req, struct cg_wpwrite_state);
+	struct cacheguard_wpwrite_state *state =
+		tevent_req_data(req, struct cacheguard_wpwrite_state);
 
 	if (tevent_req_is_unix_error(req, &vfs_aio_state->error)) {
 		return -1;
@@ -515,7 +547,7 @@ ssize_t cg_wfile_pwrite_recv(struct tevent_req *req,
 	return state->ret;
 }
 
-void cg_wfile_close(struct cg_wfile *wf)
+void cacheguard_wfile_close(struct cacheguard_wfile *wf)
 {
 	const struct cg_wstats *st = &wf->w.stats;
 	struct cg_range r = cg_write_close(&wf->w);
@@ -543,39 +575,31 @@ void cg_wfile_close(struct cg_wfile *wf)
 }
 
 /*
- * The write hooks, given fsp's writer
- * ===================================
+ * The write hooks: every write goes to fsp's writer, and tells the
+ * direct streams before and after (cacheguard_changes.c)
  */
-
-/*
- * Every write a client makes goes to the writer: large sequential ones
- * are kept out of the cache. Writes matter to direct streams' prefetch
- * buffers too, which must never hand out bytes older than a write this
- * smbd has accepted: the prefetch is told before and after each change
- * (cacheguard_changes.c has the other paths).
- */
-ssize_t cg_write_pwrite(struct vfs_handle_struct *handle,
-			struct files_struct *fsp,
-			struct cg_wfile *wf,
-			const void *data,
-			size_t n,
-			off_t offset)
+ssize_t cacheguard_upload_pwrite(struct vfs_handle_struct *handle,
+				 struct files_struct *fsp,
+				 struct cacheguard_wfile *wf,
+				 const void *data,
+				 size_t n,
+				 off_t offset)
 {
 	ssize_t ret;
 
-	cg_changes(fsp, CG_CHANGE_WRITE, "pwrite", offset, n);
+	cacheguard_changes(fsp, CG_CHANGE_WRITE, "pwrite", offset, n);
 	if (wf != NULL) {
 		DBG_DEBUG("%s: synchronous pwrite of %zu at %jd\n",
 			  fsp_str_dbg(fsp), n, (intmax_t)offset);
-		ret = cg_wfile_pwrite(wf, data, n, offset);
+		ret = cacheguard_wfile_pwrite(wf, data, n, offset);
 	} else {
 		ret = SMB_VFS_NEXT_PWRITE(handle, fsp, data, n, offset);
 	}
-	cg_changes(fsp, CG_CHANGE_WRITE, "pwrite", offset, n);
+	cacheguard_changes(fsp, CG_CHANGE_WRITE, "pwrite", offset, n);
 	return ret;
 }
 
-struct cg_write_pwrite_state {
+struct cacheguard_upload_pwrite_state {
 	struct files_struct *fsp;
 	off_t offset;
 	size_t n;
@@ -583,67 +607,73 @@ struct cg_write_pwrite_state {
 	struct vfs_aio_state vfs_aio_state;
 };
 
-static void cg_write_pwrite_done(struct tevent_req *subreq);
+static void cacheguard_upload_pwrite_done(struct tevent_req *subreq);
 
-struct tevent_req *cg_write_pwrite_send(struct vfs_handle_struct *handle,
-					TALLOC_CTX *mem_ctx,
-					struct tevent_context *ev,
-					struct files_struct *fsp,
-					struct cg_wfile *wf,
-					const void *data,
-					size_t n,
-					off_t offset)
+struct tevent_req *
+cacheguard_upload_pwrite_send(struct vfs_handle_struct *handle,
+			      TALLOC_CTX *mem_ctx,
+			      struct tevent_context *ev,
+			      struct files_struct *fsp,
+			      struct cacheguard_wfile *wf,
+			      const void *data,
+			      size_t n,
+			      off_t offset)
 {
 	struct tevent_req *req = NULL;
 	struct tevent_req *subreq = NULL;
-	struct cg_write_pwrite_state *state = NULL;
+	struct cacheguard_upload_pwrite_state *state = NULL;
 
-	req = tevent_req_create(mem_ctx, &state,
-				struct cg_write_pwrite_state);
+	req = tevent_req_create(mem_ctx,
+				&state,
+				struct cacheguard_upload_pwrite_state);
 	if (req == NULL) {
 		return NULL;
 	}
-	*state = (struct cg_write_pwrite_state){
+	*state = (struct cacheguard_upload_pwrite_state){
 		.fsp = fsp,
 		.offset = offset,
 		.n = n,
 		.ret = -1,
 	};
-	cg_changes(fsp, CG_CHANGE_WRITE, "pwrite", offset, n);
-	subreq = cg_wfile_pwrite_send(state,
-				      ev,
-				      handle,
-				      fsp,
-				      wf,
-				      data,
-				      n,
-				      offset);
+	cacheguard_changes(fsp, CG_CHANGE_WRITE, "pwrite", offset, n);
+	subreq = cacheguard_wfile_pwrite_send(state,
+					      ev,
+					      handle,
+					      fsp,
+					      wf,
+					      data,
+					      n,
+					      offset);
 	if (tevent_req_nomem(subreq, req)) {
 		return tevent_req_post(req, ev);
 	}
-	tevent_req_set_callback(subreq, cg_write_pwrite_done, req);
+	tevent_req_set_callback(subreq, cacheguard_upload_pwrite_done, req);
 	return req;
 }
 
-static void cg_write_pwrite_done(struct tevent_req *subreq)
+static void cacheguard_upload_pwrite_done(struct tevent_req *subreq)
 {
 	struct tevent_req *req = tevent_req_callback_data(subreq,
 							  struct tevent_req);
-	struct cg_write_pwrite_state *state =
-		tevent_req_data(req, struct cg_write_pwrite_state);
+	struct cacheguard_upload_pwrite_state *state =
+		tevent_req_data(req, struct cacheguard_upload_pwrite_state);
 
-	state->ret = cg_wfile_pwrite_recv(subreq, &state->vfs_aio_state);
+	state->ret =
+		cacheguard_wfile_pwrite_recv(subreq, &state->vfs_aio_state);
 	TALLOC_FREE(subreq);
-	cg_changes(state->fsp, CG_CHANGE_WRITE, "pwrite", state->offset,
-		   state->n);
+	cacheguard_changes(state->fsp,
+			   CG_CHANGE_WRITE,
+			   "pwrite",
+			   state->offset,
+			   state->n);
 	tevent_req_done(req);
 }
 
-ssize_t cg_write_pwrite_recv(struct tevent_req *req,
-			    struct vfs_aio_state *vfs_aio_state)
+ssize_t cacheguard_upload_pwrite_recv(struct tevent_req *req,
+				      struct vfs_aio_state *vfs_aio_state)
 {
-	struct cg_write_pwrite_state *state =
-		tevent_req_data(req, struct cg_write_pwrite_state);
+	struct cacheguard_upload_pwrite_state *state =
+		tevent_req_data(req, struct cacheguard_upload_pwrite_state);
 
 	if (tevent_req_is_unix_error(req, &vfs_aio_state->error)) {
 		return -1;
@@ -652,16 +682,13 @@ ssize_t cg_write_pwrite_recv(struct tevent_req *req,
 	return state->ret;
 }
 
-/*
- * smbd's recvfile ("min receivefile size"): a write from the socket. The
- * writer sees it; the prefetch is told as cacheguard_recvfile() tells it.
- */
-ssize_t cg_write_recvfile(struct vfs_handle_struct *handle,
-			  int fromfd,
-			  struct files_struct *tofsp,
-			  struct cg_wfile *wf,
-			  off_t offset,
-			  size_t n)
+/* smbd's recvfile ("min receivefile size"): a write from the socket */
+ssize_t cacheguard_upload_recvfile(struct vfs_handle_struct *handle,
+				   int fromfd,
+				   struct files_struct *tofsp,
+				   struct cacheguard_wfile *wf,
+				   off_t offset,
+				   size_t n)
 {
 	ssize_t ret;
 
@@ -670,8 +697,8 @@ ssize_t cg_write_recvfile(struct vfs_handle_struct *handle,
 	}
 	DBG_DEBUG("%s: recvfile of %zu at %jd\n",
 		  fsp_str_dbg(tofsp), n, (intmax_t)offset);
-	cg_changes(tofsp, CG_CHANGE_WRITE, "recvfile", offset, n);
-	ret = cg_wfile_recvfile(wf, fromfd, offset, n);
-	cg_changes(tofsp, CG_CHANGE_WRITE, "recvfile", offset, n);
+	cacheguard_changes(tofsp, CG_CHANGE_WRITE, "recvfile", offset, n);
+	ret = cacheguard_wfile_recvfile(wf, fromfd, offset, n);
+	cacheguard_changes(tofsp, CG_CHANGE_WRITE, "recvfile", offset, n);
 	return ret;
 }

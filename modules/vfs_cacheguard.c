@@ -23,9 +23,9 @@
  * A client copying a multi-gigabyte file through a share reads it once,
  * yet buffered reads leave all of it in the page cache, evicting the hot
  * pages of whatever else runs on the server. This module watches the
- * reads of every large open file, recognises a large sequential stream
- * (the engine in ../source/ decides) and serves the stream without
- * leaving it in the cache:
+ * reads and writes of every large open file, recognises a large
+ * sequential stream (the engine in ../source/ decides) and serves the
+ * stream without leaving it in the cache:
  *
  *	[share]
  *		vfs objects = cacheguard
@@ -39,23 +39,22 @@
  *		pool (cacheguard_uncached.c)
  *   direct	stream reads are aligned O_DIRECT reads with a private
  *		prefetch buffer (cacheguard_direct.c)
- *   auto	dontcache where the filesystem has it, else direct where
- *		O_DIRECT works, else dontneed; probed once per filesystem
+ *   auto	direct where O_DIRECT works, else dontcache where the
+ *		filesystem has it, else dontneed; probed once per filesystem
  *		(cacheguard_fs.c)
  *
- * This file holds the tree connect (the share's options), the write
- * hooks, the close and the function table. An open file's state is in
- * cacheguard_file.c, the read hooks in cacheguard_read.c.
- *
  * Every read path smbd uses for SMB2 READ comes through the module:
- * pread_send (the default, "aio read size = 1"), sendfile ("use sendfile
- * = yes") and plain pread (cacheguard_read.c). Reads that are not part
- * of a stream go to the next module untouched. A fast path that fails
- * (EOPNOTSUPP, EINVAL, anything) is retried as a plain buffered read, so
- * the client always gets the bytes pread() would have returned:
+ * pread_send (the default), sendfile and plain pread (cacheguard_read.c).
+ * Reads that are not part of a stream go to the next module untouched. A
+ * fast path that fails is retried as a plain buffered read, so the
+ * client always gets the bytes pread() would have returned:
  *
  *   pread_send --> choose path --+--> NEXT pread_send ----------+--> done
  *                                +--> uncached / direct --fail--+
+ *
+ * This file holds the tree connect (the share's options), the write
+ * hooks, the close and the function table; an open file's state is in
+ * cacheguard_file.c.
  */
 
 #include "includes.h"
@@ -159,7 +158,7 @@ static int cacheguard_connect(struct vfs_handle_struct *handle,
 	DBG_PREFIX(2, ("share [%s]: %s\n", service, desc));
 
 	if (cg_config_watches(cfg)) {
-		share->below = cg_stack_below(handle, service);
+		share->below = cacheguard_stack_below(handle, service);
 	}
 	SMB_VFS_HANDLE_SET_DATA(handle, share, NULL, struct cacheguard_share, {
 		SMB_VFS_NEXT_DISCONNECT(handle);
@@ -179,8 +178,8 @@ bad_option:
  * The writer of fsp (cacheguard_write.c), created at its first write;
  * NULL for everything the module leaves alone
  */
-static struct cg_wfile *cacheguard_writer(struct vfs_handle_struct *handle,
-					  struct files_struct *fsp)
+static struct cacheguard_wfile *
+cacheguard_writer(struct vfs_handle_struct *handle, struct files_struct *fsp)
 {
 	struct cacheguard_file *cgf = VFS_FETCH_FSP_EXTENSION(handle, fsp);
 	struct cacheguard_share *share = NULL;
@@ -202,15 +201,16 @@ static struct cg_wfile *cacheguard_writer(struct vfs_handle_struct *handle,
 		return NULL;
 	}
 	if (cg_config_probes(cfg, share->below, CG_BELOW_WRITES)) {
-		cg_fs_probe(fsp, !cacheguard_kernel_oplock(fsp));
+		cacheguard_fs_probe(fsp, !cacheguard_kernel_oplock(fsp));
 	}
 	/* On fsp, not cgf: an fsp extension's data area is no talloc ctx */
-	cgf->writer = cg_wfile_new(fsp,
-				   handle,
-				   fsp,
-				   cfg,
-				   cg_fs_lacks_of(fsp->fsp_name->st.st_ex_dev) |
-					   share->below);
+	cgf->writer = cacheguard_wfile_new(
+		fsp,
+		handle,
+		fsp,
+		cfg,
+		cacheguard_fs_lacks_of(fsp->fsp_name->st.st_ex_dev) |
+			share->below);
 	return cgf->writer;
 }
 
@@ -220,12 +220,12 @@ static ssize_t cacheguard_pwrite(struct vfs_handle_struct *handle,
 				 size_t n,
 				 off_t offset)
 {
-	return cg_write_pwrite(handle,
-			       fsp,
-			       cacheguard_writer(handle, fsp),
-			       data,
-			       n,
-			       offset);
+	return cacheguard_upload_pwrite(handle,
+					fsp,
+					cacheguard_writer(handle, fsp),
+					data,
+					n,
+					offset);
 }
 
 static struct tevent_req *cacheguard_pwrite_send(
@@ -237,14 +237,14 @@ static struct tevent_req *cacheguard_pwrite_send(
 	size_t n,
 	off_t offset)
 {
-	return cg_write_pwrite_send(handle,
-				    mem_ctx,
-				    ev,
-				    fsp,
-				    cacheguard_writer(handle, fsp),
-				    data,
-				    n,
-				    offset);
+	return cacheguard_upload_pwrite_send(handle,
+					     mem_ctx,
+					     ev,
+					     fsp,
+					     cacheguard_writer(handle, fsp),
+					     data,
+					     n,
+					     offset);
 }
 
 static ssize_t cacheguard_write_recvfile(struct vfs_handle_struct *handle,
@@ -253,12 +253,12 @@ static ssize_t cacheguard_write_recvfile(struct vfs_handle_struct *handle,
 					 off_t offset,
 					 size_t n)
 {
-	return cg_write_recvfile(handle,
-				 fromfd,
-				 tofsp,
-				 cacheguard_writer(handle, tofsp),
-				 offset,
-				 n);
+	return cacheguard_upload_recvfile(handle,
+					  fromfd,
+					  tofsp,
+					  cacheguard_writer(handle, tofsp),
+					  offset,
+					  n);
 }
 
 static int cacheguard_close(struct vfs_handle_struct *handle,
@@ -267,7 +267,7 @@ static int cacheguard_close(struct vfs_handle_struct *handle,
 	struct cacheguard_file *cgf = VFS_FETCH_FSP_EXTENSION(handle, fsp);
 
 	if (cgf != NULL && cgf->writer != NULL) {
-		cg_wfile_close(cgf->writer);
+		cacheguard_wfile_close(cgf->writer);
 		TALLOC_FREE(cgf->writer);
 	}
 	if (cgf != NULL) {
@@ -286,7 +286,7 @@ static struct vfs_fn_pointers vfs_cacheguard_fns = {
 	.sendfile_fn = cacheguard_sendfile,
 	.pwrite_fn = cacheguard_pwrite,
 	.pwrite_send_fn = cacheguard_pwrite_send,
-	.pwrite_recv_fn = cg_write_pwrite_recv,
+	.pwrite_recv_fn = cacheguard_upload_pwrite_recv,
 	.recvfile_fn = cacheguard_write_recvfile,
 	.fallocate_fn = cacheguard_fallocate,
 	.ftruncate_fn = cacheguard_ftruncate,
@@ -295,27 +295,20 @@ static struct vfs_fn_pointers vfs_cacheguard_fns = {
 };
 
 /*
- * What a module registers when this smbd is not the Samba it was built
- * for: no operation at all, so every call goes to the next module and
- * nothing of this build's idea of Samba's structures is ever used. smbd
- * reads the table by its own struct vfs_fn_pointers, which a later Samba
- * may have made larger than this build's: the table is zeros well past
- * that size.
+ * What the module registers in an smbd that is not the Samba it was
+ * built for (cg_samba_compatible): no operation at all, so every call
+ * goes to the next module. smbd reads it as its own struct
+ * vfs_fn_pointers, which a later Samba may have made larger: the table
+ * is zeros well past this build's size.
  */
 static const void *cacheguard_passthrough[4 * sizeof(struct vfs_fn_pointers) /
 					  sizeof(void *)];
 
 /*
- * The VFS structures this module uses (files_struct, connection_struct,
- * vfs_handle_struct) may change with any upstream release, point releases
- * included, and smbd checks only SMB_VFS_INTERFACE_VERSION. The module
- * runs in the smbd of the upstream release it was built for
- * (cg_samba_compatible; its
- * SAMBA_VERSION_STRING, such as "4.17.12-Debian", which Debian's security
- * updates of that release keep), the rule the package's dependency
- * states: samba (>= the build's), samba (<< the next upstream release).
- * In any other smbd it passes everything through and says so, so that a
- * share does not go down with it.
+ * In an smbd of another release than the one it was built for the module
+ * passes everything through and says so, so that a share does not go
+ * down with it: the package admits every samba of the series, so that
+ * samba's point releases are never held back.
  */
 static_decl_vfs;
 NTSTATUS vfs_cacheguard_init(TALLOC_CTX *ctx)

@@ -25,10 +25,9 @@
 struct cg_sys;
 
 /*
- * The direct-memory budget of the whole server (cg_budget.c): a lock
- * file whose byte i is the i-th unit; a buffer holds its units as an OFD
- * write lock on its own descriptor of the file, and closing it (or the
- * process dying) gives them back.
+ * A server-wide budget (direct memory, readahead memory) is a lock file
+ * whose byte i is its i-th unit (cg_budget.c); closing the descriptor
+ * that holds units gives them back
  */
 #define CG_BUDGET_UNIT (64 * 1024)
 
@@ -46,9 +45,8 @@ int cg_budget_take(const struct cg_sys *sys,
 uint64_t cg_budget_used(const struct cg_sys *sys, int fd, uint64_t limit);
 
 /*
- * Units for bytes from a descriptor of the budget file of its own, which
- * open_file() opens (-1 and errno on failure): that descriptor, or -1
- * and in *err why. cg_budget_absent(*err) tells the two kinds apart.
+ * Units for bytes on a new descriptor of the budget file (open_file():
+ * -1 and errno on failure): that descriptor, or -1 and in *err why
  */
 int cg_budget_acquire(const struct cg_sys *sys,
 		      int (*open_file)(void),
@@ -58,19 +56,16 @@ int cg_budget_acquire(const struct cg_sys *sys,
 
 /*
  * Whether a failure of cg_budget_acquire() means that no budget file can
- * be had here (no state directory, no permission, a read-only one, no
- * OFD locks): then each process bounds itself. Every other failure, the
- * budget spent, lock races lost, descriptors or memory short for a
- * moment, is no room now: never no limit.
+ * be had here (no state directory, no permission, no OFD locks): then
+ * each process bounds itself. Every other failure is no room now, never
+ * no limit.
  */
 bool cg_budget_absent(int err);
 
 /*
- * Where no budget file can be had (cg_budget_absent), each process holds
- * its own direct memory, in_use bytes, to the limit: whether mem more
- * bytes fit. A bounce buffer (counted false: one request's, freed as it
- * completes) is not held to it, as the budget file does not count it
- * either when it has no room (CG_DIRECT_NOT_NOW is for a full file).
+ * Where no budget file can be had, whether mem more bytes fit beside this
+ * process's in_use under limit. A bounce buffer (counted false: one
+ * request's, freed as it completes) always fits.
  */
 bool cg_budget_local_room(uint64_t in_use,
 			  uint64_t mem,
@@ -79,13 +74,10 @@ bool cg_budget_local_room(uint64_t in_use,
 
 /*
  * Room for mem more bytes of direct memory (counted: a prefetch buffer;
- * false: a bounce buffer), whichever way this server can count them:
- * units of the budget file (cg_budget_acquire), or where none can be had
- * (cg_budget_absent) this process's own in_use bytes against limit
- * (cg_budget_local_room). Returns the descriptor that holds the units,
- * or -1 when it holds none; *room whether mem fits (mem 0 always does);
- * *err why the budget file gave no units (0: it did, or mem is 0), for
- * the caller's log.
+ * false: a bounce buffer): units of the budget file, or where none can be
+ * had cg_budget_local_room. Returns the descriptor that holds the units,
+ * or -1; *room whether mem fits (mem 0 always does); *err why the budget
+ * file gave no units (0: it did, or mem is 0), for the caller's log.
  */
 int cg_budget_room(const struct cg_sys *sys,
 		   int (*open_file)(void),

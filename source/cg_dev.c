@@ -1,5 +1,5 @@
 /*
- * vfs_cacheguard engine: what each device supports (cg_dev.h)
+ * vfs_cacheguard engine: devices and filesystems: what each supports
  *
  * Copyright (C) 2026 The vfs_cacheguard authors
  *
@@ -26,9 +26,111 @@
 #include <sys/sysmacros.h>
 
 #include "cg_dev.h"
-#include "cg_file.h"
+#include "cg_dio.h"
 #include "cg_sys.h"
-#include "cg_write.h"
+
+/* statfs f_types, from the kernel's <linux/magic.h> and the filesystems */
+static const uint32_t cg_remote_fs_types[] = {
+	0x6969,		/* NFS */
+	0x517B,		/* SMB (smbfs) */
+	0xFF534D42,	/* CIFS */
+	0xFE534D42,	/* SMB2 (the cifs client) */
+	0x65735546,	/* FUSE: fuse, fuseblk, virtiofs, glusterfs, sshfs */
+	0x00C36400,	/* Ceph */
+	0x01021997,	/* 9p */
+	0x5346414F,	/* AFS */
+	0x0BD00BD0,	/* Lustre */
+};
+
+/* Whether f_type, as statfs gives it (maybe sign-extended), is in types */
+static bool cg_fs_type_in(uint64_t f_type, const uint32_t *types, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if ((uint32_t)f_type == types[i]) {
+			return true;
+		}
+	}
+	return false;
+}
+
+unsigned cg_fs_type_lacks(uint64_t f_type)
+{
+	return cg_fs_type_in(f_type,
+			     cg_remote_fs_types,
+			     sizeof(cg_remote_fs_types) / sizeof(uint32_t))
+		       ? CG_FS_REMOTE
+		       : 0;
+}
+
+enum cg_probe cg_probe_uncached(int err,
+				bool may_reopen,
+				uint64_t f_type,
+				unsigned *lacks)
+{
+	*lacks = cg_fs_type_lacks(f_type);
+	if (err != 0 && err != EOPNOTSUPP && err != EINVAL) {
+		return CG_PROBE_NO_ANSWER;
+	}
+	if (err != 0) {
+		*lacks |= CG_FS_NO_DONTCACHE;
+	}
+	if (*lacks & CG_FS_REMOTE) {
+		return CG_PROBE_DONE;	/* never direct: no reopen needed */
+	}
+	return may_reopen ? CG_PROBE_REOPEN : CG_PROBE_NO_ANSWER;
+}
+
+unsigned cg_probe_direct(int err)
+{
+	if (err != 0 && cg_direct_open_failure(err) == CG_DIRECT_FAIL_FS) {
+		return CG_FS_NO_DIRECT;
+	}
+	return 0;
+}
+
+/* ... and the cluster filesystems on shared block devices */
+static const uint32_t cg_cluster_fs_types[] = {
+	0x47504653,	/* GPFS */
+	0x01161970,	/* GFS2 */
+	0x7461636F,	/* OCFS2 */
+};
+
+bool cg_fs_type_shared(uint64_t f_type)
+{
+	return cg_fs_type_in(f_type,
+			     cg_cluster_fs_types,
+			     sizeof(cg_cluster_fs_types) / sizeof(uint32_t)) ||
+	       cg_fs_type_lacks(f_type) == CG_FS_REMOTE;
+}
+
+bool cg_state_dir_name(bool clustered,
+		       bool shared_fs,
+		       unsigned pnn,
+		       char *name,
+		       size_t len)
+{
+	bool per_node = clustered && shared_fs;
+
+	if (per_node) {
+		snprintf(name, len, "cacheguard.node%u", pnn);
+	} else {
+		snprintf(name, len, "cacheguard");
+	}
+	return per_node;
+}
+
+const char *cg_state_dir_untrusted(uint32_t uid, uint32_t mode)
+{
+	if (uid != 0) {
+		return "not owned by root";
+	}
+	if ((mode & 022) != 0) {
+		return "writable by group or others";
+	}
+	return NULL;
+}
 
 void cg_devs_free(struct cg_devs *t)
 {

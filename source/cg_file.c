@@ -22,14 +22,10 @@
  * ----------------------
  *
  * auto is direct where the filesystem has O_DIRECT, else dontcache where
- * it has RWF_DONTCACHE, else dontneed. Direct with its prefetch copies
- * at two to three times a plain share's rate for a fifth of its CPU
- * (docs/benchmarks.md); dontcache and dontneed read through the page
- * cache at about a plain share's rate and cost. On network and FUSE
- * filesystems (CG_FS_REMOTE) auto never reads direct: their files change
- * beyond the kernel's sight and fstat may answer from a cache, so the
- * prefetch could serve bytes another client has overwritten; dontcache,
- * which reads through the client's own cache, where they take it.
+ * it has RWF_DONTCACHE, else dontneed. On network and FUSE filesystems
+ * (CG_FS_REMOTE) auto never reads direct: their files change beyond the
+ * kernel's sight and fstat may answer from a cache, so the prefetch
+ * could serve bytes another client has overwritten.
  *
  * A file that cannot read direct, or an explicit mode the filesystem
  * lacks, takes the next mode of that order. A failure changes the mode
@@ -55,109 +51,6 @@
 #include "cg_file.h"
 #include "cg_prefetch.h"
 #include "cg_sys.h"
-
-/* statfs f_types, from the kernel's <linux/magic.h> and the filesystems */
-static const uint32_t cg_remote_fs_types[] = {
-	0x6969,		/* NFS */
-	0x517B,		/* SMB (smbfs) */
-	0xFF534D42,	/* CIFS */
-	0xFE534D42,	/* SMB2 (the cifs client) */
-	0x65735546,	/* FUSE: fuse, fuseblk, virtiofs, glusterfs, sshfs */
-	0x00C36400,	/* Ceph */
-	0x01021997,	/* 9p */
-	0x5346414F,	/* AFS */
-	0x0BD00BD0,	/* Lustre */
-};
-
-/* Whether f_type, as statfs gives it (maybe sign-extended), is in types */
-static bool cg_fs_type_in(uint64_t f_type, const uint32_t *types, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		if ((uint32_t)f_type == types[i]) {
-			return true;
-		}
-	}
-	return false;
-}
-
-unsigned cg_fs_type_lacks(uint64_t f_type)
-{
-	return cg_fs_type_in(f_type,
-			     cg_remote_fs_types,
-			     sizeof(cg_remote_fs_types) / sizeof(uint32_t))
-		       ? CG_FS_REMOTE
-		       : 0;
-}
-
-enum cg_probe cg_probe_uncached(int err,
-				bool may_reopen,
-				uint64_t f_type,
-				unsigned *lacks)
-{
-	*lacks = cg_fs_type_lacks(f_type);
-	if (err != 0 && err != EOPNOTSUPP && err != EINVAL) {
-		return CG_PROBE_NO_ANSWER;
-	}
-	if (err != 0) {
-		*lacks |= CG_FS_NO_DONTCACHE;
-	}
-	if (*lacks & CG_FS_REMOTE) {
-		return CG_PROBE_DONE;	/* never direct: no reopen needed */
-	}
-	return may_reopen ? CG_PROBE_REOPEN : CG_PROBE_NO_ANSWER;
-}
-
-unsigned cg_probe_direct(int err)
-{
-	if (err != 0 && cg_direct_open_failure(err) == CG_DIRECT_FAIL_FS) {
-		return CG_FS_NO_DIRECT;
-	}
-	return 0;
-}
-
-/* ... and the cluster filesystems on shared block devices */
-static const uint32_t cg_cluster_fs_types[] = {
-	0x47504653,	/* GPFS */
-	0x01161970,	/* GFS2 */
-	0x7461636F,	/* OCFS2 */
-};
-
-bool cg_fs_type_shared(uint64_t f_type)
-{
-	return cg_fs_type_in(f_type,
-			     cg_cluster_fs_types,
-			     sizeof(cg_cluster_fs_types) / sizeof(uint32_t)) ||
-	       cg_fs_type_lacks(f_type) == CG_FS_REMOTE;
-}
-
-bool cg_state_dir_name(bool clustered,
-		       bool shared_fs,
-		       unsigned pnn,
-		       char *name,
-		       size_t len)
-{
-	bool per_node = clustered && shared_fs;
-
-	if (per_node) {
-		snprintf(name, len, "cacheguard.node%u", pnn);
-	} else {
-		snprintf(name, len, "cacheguard");
-	}
-	return per_node;
-}
-
-const char *cg_state_dir_untrusted(uint32_t uid, uint32_t mode)
-{
-	if (uid != 0) {
-		return "not owned by root";
-	}
-	if ((mode & 022) != 0) {
-		return "writable by group or others";
-	}
-	return NULL;
-}
 
 enum cg_mode cg_mode_resolve(enum cg_mode want, unsigned fs_lacks)
 {
@@ -249,7 +142,8 @@ void cg_file_init(struct cg_file *f,
 
 enum cg_path cg_file_choose(const struct cg_file *f,
 			    const struct cg_io *io,
-			    size_t n)
+			    size_t n,
+			    bool sync)
 {
 	if (!io->in_stream || f->stream.state != CG_ACTIVE) {
 		return CG_PATH_NEXT;
@@ -259,7 +153,8 @@ enum cg_path cg_file_choose(const struct cg_file *f,
 	    f->stream.via == CG_VIA_DONTCACHE) {
 		return CG_PATH_UNCACHED;
 	}
-	if (f->mode == CG_MODE_DIRECT && n >= f->stream.cfg->direct_min_io) {
+	if (f->stream.via == CG_VIA_DIRECT && !sync &&
+	    n >= f->stream.cfg->direct_min_io) {
 		return CG_PATH_DIRECT;
 	}
 	return CG_PATH_NEXT;
@@ -327,11 +222,7 @@ unsigned cg_file_read_failed(struct cg_file *f,
 	return 0;
 }
 
-/*
- * A read in pieces is a read through the cache (path NEXT) that drops
- * as it goes: the pieces come first, as cg_read_begin asks for them only
- * for a stream through the cache.
- */
+/* Pieces first: cg_read_begin asks for them only through the cache */
 enum cg_call cg_file_call(const struct cg_io *io, enum cg_path path)
 {
 	if (io->drop_pieces) {

@@ -20,21 +20,18 @@
 #ifndef CG_FILE_H
 #define CG_FILE_H
 
+#include "cg_dev.h"
 #include "cg_stream.h"
 #include "cg_stack.h"
 
 struct cg_sys;
 
 /*
- * Files (cg_file.c)
- * =================
- *
  * One struct cg_file per tracked open file: its stream, the mode its
  * streams are served in, and every decision about a read's path and
- * what a failure means, so that the glue only does what it is told.
- * The filesystem's capabilities are the glue's to remember (per smbd
- * process and device); the file is told them and answers with what the
- * filesystem turned out to lack.
+ * what a failure means, so that the glue only does what it is told. What
+ * a filesystem lacks is the glue's to remember (cg_dev.h); the file is
+ * told it and answers with what the filesystem turned out to lack.
  */
 
 /* How one read is served */
@@ -49,92 +46,15 @@ enum cg_path {
 enum cg_direct_fail {
 	CG_DIRECT_FAIL_FILE = 0,	/* this file only: others keep direct */
 	CG_DIRECT_FAIL_FS,		/* the filesystem refuses O_DIRECT */
-	/*
-	 * smbd holds a kernel oplock (kernel oplocks = yes: a lease, for a
-	 * client's batch or exclusive oplock) on the file: any second open,
-	 * the O_DIRECT one too, would break it. This open only.
-	 */
+	/* smbd holds a kernel oplock, which a second open would break */
 	CG_DIRECT_FAIL_LEASE,
 	/*
-	 * Its prefetch buffer finds no room in cacheguard:direct memory (all
-	 * smbd processes together): without one a direct stream reads each
-	 * client read on its own, slower than a plain share, so the file
-	 * takes the next mode. This open only.
+	 * No room in cacheguard:direct memory for its prefetch buffer,
+	 * without which direct is slower than a plain share
 	 */
 	CG_DIRECT_FAIL_ROOM,
 	CG_DIRECT_OK,			/* set up: no failure */
 };
-
-/* What a filesystem lacks, learnt from a probe or a failure */
-#define CG_FS_NO_DONTCACHE 0x2
-#define CG_FS_NO_DIRECT 0x4
-/*
- * ... or from its type: a network or FUSE filesystem, whose files change
- * beyond the kernel's sight and whose ctime may come from a cache (NFS
- * answers fstat from its attribute cache, up to acregmax, 60 s by
- * default), so that direct mode's prefetch could serve bytes another
- * client has overwritten. auto serves its streams with dontneed there.
- */
-#define CG_FS_REMOTE 0x10
-
-/* CG_FS_REMOTE for a statfs f_type that is one, else 0 */
-unsigned cg_fs_type_lacks(uint64_t f_type);
-
-/*
- * Mode auto's probe of a filesystem, once per device and process: one
- * uncached read of a byte, then, where it is refused, an O_DIRECT reopen.
- * cg_probe_uncached takes the read's errno (0: it worked) and says what
- * comes next; *lacks gets the CG_FS_* flags learnt so far (with
- * cg_fs_type_lacks(f_type)). NO_ANSWER: the read failed for another
- * reason (EBADF: a descriptor opened for writing only), or a reopen is
- * needed but not allowed now (may_reopen false: smbd holds a lease on the
- * file, which a second open would break); the next file asks again.
- * cg_probe_direct takes the reopen's errno (0: it opened) and returns
- * the flag it teaches.
- */
-enum cg_probe {
-	CG_PROBE_NO_ANSWER = 0,
-	CG_PROBE_DONE,		/* *lacks is the answer */
-	CG_PROBE_REOPEN,	/* try an O_DIRECT reopen (cg_probe_direct) */
-};
-
-enum cg_probe cg_probe_uncached(int err,
-				bool may_reopen,
-				uint64_t f_type,
-				unsigned *lacks);
-unsigned cg_probe_direct(int err);
-
-/*
- * Whether a filesystem of f_type may be mounted by other machines too: a
- * network or FUSE one, or a cluster filesystem (GPFS, GFS2, OCFS2). The
- * module's lock files must not be on one (every node of a
- * cluster would share them).
- */
-bool cg_fs_type_shared(uint64_t f_type);
-
-/*
- * The module's directory in smbd's state directory, into name (len
- * bytes): "cacheguard", which is the node's own; where smbd is clustered
- * and the state directory is on a filesystem other nodes mount too
- * (shared_fs: cg_fs_type_shared; a mistake in a CTDB cluster, which would
- * make every node share one direct memory budget and take the other
- * nodes' streams for its own), "cacheguard.node<pnn>", so that its files
- * stay per node. true for the second, which the caller logs.
- */
-bool cg_state_dir_name(bool clustered,
-		       bool shared_fs,
-		       unsigned pnn,
-		       char *name,
-		       size_t len);
-
-/*
- * Whether a directory of the module's lock files, or the state directory
- * above it, may be used: root's (uid), and writable by nobody else
- * (mode). Another user who could create, replace or hold a lock file
- * there could make every smbd process wait for it, or lie to it about
- * what memory the others hold. NULL, or why not in words for the log.
- */
-const char *cg_state_dir_untrusted(uint32_t uid, uint32_t mode);
 
 /* What smbd's hooks did with a tracked file, for its close summary */
 struct cg_calls {
@@ -142,10 +62,9 @@ struct cg_calls {
 	uint64_t pread;
 	uint64_t sendfile;
 	/*
-	 * The longest the module held smbd's event loop in one call for
-	 * the file's reads: a read's send or its completion, or the close
-	 * (cg_calls_loop_took). The sync pread path is not counted: its
-	 * read blocks the loop by smbd's own choice.
+	 * The longest the module held smbd's event loop in one call of a
+	 * read's send or completion, or the close (not the sync pread path,
+	 * whose read blocks the loop by smbd's own choice)
 	 */
 	uint64_t loop_max_ns;
 	const char *loop_max_where;	/* "send", "done" or "close" */
@@ -161,14 +80,9 @@ struct cg_file {
 	struct cg_calls calls;		/* counted by the glue */
 };
 
-/* A call of the glue on smbd's event loop (where) took ns */
 void cg_calls_loop_took(struct cg_calls *c, const char *where, uint64_t ns);
 
-/*
- * The line smbd logs when f is closed, after the file's name, in buf
- * (cut to len); false when there is nothing to say: no stream, no hot
- * file, no fallback
- */
+/* The close's log line in buf; false with nothing to say (no stream) */
 bool cg_file_summary(const struct cg_file *f, char *buf, size_t len);
 
 /* The mode a file gets: the wanted one, or what its filesystem allows */
@@ -177,11 +91,7 @@ enum cg_mode cg_mode_resolve(enum cg_mode want, unsigned fs_lacks);
 /* Whether a share's module does anything: not in mode off */
 bool cg_config_watches(const struct cg_config *cfg);
 
-/*
- * Whether an open is the module's at all: a plain file's own data (not a
- * path reference, a directory or an alternate data stream), in a share
- * whose mode is not off
- */
+/* Whether an open is the module's: a plain file's data, mode not off */
 bool cg_file_watches(const struct cg_config *cfg,
 		     bool pathref,
 		     bool directory,
@@ -191,10 +101,10 @@ bool cg_file_watches(const struct cg_config *cfg,
  * Whether the I/O descriptor smbd gives for an open is a kernel
  * descriptor of the file itself: smbd has /proc fds for it (proc_fds;
  * a module below that owns I/O, vfs_ceph or vfs_glusterfs, has none),
- * and fstat of it worked (stat_ok) and gave the file's device and inode
+ * and its fstat worked (stat_ok) and gave the file's device and inode
  * (same_file). Otherwise preadv2, fadvise, cachestat or a reopen on it
- * would act on whatever else smbd has open under that number, and the
- * module leaves the open alone, its writes too.
+ * would act on whatever else smbd has open under that number: the module
+ * leaves the open alone, its writes too.
  */
 bool cg_file_fd_is_own(bool proc_fds, bool stat_ok, bool same_file);
 
@@ -208,9 +118,8 @@ enum cg_change {
 };
 
 /*
- * What of a direct stream's prefetch a change of [off, off + n) drops
- * (cg_dsched_note_write): *drop_off -1 for all of it, where the end of
- * file moves and any segment may end in the wrong place
+ * What of a direct stream's prefetch a change of [off, off + n) drops:
+ * *drop_off -1 for all of it, where the end of file may move
  */
 void cg_file_change(enum cg_change how,
 		    int64_t off,
@@ -219,23 +128,19 @@ void cg_file_change(enum cg_change how,
 		    uint64_t *drop_n);
 
 /*
- * Whether a file's streams in one direction (CG_BELOW_READS or
- * CG_BELOW_WRITES) need to know what its filesystem takes: in mode auto,
- * unless a module below must see that direction's I/O, which makes every
- * such stream dontneed anyway (below: the share's CG_BELOW_* flags)
+ * Whether a file's streams in direction (CG_BELOW_READS or _WRITES) need
+ * the probe: in mode auto, unless a module below must see that I/O
  */
 bool cg_config_probes(const struct cg_config *cfg,
 		      unsigned below,
 		      unsigned direction);
 
 /*
- * Which open files get a read stream's state. Asked twice: before the
- * module keeps anything for the file, with smbd's size from the open,
- * which may be stale where this handle has written the file since
- * (modified: then only the kernel knows, and the answer is maybe); and at
- * the file's first read, with the kernel's size then, which decides for
- * the rest of the open. Files smaller than cacheguard:min file size are
- * left alone, and nothing is watched in mode off.
+ * Which open files get a read stream: none in mode off, none smaller
+ * than min file size. Asked before the module keeps anything for the
+ * file, with smbd's size from the open, stale where this handle has
+ * written the file (modified: the answer is maybe); and at its first
+ * read, with the kernel's size, which decides for the rest of the open.
  */
 bool cg_file_may_track(const struct cg_config *cfg,
 		       uint64_t open_size,
@@ -251,19 +156,15 @@ enum cg_tracking {
 
 /*
  * A read of an open: the first asks cg_file_tracks() with the kernel's
- * size then (known false: there was none to be had, and the file is left
- * alone); later ones get the same answer without asking, so that they
- * cost no fstat, a file grown since included. true: tracked.
+ * size (known false: none to be had, the file is left alone); later ones
+ * get the same answer without an fstat. true: tracked.
  */
 bool cg_file_track_read(enum cg_tracking *t,
 			const struct cg_config *cfg,
 			bool known,
 			uint64_t size);
 
-/*
- * Track a file of size bytes whose filesystem lacks fs_lacks, with the
- * CG_BELOW_* flags of its stack
- */
+/* Track a file; fs_lacks: its CG_FS_* and its stack's CG_BELOW_* flags */
 void cg_file_init(struct cg_file *f,
 		  const struct cg_config *cfg,
 		  const struct cg_sys *sys,
@@ -271,15 +172,19 @@ void cg_file_init(struct cg_file *f,
 		  unsigned fs_lacks,
 		  int fd);
 
-/* The path for a read that cg_read_begin() returned io for */
+/*
+ * The path for a read that cg_read_begin() returned io for; sync: smbd
+ * reads on its event loop (SMB_VFS_PREAD), where no prefetch fill can
+ * report, so a direct stream's such read goes through the cache
+ */
 enum cg_path cg_file_choose(const struct cg_file *f,
 			    const struct cg_io *io,
-			    size_t n);
+			    size_t n,
+			    bool sync);
 
 /*
- * Direct reads could not be set up for the file (fail says why): the
- * file continues in another mode. Returns the CG_FS_* flag its
- * filesystem now lacks, or 0.
+ * Direct reads could not be set up for the file: it continues in another
+ * mode. Returns the CG_FS_* flag its filesystem now lacks, or 0.
  */
 unsigned cg_file_direct_unavailable(struct cg_file *f,
 				    int fd,
@@ -288,25 +193,19 @@ unsigned cg_file_direct_unavailable(struct cg_file *f,
 
 /*
  * The errno of a direct request that failed for no fault of the file or
- * its filesystem: one the prefetch could not serve found no room in the
- * server's budget for its bounce buffer, or a copy out of the prefetch
- * failed after its stream had gone (the file closing under it). It is
- * read through the next module, this once, and nothing else changes.
+ * its filesystem (no room for its bounce buffer, its stream gone under a
+ * copy): it is read through the next module, this once
  */
 #define CG_DIRECT_NOT_NOW ENOBUFS
 
-/*
- * A read on path failed with err; the caller reads the range again
- * through the next module. Returns the CG_FS_* flag the filesystem now
- * lacks, or 0.
- */
+/* A read on path failed with err: the CG_FS_* flag learnt, or 0 */
 unsigned cg_file_read_failed(struct cg_file *f,
 			     int fd,
 			     enum cg_path path,
 			     int err,
 			     unsigned fs_lacks);
 
-/* The call that carries out one read, for the path and the read's io */
+/* The call that carries out one read */
 enum cg_call {
 	CG_CALL_NEXT = 0,	/* the next module's read */
 	CG_CALL_DONTCACHE,	/* preadv2(RWF_DONTCACHE) in 1 MiB pieces */
@@ -328,12 +227,10 @@ enum cg_after {
 
 /*
  * A read carried out as cg_file_call(io, *path) said ended with ret (-1:
- * err). DONE: ret is the answer, io->uncached says how it was read.
- * Otherwise the same range is read again through the next module (*path
- * CG_PATH_NEXT, io without pieces), which always ends DONE: AGAIN after
- * a read in pieces failed, FELL_BACK after a fast path failed, which
- * cg_file_read_failed has taken in (*learnt: the CG_FS_* flag the
- * filesystem now lacks, or 0; fs_lacks: what it was known to lack).
+ * err). DONE: ret is the answer. Otherwise the range is read again
+ * through the next module (*path CG_PATH_NEXT), which always ends DONE:
+ * AGAIN after a read in pieces failed, FELL_BACK after a fast path failed
+ * (*learnt: the CG_FS_* flag the filesystem now lacks, or 0).
  */
 enum cg_after cg_file_read_after(struct cg_file *f,
 				 int fd,
@@ -346,8 +243,7 @@ enum cg_after cg_file_read_after(struct cg_file *f,
 
 /*
  * Whether smbd may serve a read with sendfile(2), which reads through
- * the page cache: not while an active stream is served uncached or
- * direct (a dontcache stream that others share reads through the cache)
+ * the page cache: not while an active stream is served uncached or direct
  */
 bool cg_file_zerocopy_ok(const struct cg_file *f);
 

@@ -20,6 +20,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -153,6 +154,22 @@ bool cg_option_known(const char *name)
 	return cg_find_option(name) != NULL;
 }
 
+/* snprintf at buf + *used within len bytes; *used grows by what it wrote */
+static void cg_append(char *buf, size_t len, size_t *used, const char *fmt,
+		      ...)
+{
+	va_list ap;
+	int n;
+
+	if (*used >= len) {
+		return;
+	}
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *used, len - *used, fmt, ap);
+	va_end(ap);
+	*used += n > 0 ? (size_t)n : 0;
+}
+
 void cg_option_names(char *buf, size_t len)
 {
 	const struct cg_option *o = NULL;
@@ -162,14 +179,9 @@ void cg_option_names(char *buf, size_t len)
 		return;
 	}
 	buf[0] = '\0';
-	for (o = cg_options; o->name != NULL && used < len; o++) {
-		int n = snprintf(buf + used, len - used, "%s%s",
-				 o == cg_options ? "" : ", ", o->name);
-
-		if (n < 0) {
-			break;
-		}
-		used += (size_t)n;
+	for (o = cg_options; o->name != NULL; o++) {
+		cg_append(buf, len, &used, "%s%s", o == cg_options ? "" : ", ",
+			  o->name);
 	}
 }
 
@@ -343,30 +355,72 @@ int cg_config_check(const struct cg_config *cfg, char *err, size_t errlen)
 	return 0;
 }
 
+/* o's value in cfg as the parser reads it: bytes, words, a percentage */
+static void cg_option_value(const struct cg_config *cfg,
+			    const struct cg_option *o,
+			    char *buf,
+			    size_t len)
+{
+	const void *field = (const char *)cfg + o->offset;
+
+	switch (o->type) {
+	case CG_OPT_MODE:
+		snprintf(buf, len, "%s",
+			 cg_mode_name(*(const enum cg_mode *)field));
+		break;
+	case CG_OPT_SIZE:
+		snprintf(buf, len, "%" PRIu64, *(const uint64_t *)field);
+		break;
+	case CG_OPT_PERCENT:
+		snprintf(buf, len, "%u%%", *(const unsigned *)field);
+		break;
+	case CG_OPT_IOPRIO:
+		snprintf(buf, len, "%s",
+			 cg_ioprio_name(*(const unsigned *)field));
+		break;
+	}
+}
+
 void cg_config_describe(const struct cg_config *cfg, char *buf, size_t len)
 {
-	snprintf(buf,
-		 len,
-		 "mode=%s min file size=%" PRIu64 " stream trigger=%" PRIu64
-		 " window=%" PRIu64 " hot threshold=%u%% readahead=%" PRIu64
-		 " readahead memory=%" PRIu64 " reader gap=%" PRIu64
-		 " direct prefetch=%" PRIu64 " direct memory=%" PRIu64
-		 " direct min io=%" PRIu64 " stream ioprio=%s",
-		 cg_mode_name(cfg->mode),
-		 cfg->min_file_size,
-		 cfg->stream_trigger,
-		 cfg->window,
-		 cfg->hot_threshold,
-		 cfg->readahead,
-		 cfg->readahead_memory,
-		 cfg->reader_gap,
-		 cfg->direct_prefetch,
-		 cfg->direct_memory,
-		 cfg->direct_min_io,
-		 cg_ioprio_name(cfg->stream_ioprio));
+	const struct cg_option *o = NULL;
+	size_t used = 0;
+	char value[32];
+
+	if (len == 0) {
+		return;
+	}
+	buf[0] = '\0';
+	for (o = cg_options; o->name != NULL; o++) {
+		cg_option_value(cfg, o, value, sizeof(value));
+		cg_append(buf, len, &used, "%s%s=%s",
+			  o == cg_options ? "" : " ", o->name, value);
+	}
+}
+
+/*
+ * The release part of a SAMBA_VERSION_STRING: the upstream version and
+ * the vendor, up to the second '-' ("4.22.11-Debian" of
+ * "4.22.11-Debian-4.22.11+dfsg-0+deb13u1"), or all of it
+ */
+static size_t cg_samba_release_len(const char *v)
+{
+	const char *dash = strchr(v, '-');
+
+	if (dash != NULL) {
+		dash = strchr(dash + 1, '-');
+	}
+	return dash != NULL ? (size_t)(dash - v) : strlen(v);
 }
 
 bool cg_samba_compatible(const char *built, const char *running)
 {
-	return built != NULL && running != NULL && strcmp(built, running) == 0;
+	size_t len;
+
+	if (built == NULL || running == NULL) {
+		return false;
+	}
+	len = cg_samba_release_len(built);
+	return len == cg_samba_release_len(running) &&
+	       strncmp(built, running, len) == 0;
 }

@@ -27,10 +27,8 @@
 #include <sys/types.h>
 
 /*
- * Options (cg_options.c)
- *
  * One struct per share, filled at tree connect from smb.conf
- * "cacheguard:<name> = <value>" lines and read-only afterwards.
+ * "cacheguard:<name> = <value>" lines and read-only afterwards
  */
 
 enum cg_mode {
@@ -56,35 +54,28 @@ struct cg_config {
 	/* Percent of a file resident at stream start that marks it hot */
 	unsigned hot_threshold;
 	/*
-	 * An active stream's own readahead, for the streams beyond
-	 * readahead_memory: the kernel's is turned off on its descriptor
-	 * (FADV_RANDOM) and, through the page cache, WILLNEED keeps this
-	 * far ahead of the front. 0 leaves readahead to the kernel for
-	 * every stream (the device's read_ahead_kb, no hint).
+	 * How far ahead of its front a stream beyond readahead_memory
+	 * reads on its own, the kernel's readahead off on its descriptor;
+	 * 0 leaves readahead to the kernel for every stream
 	 */
 	uint64_t readahead;
 	/*
-	 * The page cache that the kernel's own readahead of streams, of all
-	 * smbd processes together, may hold ahead of their clients: a
-	 * stream whose two windows of twice read_ahead_kb fit in what is
-	 * left keeps the kernel's readahead (FADV_SEQUENTIAL, its large
-	 * requests); the others read ahead on their own (readahead).
-	 * 0: none keeps it.
+	 * The page cache the kernel's readahead of streams, all smbd
+	 * processes together, may hold ahead of their clients; the
+	 * streams it has no room for read ahead on their own (readahead)
 	 */
 	uint64_t readahead_memory;
 	/*
-	 * Streams of one file (cg_share.c): how far behind another stream
-	 * a reader may be and still find its pages cached. 0: each stream
-	 * drops as if alone.
+	 * How far behind another stream of its file a reader may be and
+	 * still find its pages cached (cg_share.c); 0: each drops alone
 	 */
 	uint64_t reader_gap;
 	uint64_t direct_prefetch;
 	uint64_t direct_memory;
 	uint64_t direct_min_io;
 	/*
-	 * The I/O priority of the I/O a stream's own jobs issue (direct
-	 * fills and reads, uncached reads), in ioprio_set(2)'s encoding:
-	 * 0 leaves the thread's as it is (cg_sys.h, cg_ioprio_enter).
+	 * The I/O priority of a stream's own jobs (direct fills and reads,
+	 * uncached reads), in ioprio_set(2)'s encoding; 0: the thread's
 	 */
 	unsigned stream_ioprio;
 };
@@ -142,7 +133,10 @@ void cg_option_names(char *buf, size_t len);
 /* Cross-option checks after all values are set; same error contract */
 int cg_config_check(const struct cg_config *cfg, char *err, size_t errlen);
 
-/* "mode=dontneed min file size=16M ..." for the connect log line */
+/*
+ * "mode=auto min file size=16777216 ...": every option of cg_options[] in
+ * its order, as the parser reads it, for the connect log line
+ */
 void cg_config_describe(const struct cg_config *cfg, char *buf, size_t len);
 
 /* Sizes with an optional K/M/G/T suffix (powers of 1024) */
@@ -151,10 +145,12 @@ int cg_parse_size(const char *s, uint64_t *out);
 /*
  * Whether the module may run in an smbd whose samba_version_string() is
  * running, built against SAMBA_VERSION_STRING built: only the same
- * release. The VFS structures it uses (files_struct, connection_struct,
- * vfs_handle_struct) may change with any upstream release, point releases
- * included, and smbd checks only SMB_VFS_INTERFACE_VERSION. Anywhere else
- * the module passes every call through.
+ * release of the same vendor. The VFS structures it uses (files_struct,
+ * connection_struct, vfs_handle_struct) may change with any upstream
+ * release, point releases included, and smbd checks only
+ * SMB_VFS_INTERFACE_VERSION. A vendor's package version after the vendor
+ * name ("4.22.11-Debian-4.22.11+dfsg-0+deb13u1") changes with every
+ * security update, which keeps the structures: it is not compared.
  */
 bool cg_samba_compatible(const char *built, const char *running);
 

@@ -21,27 +21,23 @@
 /*
  * Nothing here does I/O or knows about threads: the glue starts the
  * reads and reports their end. A segment is one slot of the stream's
- * buffer; while its read is in flight (LOADING) a thread writes into the
- * slot, so the table never hands a LOADING slot out again until the read
- * has been reported, even when a write made its contents worthless: it is
- * then marked stale and freed when the read ends.
- *
- * A HIT may be copied out by a thread too (cg_prefetch_pin): its
- * segments are pinned meanwhile, and a pinned segment is handed out no
- * more than a LOADING one; dropped while pinned, it is marked stale,
- * serves no one, and is freed when the last copy is reported.
+ * buffer. While its read is in flight (LOADING), or a HIT is copied out
+ * of it (pinned), a thread uses the slot: the table never hands it out
+ * again until that is reported, even when a write made its contents
+ * worthless; it is then marked stale, serves no one, and is freed when
+ * the last thread reports.
  *
  * Segments cover the file at multiples of seg_size. A READY segment whose
  * read came back short ends at end of file, as the file was when the read
  * ran; the version check makes sure that is still the file's end.
  *
- * A READY segment was read under a settled version (see cacheguard.h): a
- * change after the fill's fstat() has a later ctime, so the lookup's own
- * version differs and the segment is dropped. A change before that fstat
- * is in the bytes read: the filesystem holds the inode lock across a
- * buffered write, which an O_DIRECT read takes too, and the read writes
- * back dirty pages of its range first. While the file keeps changing,
- * nothing is loaded and every request is read on its own.
+ * A READY segment was read under a settled version (cg_prefetch.h): a
+ * change after the fill's fstat() has a later ctime, so a later version
+ * differs and the segment is dropped. A change before that fstat is in
+ * the bytes read: the filesystem holds the inode lock across a buffered
+ * write, which an O_DIRECT read takes too, and the read writes back dirty
+ * pages of its range first. While the file keeps changing, nothing is
+ * loaded and every request is read on its own.
  */
 
 #include <errno.h>
@@ -51,185 +47,10 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "cg_util.h"
+#include "cg_buf.h"
 #include "cg_prefetch.h"
 #include "cg_sys.h"
-
-static bool cg_is_pow2(uint64_t v)
-{
-	return v != 0 && (v & (v - 1)) == 0;
-}
-
-size_t cg_dio_alignment(bool have_dioalign,
-			uint32_t dio_mem_align,
-			uint32_t dio_offset_align,
-			uint32_t logical_block_size)
-{
-	if (have_dioalign && dio_offset_align == 0) {
-		return 0;	/* the kernel says: no O_DIRECT for this file */
-	}
-	if (have_dioalign && cg_is_pow2(dio_offset_align)) {
-		if (cg_is_pow2(dio_mem_align) &&
-		    dio_mem_align > dio_offset_align) {
-			return dio_mem_align;
-		}
-		return dio_offset_align;
-	}
-	if (cg_is_pow2(logical_block_size) && logical_block_size >= 512) {
-		return logical_block_size;
-	}
-	return 4096;
-}
-
-enum cg_direct_fail cg_direct_may_open(bool kernel_oplock, size_t align)
-{
-	if (kernel_oplock) {
-		return CG_DIRECT_FAIL_LEASE;	/* this open only */
-	}
-	if (align == 0) {
-		return CG_DIRECT_FAIL_FILE;	/* the kernel: not this file */
-	}
-	return CG_DIRECT_OK;
-}
-
-const char *cg_direct_fail_name(enum cg_direct_fail fail)
-{
-	switch (fail) {
-	case CG_DIRECT_FAIL_FS:
-		return "no O_DIRECT on the filesystem";
-	case CG_DIRECT_FAIL_LEASE:
-		return "smbd holds a kernel oplock on it, which a second "
-		       "open would break";
-	case CG_DIRECT_FAIL_ROOM:
-		return "no room in direct memory for its prefetch";
-	case CG_DIRECT_OK:
-		return "set up";
-	case CG_DIRECT_FAIL_FILE:
-	default:
-		return "no O_DIRECT for this file: no alignment, or no reopen";
-	}
-}
-
-enum cg_direct_fail cg_direct_open_failure(int err)
-{
-	/*
-	 * EINVAL is how open(2) says the filesystem has no O_DIRECT. The
-	 * rest belong to the file or the moment: EACCES (the reopen checks
-	 * permissions again, as the client's user), EMFILE, ENFILE, ENOMEM.
-	 */
-	return err == EINVAL ? CG_DIRECT_FAIL_FS : CG_DIRECT_FAIL_FILE;
-}
-
-bool cg_dio_plan(uint64_t off, size_t n, size_t align, struct cg_dio_plan *p)
-{
-	uint64_t mask = (uint64_t)align - 1;
-	uint64_t end;
-
-	if (!cg_is_pow2(align) || off > (uint64_t)INT64_MAX ||
-	    n > (uint64_t)INT64_MAX - off) {
-		return false;
-	}
-	if (n == 0) {
-		*p = (struct cg_dio_plan){.off = off};
-		return true;
-	}
-	end = off + n;
-	if (end > (uint64_t)INT64_MAX - mask) {
-		return false;	/* the widened end would not fit an off_t */
-	}
-	end = (end + mask) & ~mask;
-	*p = (struct cg_dio_plan){
-		.off = off & ~mask,
-		.len = (size_t)(end - (off & ~mask)),
-		.skip = (size_t)(off & mask),
-	};
-	return true;
-}
-
-size_t cg_dio_trim(const struct cg_dio_plan *p, size_t n, size_t got)
-{
-	if (got <= p->skip) {
-		return 0;	/* the file ends before the request starts */
-	}
-	return CG_MIN(n, got - p->skip);
-}
-
-bool cg_dio_inplace(uint64_t off,
-		    size_t n,
-		    uintptr_t buf,
-		    size_t align,
-		    struct cg_dio_inplace *p)
-{
-	uint64_t mask = (uint64_t)align - 1;
-	size_t shift;
-	size_t body;
-
-	if (!cg_is_pow2(align) || (off & mask) != 0 ||
-	    off > (uint64_t)INT64_MAX || n > (uint64_t)INT64_MAX - off) {
-		return false;
-	}
-	shift = (size_t)((align - (buf & mask)) & mask);
-	if (n <= shift) {
-		return false;
-	}
-	body = (size_t)((n - shift) & ~mask);
-	if (body == 0) {
-		return false;
-	}
-	*p = (struct cg_dio_inplace){
-		.n = n,
-		.shift = shift,
-		.body = body,
-	};
-	return cg_dio_plan(off + body, n - body, align, &p->tail);
-}
-
-bool cg_dio_pins_pages(const char *release)
-{
-	unsigned major = 0, minor = 0;
-
-	if (release == NULL || sscanf(release, "%u.%u", &major, &minor) != 2) {
-		return false;
-	}
-	return major > 6 || (major == 6 && minor >= 5);
-}
-
-size_t cg_dio_read_bounce(bool inplace,
-			  const struct cg_dio_inplace *in,
-			  const struct cg_dio_plan *plan,
-			  bool *charge)
-{
-	*charge = !inplace;
-	return inplace ? in->tail.len : plan->len;
-}
-
-ssize_t cg_dio_read_inplace(const struct cg_dio_inplace *p,
-			    uint8_t *buf,
-			    uint64_t off,
-			    uint8_t *bounce,
-			    cg_dio_read_fn read,
-			    void *ctx)
-{
-	ssize_t got = read(ctx, buf + p->shift, p->body, off);
-	size_t tail;
-
-	if (got == -1) {
-		return -1;
-	}
-	if (p->shift != 0 && got > 0) {
-		memmove(buf, buf + p->shift, (size_t)got);
-	}
-	if ((size_t)got < p->body || p->tail.len == 0) {
-		return got;	/* end of file, or nothing after the body */
-	}
-	got = read(ctx, bounce, p->tail.len, p->tail.off);
-	if (got == -1) {
-		return -1;
-	}
-	tail = cg_dio_trim(&p->tail, p->n - p->body, (size_t)got);
-	memcpy(buf + p->body, bounce + p->tail.skip, tail);
-	return (ssize_t)(p->body + tail);
-}
+#include "cg_util.h"
 
 static uint64_t cg_div_up(uint64_t a, uint64_t b)
 {
@@ -277,15 +98,12 @@ size_t cg_prefetch_memory(const struct cg_prefetch *pf)
 
 /*
  * A client with inflight reads of max_read bytes outstanding has its
- * whole window, inflight * max_read below the front, waiting on segments
- * (loaded, loading, or none: a MISS). The table covers that window and
- * two reads past it: a slot frees only when its copy into smbd's buffer
- * ends, about when the client sends its next read, so with one read past
- * the window that read's fills started only as it arrived, and it waited
- * on them (smbclient's 8 MiB reads, two in flight: 20-34 of 64 reads of
- * a 512 MiB file waited, 15 more found no slot and were read on their
- * own; with two, 0-2 and 1). At most most bytes, so that a few deep
- * streams cannot take all of a budget shared by many.
+ * whole window, inflight * max_read below the front, waiting on segments.
+ * The table covers that window and two reads past it: a slot frees only
+ * when its copy ends, about when the client sends its next read, so with
+ * one read past the window that read's fills would start only as it
+ * arrived. At most most bytes, so that a few deep streams cannot take
+ * all of a budget shared by many.
  */
 unsigned cg_prefetch_wanted(const struct cg_prefetch *pf,
 			    unsigned inflight,
@@ -486,51 +304,6 @@ enum cg_pf_lookup cg_prefetch_lookup(const struct cg_prefetch *pf,
 	}
 	*avail = (size_t)(pos - off);
 	return CG_PF_HIT;
-}
-
-size_t cg_prefetch_copy(struct cg_prefetch *pf,
-			const struct cg_sys *sys,
-			const uint8_t *mem,
-			uint64_t off,
-			size_t n,
-			uint8_t *dst)
-{
-	uint64_t pos = off;
-	uint64_t end = n > UINT64_MAX - off ? UINT64_MAX : off + n;
-	size_t done = 0;
-
-	while (pos < end) {
-		int i = cg_pf_find(pf, pos);
-		struct cg_pf_seg *s = NULL;
-		size_t chunk;
-		bool short_seg;
-
-		if (i < 0 || pf->seg[i].state != CG_PF_READY) {
-			break;
-		}
-		s = &pf->seg[i];
-		if (pos >= s->off + s->len) {
-			break;
-		}
-		chunk = (size_t)(CG_MIN(end, s->off + s->len) - pos);
-		cg_sys_copy(sys,
-			    dst + done,
-			    mem + (size_t)i * pf->seg_size +
-				    (size_t)(pos - s->off),
-			    chunk);
-		done += chunk;
-		pos += chunk;
-		s->used += chunk;
-		short_seg = s->len < pf->seg_size;
-		if (s->used >= s->len && s->pins == 0) {
-			/* all of it went out: the slot can load what is next */
-			*s = (struct cg_pf_seg){.state = CG_PF_FREE};
-		}
-		if (short_seg) {
-			break;
-		}
-	}
-	return done;
 }
 
 unsigned cg_prefetch_pin(struct cg_prefetch *pf,

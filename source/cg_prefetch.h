@@ -20,142 +20,19 @@
 #ifndef CG_PREFETCH_H
 #define CG_PREFETCH_H
 
-#include "cg_file.h"
-#include "cg_huge.h"
+#include "cg_dio.h"
+#include "cg_sys.h"
 
 /*
- * Direct reads: planning and the prefetch table (cg_prefetch.c)
- * ==============================================================
- *
- * The bookkeeping behind cacheguard:mode = direct; the scheduler
- * (cg_dsched.c) drives it, the glue (modules/cacheguard_direct.c) does
- * the I/O. Two parts:
- *
- * Planning. O_DIRECT wants the file offset and the length aligned to the
- * device (512 or 4096 bytes; the buffer too, which the glue sees to). A
- * request is widened to the alignment, read, and trimmed back to exactly
- * the bytes asked for, short at end of file as pread() would be.
- *
- * Prefetch. A direct read has no kernel readahead, so each stream keeps
- * a table of segments (1 MiB, aligned) filled in the background up to
- * "ahead" bytes past the highest request. Requests are then served from
- * the table (HIT), wait for a segment still loading (PENDING) rather
- * than read it twice, or are read directly (MISS). Segments are released
- * once copied out, or reused when they fall behind the stream. Every
- * segment remembers the file's version (ctime and size) from just before
- * its read; the caller validates the table against the current version
- * before each lookup, and reports writes it knows of, so the table never
- * hands out bytes older than the file.
+ * The prefetch table of a direct stream, driven by its scheduler
+ * (cg_direct.c): segments of one buffer filled in the background up to
+ * "ahead" bytes past the highest request. A request is served from the
+ * table (HIT), waits for a segment still loading (PENDING), or is read
+ * on its own (MISS). Every segment remembers the file's version from just
+ * before its read; the caller validates the table against the version
+ * now and reports the writes it knows of, so the table never hands out
+ * bytes older than the file.
  */
-
-/* Widened read for a request: [off, off + len) covers it, both aligned */
-struct cg_dio_plan {
-	uint64_t off;
-	size_t len;
-	size_t skip;	/* where the request starts in the widened read */
-};
-
-/*
- * The alignment to use: the statx STATX_DIOALIGN answer when the kernel
- * gave one (0 there means no O_DIRECT for the file: returns 0), else the
- * device's logical block size, else 4096. Values that are not powers of
- * two are ignored.
- */
-size_t cg_dio_alignment(bool have_dioalign,
-			uint32_t dio_mem_align,
-			uint32_t dio_offset_align,
-			uint32_t logical_block_size);
-
-/*
- * Whether direct reads of a file may be set up, before its O_DIRECT open:
- * smbd holds a kernel oplock on it (kernel_oplock: the open would break
- * it), or the kernel gives it no direct-I/O alignment (align 0,
- * cg_dio_alignment), or CG_DIRECT_OK
- */
-enum cg_direct_fail cg_direct_may_open(bool kernel_oplock, size_t align);
-
-/* Why, in words for the log */
-const char *cg_direct_fail_name(enum cg_direct_fail fail);
-
-/* open(O_DIRECT) of a file failed with err: the file, or its filesystem? */
-enum cg_direct_fail cg_direct_open_failure(int err);
-
-/* false when align is not a power of two or the range overflows */
-bool cg_dio_plan(uint64_t off, size_t n, size_t align, struct cg_dio_plan *p);
-
-/* Bytes of the request in a widened read that returned got bytes */
-size_t cg_dio_trim(const struct cg_dio_plan *p, size_t n, size_t got);
-
-/*
- * A request read with O_DIRECT into the caller's own buffer, so that it
- * costs no bounce buffer: the body, [off, off + body), goes to buf +
- * shift, the first aligned address in buf, and is moved down by shift
- * once read; the rest of the request, the tail, is read through a bounce
- * of tail.len bytes (less than three alignment units).
- */
-struct cg_dio_inplace {
-	size_t n;
-	size_t shift;
-	size_t body;
-	struct cg_dio_plan tail;	/* [off + body, off + n), widened */
-};
-
-/*
- * The in-place plan for n bytes at off into the buffer at address buf;
- * false when off is not aligned or n leaves no aligned block after the
- * shift: read the request through a bounce buffer (cg_dio_plan).
- */
-bool cg_dio_inplace(uint64_t off,
-		    size_t n,
-		    uintptr_t buf,
-		    size_t align,
-		    struct cg_dio_inplace *p);
-
-/*
- * Whether a kernel of this release (uname's, "6.1.0-28-amd64") pins the
- * pages of an O_DIRECT read's buffer (FOLL_PIN, block I/O since Linux
- * 6.5), so that a fork() while the read is in flight cannot leave the
- * parent with a copy of a page the device never wrote: smbd forks for
- * its dfree command, quota, print and message commands without waiting
- * for its thread pool. Earlier kernels take plain references, and a
- * page of smbd's buffer that the main thread writes (the heap around
- * it) would be copied on write: stale bytes at the head or tail of a
- * reply. Only then may a read go into smbd's own buffer
- * (cg_dio_inplace); the module's own buffers are never inherited
- * (MADV_DONTFORK, cg_huge.c). false for a release it cannot read.
- */
-bool cg_dio_pins_pages(const char *release);
-
-/*
- * The bounce buffer a request read on its own needs, in bytes, and
- * whether the server's direct memory budget must have room for it
- * (*charge): in place (cg_dio_inplace gave in), its tail's few blocks,
- * charged nothing, so that a MISS stays direct when the prefetch of a
- * few streams holds all of the budget; else the widened read of plan,
- * charged (as a bounce buffer: cg_budget_room's counted false).
- */
-size_t cg_dio_read_bounce(bool inplace,
-			  const struct cg_dio_inplace *in,
-			  const struct cg_dio_plan *plan,
-			  bool *charge);
-
-/* An aligned read of len bytes at off into buf: bytes, or -1 and errno */
-typedef ssize_t (*cg_dio_read_fn)(void *ctx,
-				  uint8_t *buf,
-				  size_t len,
-				  uint64_t off);
-
-/*
- * Carry out plan p for the request at off into buf, bounce holding
- * p->tail.len bytes: the request's bytes (fewer at end of file), or -1
- * and errno as read left it
- */
-ssize_t cg_dio_read_inplace(const struct cg_dio_inplace *p,
-			    uint8_t *buf,
-			    uint64_t off,
-			    uint8_t *bounce,
-			    cg_dio_read_fn read,
-			    void *ctx);
 
 #define CG_PREFETCH_SEG (1024 * 1024)
 #define CG_PREFETCH_MIN_SEG (64 * 1024)
@@ -164,15 +41,13 @@ ssize_t cg_dio_read_inplace(const struct cg_dio_inplace *p,
 #define CG_PREFETCH_MAX_SEGS 64
 
 /*
- * What the file looked like to a fill or a lookup: ctime and size from
- * fstat(), and CLOCK_REALTIME_COARSE read just before that fstat. A change
- * means cached bytes may be stale.
- *
- * The kernel stamps a change with the coarse clock; before Linux 6.13 two
- * changes within one tick (one second on filesystems with whole-second
- * timestamps) get the same ctime. So a version is trusted ("settled") only
- * when the clock had already moved past the ctime's tick before the
- * fstat: every later change then has a later ctime and is seen.
+ * What the file looked like to a job: ctime and size from fstat(), and
+ * CLOCK_REALTIME_COARSE read just before that fstat. The kernel stamps a
+ * change with the coarse clock, and before Linux 6.13 two changes within
+ * one tick (one second with whole-second timestamps) share a ctime. So a
+ * version is trusted ("settled") only when the clock had passed the
+ * ctime's tick before the fstat: every later change then has a later
+ * ctime.
  */
 struct cg_pf_version {
 	uint64_t ctime_ns;
@@ -242,13 +117,10 @@ void cg_prefetch_init(struct cg_prefetch *pf, uint64_t ahead, size_t align);
 
 /*
  * The alignment to give cg_prefetch_init on a device whose requests go
- * up to max_request bytes (its queue's max_sectors_kb; 0: not known):
- * segments grow from align (a power of two: the device's O_DIRECT
- * alignment), or a huge page (CG_HUGE_PAGE) where that is more,
- * by doubling while smaller than max_request, up to CG_PREFETCH_DEV_SEG,
- * as long as "ahead" still holds two of them. A fill is then one device
- * request: on storage that counts requests, a 2 MiB segment on a device
- * that takes 4 MiB costs twice the requests.
+ * up to max_request bytes (max_sectors_kb; 0: not known): from align (the
+ * O_DIRECT alignment) or a huge page, whichever is more, doubled while
+ * smaller than max_request, up to CG_PREFETCH_DEV_SEG, as long as "ahead"
+ * still holds two of them, so that a fill is one device request
  */
 size_t cg_prefetch_align(uint64_t ahead, size_t align, uint64_t max_request);
 
@@ -258,22 +130,15 @@ size_t cg_prefetch_memory(const struct cg_prefetch *pf);
 /*
  * Segments the table wants for the largest request seen with inflight
  * requests outstanding: their window and two requests more, at most most
- * bytes (rounded up to a segment) and CG_PREFETCH_MAX_SEGS, never fewer
- * than it has (0: prefetch is off)
+ * bytes and CG_PREFETCH_MAX_SEGS, never fewer than it has (0: no prefetch)
  */
 unsigned cg_prefetch_wanted(const struct cg_prefetch *pf,
 			    unsigned inflight,
 			    uint64_t most);
 
 /*
- * The most one stream's table grows to: this share of direct memory. A
- * half: smbclient reads 8 MiB at a time, two in flight, and a table of a
- * quarter (8 MiB of a 32M budget) left most of its reads a MISS read
- * into smbd's own 4 KiB pages, small requests: 0.74-1.13x the plain
- * share at 500 read IOPS, 1.22-1.47x at a half (docs/benchmarks.md).
- * At 64M, where a half is the 32 MiB that two reads past smbclient's
- * window want, four copies in scenario C pushed 107 MiB of the hot set
- * out of its cgroup against 9.5 MiB at 32M: the default stays 32M.
+ * The most one stream's table grows to: this share of direct memory (a
+ * quarter left most of smbclient's 8 MiB reads a MISS)
  */
 #define CG_PREFETCH_STREAM_SHARE 2
 
@@ -301,24 +166,8 @@ enum cg_pf_lookup cg_prefetch_lookup(const struct cg_prefetch *pf,
 				     size_t *avail);
 
 /*
- * Copy a HIT out of mem (the table's buffer) into dst, through sys
- * (cg_sys_copy); returns the bytes copied. Segments whose bytes have
- * all been copied are released.
- */
-struct cg_sys;
-
-size_t cg_prefetch_copy(struct cg_prefetch *pf,
-			const struct cg_sys *sys,
-			const uint8_t *mem,
-			uint64_t off,
-			size_t n,
-			uint8_t *dst);
-
-/*
- * A HIT copied out by another thread, in pieces of one segment each:
- * where in the table's buffer, how many bytes, and the version the
- * segment was read under, which the copying thread compares with the
- * file's now (cg_prefetch_pieces_current) before it copies
+ * A piece of a HIT, one segment's, copied out by a job: where in the
+ * table's buffer, how many bytes, and the version it was read under
  */
 struct cg_pf_piece {
 	unsigned slot;
@@ -328,14 +177,12 @@ struct cg_pf_piece {
 };
 
 /*
- * Pin the segments of a HIT for [off, off + n) (cg_prefetch_lookup said
- * so) into at most max pieces; returns how many, whose lengths add up
- * to the HIT's avail. A HIT short at end of file ends with the piece of
- * the segment holding the end (of no bytes if need be): its version
- * says whether the file still ends there. Pinned segments are never
- * handed out for a fill;
- * a write or version change meanwhile marks them stale. Every pin is
- * ended with cg_prefetch_unpin.
+ * Pin the segments of a HIT for [off, off + n) into at most max pieces;
+ * returns how many, whose lengths add up to the HIT's avail. A HIT short
+ * at end of file ends with the piece of the segment holding the end (of
+ * no bytes if need be): its version says whether the file still ends
+ * there. A pinned segment is never handed out for a fill; a write or
+ * version change marks it stale. Every pin ends with cg_prefetch_unpin.
  */
 unsigned cg_prefetch_pin(struct cg_prefetch *pf,
 			 uint64_t off,
@@ -359,8 +206,8 @@ size_t cg_prefetch_copy_pieces(const struct cg_sys *sys,
 			       uint8_t *dst);
 
 /*
- * The copy of pinned pieces ended; copied: their bytes went out (they
- * count as used, as cg_prefetch_copy counts them)
+ * The copy of pinned pieces ended; copied: their bytes went out and count
+ * as used (a segment all used is released)
  */
 void cg_prefetch_unpin(struct cg_prefetch *pf,
 		       const struct cg_pf_piece *pieces,
@@ -395,5 +242,46 @@ void cg_prefetch_invalidate(struct cg_prefetch *pf, uint64_t off, uint64_t n);
 
 /* Everything is suspect (the file changed, prefetch failed) */
 void cg_prefetch_reset(struct cg_prefetch *pf);
+
+/*
+ * A direct stream's job in smbd's thread pool (cg_dio.c): a segment's
+ * fill, a request's own read (in place, or through a bounce buffer), or
+ * a HIT's copy (if its pieces are still the file's). Every job takes the
+ * file's version first, so that smbd's event loop never calls fstat().
+ */
+enum cg_dio_job_kind {
+	CG_JOB_FILL = 0,
+	CG_JOB_READ,
+	CG_JOB_COPY,
+};
+
+struct cg_dio_job {
+	/* what to do */
+	enum cg_dio_job_kind kind;
+	const struct cg_sys *sys;
+	int fd; /* O_DIRECT */
+	uint8_t *buf;
+	size_t count;
+	uint64_t offset;
+	size_t align;
+	const uint8_t *mem;		  /* COPY: the table's buffer */
+	const struct cg_pf_piece *pieces; /* COPY: what to copy */
+	unsigned npieces;
+	bool inplace;		    /* READ: into the request's own */
+	struct cg_dio_inplace plan; /* READ, in place */
+	uint8_t *bounce;	    /* READ: in place its tail's, or all */
+	unsigned ioprio;	    /* the thread's, while it reads */
+
+	/* what it did */
+	bool version_ok;
+	struct cg_pf_version ver; /* the file just before the read */
+	bool stale;		  /* COPY: pieces not current */
+	ssize_t ret;
+	int err;
+	uint64_t duration; /* ns, on the monotonic clock */
+};
+
+/* Run j, in a thread of smbd's pool: fills its results */
+void cg_dio_job_run(struct cg_dio_job *j);
 
 #endif /* CG_PREFETCH_H */

@@ -19,72 +19,52 @@
 
 /*
  * Four clients pulling one installer image are four smbd processes,
- * each with a stream of its own. A stream drops the windows it has
- * read; without a word between them, the first reader drops what the
- * three behind it are about to read, and the device reads the file four
- * times. So streams tell each other what they still need.
+ * each with a stream of its own. Without a word between them, the first
+ * reader drops what the three behind it are about to read, and the
+ * device reads the file four times. So streams tell each other what they
+ * still need.
  *
  * The stream file
  * ---------------
  *
- * One file in smbd's state directory, used only for its OFD locks (the
- * glue opens it; sys->share_open). A file gets a slot of the lock file's
- * offsets, from its device and inode; each 64 KiB of the file is one
- * byte of its slot. An active stream holds a read lock on the part of
- * its file it still needs: from the lowest byte it has not read yet to
- * cacheguard:reader gap past it, moved as the stream moves (once per
- * window). Its lock lives on a descriptor of its own, so it is its
- * own OFD lock: the kernel drops it when the stream's process dies,
- * and it never merges with another stream's.
+ * One file in smbd's state directory, used only for its OFD locks. A
+ * file gets a slot of its offsets, from its device and inode; each
+ * 64 KiB of the file is one byte of its slot. An active stream holds a
+ * read lock on what it still needs: from the lowest byte it has not read
+ * to cacheguard:reader gap past it, moved once per window. The lock is on
+ * a descriptor of the stream's own, so it never merges with another
+ * stream's and the kernel drops it when the process dies.
  *
- * Before a drop, the stream asks for a write lock on the range
- * (F_OFD_GETLK): any read lock of another stream over it conflicts, and
- * that part is kept. The stream behind drops it when it has read it,
- * so the slowest reader drops each window. The kept bytes are looked
- * at again whenever the claim moves, so a reader that disconnects or
- * falls back leaves nothing cached for long; and a stream that has seen
- * another drops, when it ends, what others may have kept for it and no
- * one claims. A stream that read nothing while another passed it from
- * open to close never saw it: what that one kept for it (at most the
- * reader gap) stays cached, clean and reclaimable, until evicted.
+ * Before a drop, a stream asks for a write lock on the range
+ * (F_OFD_GETLK): what another stream claims conflicts and is kept, for
+ * the stream behind to drop once it has read it; so the slowest reader
+ * drops each window. Kept bytes are looked at again whenever the claim
+ * moves, and a stream that has seen another drops, when it ends, what
+ * others may have kept for it and no one claims. (What was kept for a
+ * stream that another passed before it read anything stays cached,
+ * clean, until evicted.)
  *
  * One client's handles
  * --------------------
  *
- * Streams with the same share.client (the glue gives each smbd process,
- * which serves one client, its own) keep nothing for each other. Two
- * readers of one file on one Linux cifs mount share the client's page
- * cache, and its readahead sends each piece of the one scan through
- * either handle: each handle is a stream that skips what the other read,
- * and its claim from the lowest byte it has not read would make the
- * other keep the whole reader gap, for a read that never comes (the
- * guest suite's cifs checks on 6.12: 26-48 MiB of a 48 MiB file left
- * cached). So one client's streams of a file hold their locks on one
- * open file description of the stream file (the first opens it, the
- * others dup it): OFD locks of one description never conflict with it,
- * so a stream does not see its siblings' claims, while every other
- * client's stay in sight. The engine keeps a table of this process's
- * streams; a stream that lets go of part of its claim keeps what a
- * sibling claims there locked, as the description's locks are theirs
- * too. And while a sibling streams the file, a handle's far reads are
- * pieces of the client's scan, not strays (cg_stream.c).
+ * Streams with the same share.client (one smbd process serves one
+ * client) keep nothing for each other: two readers of one file on one
+ * Linux cifs mount share the client's page cache, and its readahead
+ * sends each piece of the one scan through either handle, so each
+ * handle's claim would make the other keep the whole reader gap for a
+ * read that never comes. One client's streams of a file hold their locks
+ * on one open file description of the stream file (the first opens it,
+ * the others dup it), which never conflict with each other; a stream
+ * that lets go of part of its claim keeps locked what a sibling claims
+ * there (this process's table of streams).
  *
- * A stream claims only the reader gap ahead (128 MiB by default): a
- * client that starts 500 MiB behind the first does not keep 500 MiB
- * cached for itself; it reads what lies further ahead from the device,
- * as it would alone. Four clients that start a second apart on a fast
- * disk are more than the default window apart (t50 measured 2.1 times
- * the file read from the device at 32 MiB, 1.0 at 128 MiB).
- *
- * A dontcache stream that sees another stream of its file reads through
- * the cache from then on (RWF_DONTCACHE would drop the pages the other
- * is about to read) and drops behind like dontneed. Direct streams do
- * not take part: they read the device by design.
- *
- * Two files whose slots collide look like one file: their streams keep
- * some windows for each other, never drop pages they should not.
- * Without the stream file (no state directory, no OFD locks) every
- * stream drops as if alone.
+ * A dontcache or direct stream that sees another stream of its file
+ * reads through the cache from then on: RWF_DONTCACHE would drop the
+ * pages the other is about to read, and direct reads would leave none
+ * for it, so that four direct copies of one file read it four times
+ * (t50). Two files whose slots collide keep some windows for
+ * each other, never drop pages they should not. Without the stream file
+ * every stream drops as if alone.
  */
 
 #include <errno.h>
@@ -344,8 +324,7 @@ void cg_share_begin(struct cg_stream *s)
 	if (s->share.fd != -1 || s->share.slot == CG_FREE) {
 		return;
 	}
-	if (s->sys->share_open == NULL || s->via == CG_VIA_DIRECT ||
-	    s->cfg->reader_gap == 0) {
+	if (s->sys->share_open == NULL || s->cfg->reader_gap == 0) {
 		/* no claims; but its siblings see that it streams */
 		(void)cg_share_link(s);
 		return;

@@ -24,14 +24,10 @@
 
 struct cg_sys;
 
-/*
- * Streams of one file in several processes (cg_share.c): the slot of the
- * file with this device and inode in the server's stream file, for
- * cg_stream.share.slot
- */
+/* The slot of the file dev, ino in the stream file: cg_stream.share.slot */
 uint64_t cg_share_slot(uint64_t dev, uint64_t ino);
 
-/* For cg_stream.c: an active stream joins the file's streams */
+/* An active stream joins the file's streams */
 void cg_share_begin(struct cg_stream *s);
 /*
  * Whether another stream of the same client reads the file now: each

@@ -23,35 +23,21 @@
 #include "cg_options.h"
 
 /*
- * The stack (cg_stack.c)
- * ======================
- *
- * The modules listed below cacheguard in "vfs objects". The fast paths
- * (uncached and direct reads, a dontneed stream's reads in pieces,
- * uncached writes) act on the file's descriptor, past the modules below.
- * A module below that must see the file's reads or writes (it audits,
- * commits or changes them, or is not known) gets them: the file's streams
- * go through it in that direction, buffered and dropped behind in
- * windows, as dontneed. These flags go with a file's CG_FS_* flags into
- * cg_file_init() and cg_writer_init(), never into what is remembered of
- * its filesystem.
+ * The modules below cacheguard in "vfs objects". The fast paths
+ * (uncached and direct reads, reads in pieces, uncached writes) act on
+ * the file's descriptor, past them. A module below that must see the
+ * file's reads or writes gets them: the file's streams go through it in
+ * that direction as dontneed. These flags go with a file's CG_FS_* flags
+ * into cg_file_init() and cg_writer_init(), never into what is remembered
+ * of its filesystem.
  */
 #define CG_BELOW_READS 0x100	/* it reads: pread, pread_send, sendfile */
 #define CG_BELOW_WRITES 0x200	/* it writes: pwrite, pwrite_send, recvfile */
 
 enum cg_below_kind {
 	CG_BELOW_PLAIN = 0,	/* no read or write of its own */
-	/*
-	 * Its reads and writes serve alternate data streams or map names
-	 * (streams_xattr, streams_depot, fruit, catia): the file's own
-	 * bytes pass through it unchanged
-	 */
-	CG_BELOW_NAMES,
-	/*
-	 * An I/O engine (io_uring): the same reads and writes, submitted
-	 * another way; a stream's own I/O replaces it for that stream
-	 */
-	CG_BELOW_ENGINE,
+	CG_BELOW_NAMES,		/* streams or names: bytes pass unchanged */
+	CG_BELOW_ENGINE,	/* I/O engine: a stream's own I/O replaces it */
 	CG_BELOW_SEES,		/* it must see them: audits, commits, unknown */
 };
 

@@ -22,102 +22,53 @@
  * --------------------
  *
  * An SMB2 client copying a file keeps several reads in flight, and smbd's
- * thread pool finishes them in any order. So "sequential" cannot mean
- * "each read starts where the last one ended". Here a read belongs to
- * the stream when it starts within one window of the stream front (the
- * highest end of any stream read), on either side. Once the stream has
- * read stream trigger bytes it is active.
- *
- * While detecting, a far read restarts detection at that read. While
- * active, a far read is a stray (Explorer reading a header, a metadata
- * probe) and is served untouched; only CG_STRAY_LIMIT strays in a row
- * end the stream. Its range is then kept in tails[] and dropped at close,
- * each abandoned stream on its own: a file read in two distant places
- * keeps what lies between them.
- *
- * While another handle of the same client streams the file
- * (cg_share_sibling_active), no read of this one is a stray: Linux's cifs
- * client sends the pieces of one scan through either of two handles, so
- * a far read moves this stream there at once, and a first read starts
- * it, whatever stream trigger says.
+ * thread pool finishes them in any order. So a read belongs to the stream
+ * when it starts within one window of the stream front (the highest end
+ * of any stream read), on either side; once the stream has read stream
+ * trigger bytes it is active. While detecting, a far read restarts
+ * detection there. While active, a far read is a stray (Explorer reading
+ * a header) and is served untouched; CG_STRAY_LIMIT strays in a row end
+ * the stream, whose range is kept in tails[] and dropped at close. While
+ * another handle of the same client streams the file, no read is a
+ * stray: Linux's cifs client sends the pieces of one scan through either
+ * handle.
  *
  * What may be dropped
  * -------------------
  *
- * contig is the end of the range [start, contig) that has been read
- * completely; completions above it wait in done[] until the gap fills.
- * A window is dropped only when it lies wholly below both contig and
- * the lowest read still in flight, so no drop ever races a read that
- * needs those pages. A gap that stays open more than a window behind
- * the front is a range the client skipped: contig moves past it, which
- * keeps the footprint bounded by window + readahead + reads in flight.
- * A stream that drops all it reads drops the last few windows again with
- * each drop (cg_redrop_from): the kernel's readahead can bring a dropped
- * range back behind the front, where no read comes to drop it.
+ * [start, contig) has been read completely; completions above it wait in
+ * done[] until the gap fills. A window is dropped only when it lies
+ * wholly below both contig and the lowest read still in flight, so no
+ * drop races a read that needs its pages. A gap that stays open more
+ * than a window behind the front was skipped: contig moves past it, which
+ * bounds the footprint by window + readahead + reads in flight. An
+ * uncached stream drops only windows some read went through the cache
+ * for, so that pages others had cached stay; but a dontcache stream of a
+ * file that was cold at its start drops every window, since RWF_DONTCACHE
+ * leaves a page behind when its folio is busy as the read completes.
  *
  * Who reads ahead
  * ---------------
  *
  * The kernel, for as many streams as the server's readahead budget
- * (cacheguard:readahead memory) holds. A stream that becomes active asks
- * the budget for what the kernel's readahead holds ahead of a reader
- * (cg_kernel_ra_cost), shared by all streams of all smbd processes
- * (cg_budget.c, a lock file). With it, the stream keeps the kernel's
- * readahead, with FADV_SEQUENTIAL, and reads in the same 1 MiB pieces
- * as without (below; the readahead has brought them in by then): the
- * kernel builds large folios and large device requests, which nothing
- * the module
- * issues can match (WILLNEED and reads with FADV_RANDOM go through the
- * kernel's forced readahead: 4 KiB folios, requests split at the queue's
- * segment limit). FADV_SEQUENTIAL, because smbd reads a stream from
- * several threads at once: two 8 MiB reads in flight on a cold file
- * that drops behind (DONTNEED or RWF_DONTCACHE) gave the device requests
- * of 0.8 MiB on average with the device's window and of 3.5-4 MiB with
- * the doubled one, 0.4 against 1.8-2.0 GB/s at 500 read IOPS, the
- * same as one reader alone (build/cgbench, docs/benchmarks.md). Under
- * RWF_DONTCACHE the readahead's folios are uncached as well (Linux
- * 6.16+). The units go back when the stream ends or the file closes,
- * not before: FADV_RANDOM would not end the kernel's readahead of the
- * stream (a folio marked for the next async readahead starts one all
- * the same, and that one marks the next; tried, and seen to run on),
- * so a stream keeps what it was given, and the budget bounds it. With
- * four copies at once one of them keeps it (docs/benchmarks.md,
- * scenario C, what that costs).
+ * (cacheguard:readahead memory, cg_budget.c) holds: such a stream sets
+ * FADV_SEQUENTIAL, whose doubled window gives large folios and large
+ * device requests even when several of smbd's threads read the stream,
+ * which WILLNEED and reads under FADV_RANDOM cannot (the forced
+ * readahead: 4 KiB folios). It keeps its units until it ends: FADV_RANDOM
+ * does not stop a readahead already running.
  *
- * The streams beyond the budget read ahead on their own. With
- * cacheguard:readahead above 0 such a stream's descriptor gets
- * FADV_RANDOM, which turns the kernel's readahead off for this open file
- * only, and a stream through
- * the page cache (dontneed) gets WILLNEED up to readahead past its front
- * (at least its largest read), in steps of a quarter of it. The kernel
- * would keep up to two windows of the device's read_ahead_kb ahead of
- * each reader (FADV_SEQUENTIAL doubles them): 14-30 MiB per stream at
- * 8 MiB, in requests of up to that size. With several copies at once
- * that is what pushes a hot set out of a small memory cgroup, and what a
- * hot read queues behind at the device (docs/benchmarks.md, scenario C).
- * An uncached stream (dontcache, direct) gets no WILLNEED: its pages
- * would stay cached, as RWF_DONTCACHE drops only pages its read created;
- * dontcache's reads are then exactly what the client asked for, read in
- * 1 MiB pieces (cg_read.c). A dontneed stream alone on its file reads in
- * the same pieces and drops each once read (cg_io.drop_pieces): its
- * window drops come a window and two client reads behind, and four
- * smbclient copies at 24 MiB each pushed a 512 MiB hot set out of a
- * 640 MiB cgroup; in pieces each holds its readahead and a piece per
- * read in flight (12 MiB, docs/benchmarks.md, scenario C).
- * FADV_NORMAL is restored when the stream ends, moves to the direct path
- * or the file closes: the descriptor serves every other read of this
- * open too. cacheguard:readahead = 0 leaves the kernel's readahead alone
- * for every stream (no hint, no budget).
- *
- * An uncached stream's window drops cover only windows where some read
- * went through the cache (the detection reads, fallbacks, small reads),
- * so pages that RWF_DONTCACHE leaves cached because others had them stay
- * cached; but a dontcache stream of a file that was cold at its start
- * drops every window, since RWF_DONTCACHE leaves pages behind when a
- * folio is busy as the read completes (seen on a loop device: 37 MiB of
- * a 1 GiB copy).
- *
- * Drops never reach below the lowest read in flight (cg_flight.c).
+ * The other streams read ahead on their own: FADV_RANDOM turns the
+ * kernel's readahead off for this open file, whose two windows per
+ * reader push a hot set out of a small memory cgroup when several copies
+ * run, and a stream through the page cache gets WILLNEED up to
+ * cacheguard:readahead past its front, in steps of a quarter of it. An
+ * uncached stream gets none: RWF_DONTCACHE drops only pages its read
+ * created. A dontneed stream alone on its file reads in 1 MiB pieces,
+ * each dropped once read (cg_io.drop_pieces). FADV_NORMAL is restored
+ * when the stream ends, moves to the direct path or the file closes: the
+ * descriptor serves every other read of this open too. readahead = 0
+ * leaves the kernel's readahead alone (no hint, no budget).
  */
 
 #include <fcntl.h>
@@ -136,10 +87,9 @@
 /* The kernel's readahead when the device's is not known */
 #define CG_RA_SLACK (4ULL << 20)
 /*
- * sendfile(2) lends the file's pages to the socket; until the client has
- * received them DONTNEED cannot evict them and silently skips them. So
- * a stream served by sendfile drops this far behind: more than Linux's
- * largest default TCP send buffer (4 MiB), with room.
+ * sendfile(2) lends the file's pages to the socket, and DONTNEED skips
+ * them until the client has them: a stream served by sendfile drops this
+ * far behind, more than Linux's largest default TCP send buffer (4 MiB).
  */
 #define CG_ZEROCOPY_LAG (8ULL << 20)
 /* The largest WILLNEED, the kernel's own step (force_page_cache_ra()) */
@@ -167,11 +117,8 @@ static bool cg_drops_all(const struct cg_stream *s)
 
 /*
  * The end of what a stream may have brought into the cache: its front,
- * plus the kernel's readahead (of the reads before the stream became
- * active, or of all with cacheguard:readahead = 0: up to two windows, the
- * current and the async one, ahead of the reader, with room), plus our
- * own WILLNEED. Dropping up to here at the end removes what the stream
- * caused and nothing far beyond it.
+ * plus the kernel's readahead (two windows, the current and the async
+ * one, with room), plus its own WILLNEED
  */
 static uint64_t cg_stream_reach(const struct cg_stream *s)
 {
@@ -182,10 +129,9 @@ static uint64_t cg_stream_reach(const struct cg_stream *s)
 }
 
 /*
- * What a stream may have left in the cache, to drop at its end: for a
- * stream through the cache all it read and its readahead; for an
- * uncached one what its cached reads caused (the kernel's readahead),
- * or nothing.
+ * What a stream may have left in the cache, to drop at its end: through
+ * the cache, all it read and its readahead; uncached, what its cached
+ * reads brought in, or nothing
  */
 static struct cg_range cg_stream_footprint(const struct cg_stream *s)
 {
@@ -214,10 +160,10 @@ static void cg_drop_range(struct cg_stream *s, int fd, struct cg_range r)
 }
 
 /*
- * Remember an abandoned stream's range for the close. Dropping it now
- * could race reads of it still in flight, whose lengths are not kept.
- * With every slot taken, the two nearest ranges become one: the span
- * between them is the least that is dropped without having been read.
+ * Remember an abandoned stream's range for the close: dropping it now
+ * could race its reads still in flight, whose lengths are not kept. With
+ * every slot taken, the two nearest ranges merge, dropping the least
+ * that was not read.
  */
 static void cg_add_tail(struct cg_stream *s, struct cg_range r)
 {
@@ -316,11 +262,8 @@ static uint64_t cg_willneed_chunk(const struct cg_stream *s)
 }
 
 /*
- * How far ahead of the front: the option, but at least the largest read
- * of the stream. A client reading 8 MiB at a time (smbclient) would
- * otherwise find only part of its next read on its way and wait for the
- * rest, read at once; one read ahead keeps the device busy between its
- * requests.
+ * How far ahead of the front: the option, but at least the stream's
+ * largest read, so that a client's next read is on its way whole
  */
 static uint64_t cg_ra_distance(const struct cg_stream *s)
 {
@@ -364,8 +307,7 @@ static uint64_t cg_kernel_ra_cost(const struct cg_stream *s)
 
 /*
  * The kernel's readahead for this stream, if the server's readahead
- * budget has room for it (see "Who reads ahead"). No budget file is no
- * room: every stream then reads ahead on its own, bounded.
+ * budget has room for it; no budget file is no room
  */
 static bool cg_ra_grant(struct cg_stream *s)
 {
@@ -410,11 +352,9 @@ static void cg_hint(struct cg_stream *s, int fd, int advice)
 }
 
 /*
- * An active stream's readahead (see "Who reads ahead"): the kernel's
- * while the budget holds it, with FADV_SEQUENTIAL, else its own, the
- * kernel's off on the descriptor and WILLNEED ahead where it applies. A
- * stream on the direct path reads elsewhere; this descriptor serves only
- * its small reads and strays, with the kernel's usual readahead.
+ * An active stream's readahead (see "Who reads ahead"). A direct stream
+ * reads elsewhere: this descriptor serves only its small reads and
+ * strays, with the kernel's usual readahead.
  */
 static void cg_hints_on(struct cg_stream *s, int fd)
 {
@@ -438,15 +378,11 @@ static void cg_hints_off(struct cg_stream *s, int fd)
 }
 
 /*
- * The hot check runs on smbd's event loop as a stream starts. Without
- * cachestat (Linux before 6.5: Debian 12's 6.1) the kernel answers it
- * with mincore, which maps and walks every page asked about: about a
- * second per 100 GiB. So a range longer than CG_HOT_SAMPLES pieces of
- * CG_HOT_SAMPLE is looked at in that many pieces spread evenly over it,
- * and what they hold is scaled to the range: at most 16 MiB of pages,
- * whatever the file's size. Measured (t43_event_loop, cachestat hidden,
- * 100 GiB): 4 MiB pieces held smbd's event loop up to 5 ms at a
- * stream's start; 1 MiB pieces see as many points of the file.
+ * The hot check runs on smbd's event loop as a stream starts, and
+ * without cachestat (Linux before 6.5) mincore maps and walks every page
+ * asked about. So a range longer than CG_HOT_SAMPLES pieces of
+ * CG_HOT_SAMPLE is sampled in that many pieces spread evenly over it,
+ * scaled to the range: at most 16 MiB of pages, whatever the file's size.
  */
 #define CG_HOT_SAMPLES 16
 #define CG_HOT_SAMPLE (1ULL << 20)
@@ -482,10 +418,9 @@ static int cg_resident_sampled(struct cg_stream *s,
 }
 
 /*
- * How much of the part of the file the stream has not reached is
- * cached, in bytes of *len (estimated, cg_resident_sampled); false when
- * not asked or not known. What the stream itself read, and the kernel's
- * readahead, would otherwise make every file look hot.
+ * How much of the file beyond the stream's reach (its reads and the
+ * kernel's readahead would make every file look hot) is cached, in bytes
+ * of *len; false when not asked or not known
  */
 static bool cg_resident_ahead(struct cg_stream *s,
 			      int fd,
@@ -508,13 +443,14 @@ static bool cg_resident_ahead(struct cg_stream *s,
 
 /*
  * The stream needs the file from "from" on (cg_share_update). Once it
- * learns that other streams read the file, a dontcache stream reads
- * through the cache: RWF_DONTCACHE would drop the pages they are about
- * to read, where the window drops keep what they claim.
+ * learns that other streams read the file, it reads through the cache:
+ * RWF_DONTCACHE would drop the pages they are about to read and direct
+ * reads would leave them none, where the window drops keep what they
+ * claim.
  */
 static void cg_share_follow(struct cg_stream *s, int fd, uint64_t from)
 {
-	if (cg_share_update(s, fd, from) && s->via == CG_VIA_DONTCACHE) {
+	if (cg_share_update(s, fd, from) && s->via != CG_VIA_CACHE) {
 		cg_stream_set_via(s, fd, CG_VIA_CACHE);
 	}
 }
@@ -587,13 +523,11 @@ static void cg_note_done(struct cg_stream *s, uint64_t off, uint64_t end)
 
 /*
  * Where a window drop starts. A stream that drops all it reads drops
- * CG_REDROP_WINDOWS windows below dropped_to again: the kernel's
- * readahead for one of smbd's threads may bring back a range that the
- * stream already read and dropped (two threads read one stream, and a
- * read that finds its large folio gone starts a readahead window of its
- * own), and nothing reads those pages again. On a loop device such
- * strays, 4-5 MiB each, stayed cached to the end of a 1 GiB copy. Every
- * read has finished below dropped_to, so the pages are nobody's.
+ * CG_REDROP_WINDOWS windows below dropped_to again: a read of one of
+ * smbd's threads that finds its large folio gone starts a readahead of
+ * its own, which may bring back a range already read and dropped, and
+ * nothing reads those pages again. Every read below dropped_to has
+ * finished, so the pages are nobody's.
  */
 static uint64_t cg_redrop_from(const struct cg_stream *s)
 {
@@ -671,11 +605,7 @@ void cg_read_end(struct cg_stream *s, int fd, struct cg_io *io, ssize_t nread)
 	need = CG_MIN(s->done.contig, cg_flight_lowest(&s->flight));
 	cg_drop_behind(s, fd, need);
 	cg_share_follow(s, fd, need);
-	/*
-	 * Read to its end: nothing left to read ahead, so its share of the
-	 * readahead budget is free for the next copy now, not when the
-	 * client gets round to closing the file
-	 */
+	/* Read to its end: the readahead budget is free for the next copy */
 	if (s->seq.front >= s->file_size) {
 		cg_ra_give(s);
 	}
@@ -693,9 +623,9 @@ void cg_stream_close(struct cg_stream *s, int fd)
 	s->ntails = 0;
 	if (s->state == CG_ACTIVE) {
 		/*
-		 * From the stream's lowest read, not dropped_to: pages a window
-		 * drop had to skip (still lent to a socket, or read again)
-		 * go now, and so does the readahead the stream caused.
+		 * From the stream's lowest read, not dropped_to: pages a
+		 * window drop had to skip (lent to a socket, read again) go
+		 * now, and so does the readahead the stream caused
 		 */
 		cg_drop_range(s, fd, cg_stream_footprint(s));
 		CG_COUNT(s, bytes_dropped,

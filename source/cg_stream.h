@@ -26,12 +26,10 @@
 #include "cg_flight.h"
 
 /*
- * Streams (cg_stream.c)
- *
  * One struct cg_stream per open file that is at least min file size
  * long. The caller brackets every read of that file with
  * cg_read_begin() and cg_read_end(), and calls cg_stream_close() before
- * the file is closed. All three run in smbd's main thread.
+ * the file is closed, all in smbd's main thread.
  */
 
 struct cg_sys;
@@ -42,14 +40,7 @@ enum cg_stream_state {
 	CG_HOT,			/* the file was cached already: hands off */
 };
 
-/*
- * How a file's stream reads are served, which decides the hints: only
- * through the page cache do FADV_SEQUENTIAL and WILLNEED make sense.
- * Uncached streams drop only windows their cached reads touched, and,
- * dontcache, everything when the file was cold at stream start: its
- * uncached reads can leave pages behind (a folio still busy when the
- * read completes), and there are no one else's pages to spare.
- */
+/* How a file's stream reads are served, which decides hints and drops */
 enum cg_via {
 	CG_VIA_CACHE = 0,	/* dontneed, and fallbacks to it */
 	CG_VIA_DONTCACHE,	/* preadv2(RWF_DONTCACHE) */
@@ -73,32 +64,16 @@ struct cg_stream {
 	const struct cg_config *cfg;
 	const struct cg_sys *sys;
 	uint64_t file_size;
-	/*
-	 * The kernel's readahead for the file's device in bytes, set by
-	 * the caller after cg_stream_init(); 0 when unknown. Bounds what
-	 * a stream's own readahead may have cached past its front.
-	 */
+	/* The device's read_ahead_kb in bytes, set by the caller; 0: unknown */
 	uint64_t kernel_ra;
 	enum cg_via via;	/* cg_stream_set_via() */
+	int ra_hint;	/* the POSIX_FADV_* in force on the descriptor */
 	/*
-	 * The readahead hint in force on the descriptor, POSIX_FADV_RANDOM
-	 * (its own readahead) or POSIX_FADV_SEQUENTIAL (the kernel's, for
-	 * a stream holding the readahead budget); FADV_NORMAL, none, is
-	 * restored when the stream ends.
-	 */
-	int ra_hint;
-	/*
-	 * While active, a descriptor of the server's readahead budget file
-	 * holding this stream's share of readahead_memory (cg_budget.c):
-	 * the stream keeps the kernel's readahead. -1: it reads ahead on
-	 * its own, or is not active.
+	 * Holds the stream's share of the readahead budget (cg_budget.c),
+	 * so that it keeps the kernel's readahead; -1: it has none
 	 */
 	int ra_fd;
-	/*
-	 * Nothing of the file ahead of the stream was cached when it
-	 * became active: no one else's pages to spare.
-	 */
-	bool cold;
+	bool cold;	/* nothing ahead of it was cached when it began */
 	enum cg_stream_state state;
 
 	/* Detection: the run of reads (cg_seq.h) */
@@ -112,9 +87,7 @@ struct cg_stream {
 	uint64_t willneed_to;	/* WILLNEED issued up to here */
 	/*
 	 * Stream reads that went through the page cache: the lowest not
-	 * yet dropped behind, the highest end, the lowest ever. Only
-	 * their windows are dropped, so an uncached stream evicts nothing
-	 * that others keep cached.
+	 * yet dropped behind, the highest end, the lowest ever
 	 */
 	uint64_t cached_lo;
 	uint64_t cached_hi;
@@ -129,22 +102,14 @@ struct cg_stream {
 	/* Streams of this file in other opens, any process (cg_share.c) */
 	struct {
 		uint64_t slot;	/* set by the caller; UINT64_MAX: none */
-		/*
-		 * Set by the caller: streams with the same nonzero value
-		 * are one client's handles (one smbd process), and keep
-		 * nothing for each other: the client's own cache serves
-		 * its readers
-		 */
+		/* set by the caller: one client's streams share it */
 		uint64_t client;
 		int fd;		/* the stream file while active, or -1 */
 		struct cg_range claim;	/* what it told others it needs */
 		uint64_t kept_lo;	/* lowest byte kept for another */
 		bool seen;	/* another stream of the file was seen */
 	} share;
-	/*
-	 * Every read goes whole to the next module: a module below must
-	 * see them (CG_BELOW_READS)
-	 */
+	/* a module below must see every read whole (CG_BELOW_READS) */
 	bool next_reads;
 
 	struct cg_stats stats;
@@ -156,16 +121,12 @@ struct cg_io {
 	struct cg_flight_ref flight;	/* where the stream tracks it */
 	bool in_stream;		/* counted towards the stream */
 	bool zerocopy;		/* set by the caller: served by sendfile */
-	/*
-	 * Set by the caller: the read did not go through the page cache
-	 * (RWF_DONTCACHE, O_DIRECT), so it left nothing there to drop.
-	 */
+	/* set by the caller: not read through the page cache */
 	bool uncached;
 	/*
-	 * Set by the engine: a stream through the page cache (dontneed),
-	 * alone on its file, may drop this read's pages as soon as they are
-	 * copied out; the caller reads it in pieces with CG_READ_DROP. Its
-	 * window drops would come a window and two client reads later.
+	 * Set by the engine: a dontneed stream alone on its file may drop
+	 * the read's pages once copied out; the caller reads it in pieces
+	 * with CG_READ_DROP
 	 */
 	bool drop_pieces;
 };

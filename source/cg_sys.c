@@ -168,15 +168,12 @@ static ssize_t cg_linux_pwritev2(int fd,
 /*
  * The copy of a HIT out of a direct stream's buffer into smbd's, made by
  * the kernel: process_vm_readv() on this process, which copies as a
- * read's copy-out does. smbd then sends the buffer, and the kernel reads
- * it. Where a hypervisor shadows the guest's page tables (PVM, these
- * development VMs), the pages of smbd's fresh buffer that a user-space
- * memcpy() wrote are mapped again for the kernel, one fault per page, in
- * the send: smbd's main thread spent 12x the plain share's time there
- * (docs/benchmarks.md, "The copy the send paid for"). On other machines
- * the two copies cost the same. Where the call is refused (a seccomp
- * filter, a kernel without it) the process copies with memcpy() from
- * then on; any other failure copies the rest so.
+ * read's copy-out does. Where a hypervisor shadows the guest's page
+ * tables (PVM), the pages of smbd's buffer that a user-space memcpy()
+ * wrote fault again, one per page, when the kernel sends them; elsewhere
+ * the two copies cost the same. Where the call is refused (seccomp, no
+ * such call) the process copies with memcpy() from then on; any other
+ * failure copies the rest so.
  */
 static void cg_linux_copy(void *dst, const void *src, size_t n)
 {
@@ -326,4 +323,97 @@ void cg_ioprio_leave(int saved)
 	if (saved != -1) {
 		(void)syscall(SYS_ioprio_set, CG_IOPRIO_WHO_PROCESS, 0, saved);
 	}
+}
+
+/*
+ * An uncached read, or one that drops as it goes, reaches the kernel in
+ * pieces of at most this much. The kernel allocates and reads every
+ * missing page of one call at once, and frees them only as the call
+ * copies them out: in pieces, a stream holds a piece per read in flight,
+ * not a whole client read, and a hot read queues behind smaller requests.
+ */
+#define CG_UNCACHED_PIECE (1024 * 1024)
+
+void cg_sys_copy(const struct cg_sys *sys, void *dst, const void *src, size_t n)
+{
+	if (sys->copy != NULL) {
+		sys->copy(dst, src, n);
+		return;
+	}
+	memcpy(dst, src, n);
+}
+
+ssize_t cg_pread_full(const struct cg_sys *sys,
+		      int fd,
+		      void *buf,
+		      size_t n,
+		      uint64_t off,
+		      int flags)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		size_t want = n - done;
+		ssize_t ret;
+
+		if ((flags & (CG_RWF_DONTCACHE | CG_READ_DROP)) &&
+		    want > CG_UNCACHED_PIECE) {
+			want = CG_UNCACHED_PIECE;
+		}
+		ret = sys->preadv2(fd,
+				   (char *)buf + done,
+				   want,
+				   off + done,
+				   flags & ~CG_READ_DROP);
+		if (ret > 0 && (flags & CG_READ_DROP)) {
+			sys->fadvise(fd,
+				     off + done,
+				     (uint64_t)ret,
+				     POSIX_FADV_DONTNEED);
+		}
+
+		if (ret == -1 && errno == EINTR) {
+			continue;
+		}
+		if (ret == -1) {
+			return -1;
+		}
+		if (ret == 0) {
+			break; /* end of file */
+		}
+		done += (size_t)ret;
+	}
+	return (ssize_t)done;
+}
+
+ssize_t cg_pwrite_full(const struct cg_sys *sys,
+		       int fd,
+		       const void *buf,
+		       size_t n,
+		       uint64_t off,
+		       int flags)
+{
+	const char *p = buf;
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t ret = sys->pwritev2(fd,
+					    p + done,
+					    n - done,
+					    off + done,
+					    flags);
+
+		if (ret == -1 && errno == EINTR) {
+			continue;
+		}
+		if (ret == -1) {
+			return -1;
+		}
+		if (ret == 0) {
+			errno = EIO;
+			return -1;
+		}
+		done += (size_t)ret;
+	}
+	return (ssize_t)n;
 }

@@ -25,6 +25,15 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/*
+ * The table takes 64-bit offsets: on a 32-bit build without
+ * _FILE_OFFSET_BITS=64 (wscript defines it, as Samba does) off_t, and
+ * so pread(), mmap(), struct flock and fstat(), would cut every offset
+ * past 2 GiB. cg_sys.c includes this header: no such build gets through.
+ */
+_Static_assert(sizeof(off_t) == 8,
+	       "off_t must be 64 bits: compile with -D_FILE_OFFSET_BITS=64");
+
 struct flock;
 
 /*
@@ -35,97 +44,61 @@ struct flock;
 
 /*
  * Not a preadv2() flag, cg_pread_full()'s own: read in the same pieces,
- * each dropped from the page cache (POSIX_FADV_DONTNEED) once read. What
- * RWF_DONTCACHE does, for kernels without it, but for every page of the
- * piece, cached before or not: only for a stream the engine lets drop
- * (cg_io.drop_pieces).
+ * each dropped (POSIX_FADV_DONTNEED) once read, whether it was cached
+ * before or not: only for a stream the engine lets drop (drop_pieces)
  */
 #define CG_READ_DROP 0x40000000
 
+/*
+ * Each operation returns as the call it stands for does: an errno value,
+ * or -1 and errno. Those reached through a cg_sys_* function may be
+ * NULL: the real call is made then.
+ */
 struct cg_sys {
-	/* posix_fadvise(); returns 0 or an errno value, as it does */
 	int (*fadvise)(int fd, uint64_t off, uint64_t len, int advice);
-	/*
-	 * Bytes of [off, off + len) in the page cache: cachestat(2), or
-	 * mincore(2) on a mapping where the kernel lacks cachestat.
-	 * Returns 0 or an errno value.
-	 */
+	/* bytes of the range in the page cache: cachestat(2) or mincore(2) */
 	int (*resident)(int fd, uint64_t off, uint64_t len, uint64_t *bytes);
-	/* preadv2() into one buffer: bytes, or -1 and errno, as it does */
 	ssize_t (*preadv2)(int fd,
 			   void *buf,
 			   size_t n,
 			   uint64_t off,
 			   int flags);
-	/*
-	 * The file's size (fstat()'s st_size): 0 or an errno value. NULL: a
-	 * short direct read is taken for the end of the file.
-	 */
+	/* fstat()'s st_size; NULL: a short direct read is the end of file */
 	int (*file_size)(int fd, uint64_t *size);
-	/* sync_file_range(); 0, or -1 and errno, as it does */
 	int (*sync_file_range)(int fd, uint64_t off, uint64_t len,
 			       unsigned flags);
-	/* pwritev2() from one buffer: bytes, or -1 and errno */
 	ssize_t (*pwritev2)(int fd,
 			    const void *buf,
 			    size_t n,
 			    uint64_t off,
 			    int flags);
-	/*
-	 * A new descriptor of the server's stream file (cg_share.c), or -1
-	 * and errno. NULL: every stream drops as if alone.
-	 */
+	/* a new descriptor of the stream file; NULL: streams drop alone */
 	int (*share_open)(void);
-	/*
-	 * A new descriptor of the server's readahead budget file
-	 * (cg_budget.c, cacheguard:readahead memory), or -1 and errno.
-	 * NULL: every stream reads ahead on its own.
-	 */
+	/* ... of the readahead budget file; NULL: no stream keeps it */
 	int (*ra_open)(void);
-	/*
-	 * Copy n bytes within this process as the kernel copies a read
-	 * out (cg_sys_copy). NULL: memcpy().
-	 */
+	/* copy as the kernel copies a read out (cg_sys_copy); NULL: memcpy */
 	void (*copy)(void *dst, const void *src, size_t n);
-	/*
-	 * fcntl(fd, cmd, fl) for the OFD lock commands of the server's lock
-	 * files (F_OFD_GETLK, F_OFD_SETLK; cg_budget.c, cg_share.c): 0, or
-	 * -1 and errno, as it does. NULL: fcntl(). Through cg_sys_lock.
-	 */
+	/* fcntl() for the lock files' F_OFD_GETLK and F_OFD_SETLK */
 	int (*lock)(int fd, int cmd, struct flock *fl);
-	/* fcntl(fd, F_DUPFD_CLOEXEC, 0), as it does. NULL: fcntl(). */
-	int (*dup)(int fd);
+	int (*dup)(int fd);	/* fcntl(fd, F_DUPFD_CLOEXEC, 0) */
+	int (*fs_type)(int fd, uint64_t *f_type);	/* fstatfs's f_type */
 	/*
-	 * The type of fd's filesystem (fstatfs()'s f_type): 0 or an errno
-	 * value. NULL: fstatfs(). Through cg_sys_fs_type.
-	 */
-	int (*fs_type)(int fd, uint64_t *f_type);
-	/*
-	 * A second descriptor of fd's file opened with O_DIRECT, through
-	 * /proc/self/fd: as the current user, so that permissions are
-	 * checked again. -1 and errno. NULL: open() of /proc/self/fd/<fd>.
-	 * Through cg_sys_reopen_direct.
+	 * fd's file opened again with O_DIRECT through /proc/self/fd, as
+	 * the current user, so that permissions are checked again
 	 */
 	int (*reopen_direct)(int fd);
-	/* Sleep ns nanoseconds. NULL: nanosleep(). Through cg_sys_sleep. */
 	void (*sleep)(uint64_t ns);
 };
 
 extern const struct cg_sys cg_sys_linux;
 
-/*
- * Copy n bytes of the module's own buffer into a caller's (smbd's) buffer
- * that the kernel sends next, through sys->copy or memcpy()
- */
+/* Copy from the module's buffer into smbd's, which the kernel sends next */
 void cg_sys_copy(const struct cg_sys *sys,
 		 void *dst,
 		 const void *src,
 		 size_t n);
 
-/*
- * sys->lock with EINTR retried: 0, or -1 and errno. A lock file's only
- * way in; cg_sys_dup likewise for sys->dup.
- */
+/* cg_sys_lock retries EINTR */
 int cg_sys_lock(const struct cg_sys *sys, int fd, int cmd, struct flock *fl);
 int cg_sys_dup(const struct cg_sys *sys, int fd);
 int cg_sys_fs_type(const struct cg_sys *sys, int fd, uint64_t *f_type);
@@ -135,9 +108,8 @@ void cg_sys_sleep(const struct cg_sys *sys, uint64_t ns);
 /*
  * pread() semantics over sys->preadv2: read until n bytes or end of
  * file, retrying EINTR; with CG_RWF_DONTCACHE or CG_READ_DROP in pieces
- * of at most 1 MiB, so that few uncached pages exist at once. An error
- * after some bytes is still -1 and errno: a short count would tell smbd,
- * and so the client, that the file ends there (cg_read.c).
+ * of at most 1 MiB. An error after some bytes is still -1 and errno: a
+ * short count would tell the client that the file ends there.
  */
 ssize_t cg_pread_full(const struct cg_sys *sys,
 		      int fd,
@@ -146,24 +118,11 @@ ssize_t cg_pread_full(const struct cg_sys *sys,
 		      uint64_t off,
 		      int flags);
 
-/*
- * An O_DIRECT read of n bytes at an aligned off into buf, to n or to the
- * end of the file, which a partial block or nothing marks. A short read
- * short of the file's size (FUSE with direct_io may return less) fails
- * with EIO: the read goes again through the next module, which reads on,
- * so the client never takes it for the end of the file (cg_read.c).
- */
-ssize_t cg_dio_read_full(const struct cg_sys *sys,
-			 int fd,
-			 void *buf,
-			 size_t n,
-			 uint64_t off,
-			 size_t align);
 
 /*
  * pwrite() of all n bytes over sys->pwritev2, retrying short writes and
- * EINTR: n, or -1 and errno (cg_write.c). An error after some bytes is
- * -1: the caller writes the whole range again another way.
+ * EINTR: n, or -1 and errno, also after some bytes: the caller writes
+ * the whole range again another way
  */
 ssize_t cg_pwrite_full(const struct cg_sys *sys,
 		       int fd,
@@ -174,10 +133,9 @@ ssize_t cg_pwrite_full(const struct cg_sys *sys,
 
 /*
  * The calling thread's I/O priority set to prio (ioprio_set(2)'s
- * encoding; cacheguard:stream ioprio) for the I/O it issues until
- * cg_ioprio_leave(): the priority it had, to give back, or -1 when prio
- * is 0, already in force, or refused (nothing to undo). For jobs of
- * smbd's thread pool, whose threads serve every other request too.
+ * encoding) until cg_ioprio_leave(), for a job of smbd's thread pool,
+ * whose threads serve every other request too. Returns the priority to
+ * give back, or -1 when there is nothing to undo.
  */
 int cg_ioprio_enter(unsigned prio);
 void cg_ioprio_leave(int saved);

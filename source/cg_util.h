@@ -20,6 +20,7 @@
 #ifndef CG_UTIL_H
 #define CG_UTIL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -28,6 +29,11 @@
 
 /* A page of the page cache, the unit of every drop and residency */
 #define CG_PAGE 4096ULL
+
+static inline bool cg_is_pow2(uint64_t v)
+{
+	return v != 0 && (v & (v - 1)) == 0;
+}
 
 /* CLOCK_MONOTONIC in ns: what a job took, when a wait is overdue */
 static inline uint64_t cg_now_ns(void)

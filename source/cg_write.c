@@ -21,30 +21,25 @@
  * How an upload is seen
  * ---------------------
  *
- * As a download (cg_stream.c): an SMB2 client keeps several writes in
- * flight and smbd's pool finishes them in any order, so a write belongs
- * to the stream when it starts within one window of the stream front.
- * A stream is active once it has written both stream trigger and min
- * file size bytes: a file smaller than min file size is never touched,
- * whatever its final size. Random and small writes never get there.
+ * As a download (cg_stream.c): a write belongs to the stream when it
+ * starts within one window of the stream front. A stream is active once
+ * it has written both stream trigger and min file size bytes, so that a
+ * file smaller than min file size is never touched.
  *
  * Write-behind (dontneed, direct)
  * -------------------------------
  *
  * Dirty pages cannot be dropped, so each window is written back first.
- * Once [start, contig) (all of it written by the client) covers a new
- * window, a job in smbd's pool starts its writeback
- * (SYNC_FILE_RANGE_WRITE) and drops the windows started before it as
- * their writeback ends. One job per file at a time: the upload's
- * footprint is about three windows plus the writes in flight, whatever
- * the file's size, as long as the device keeps up with the client. When
- * it does not, and the stream's front runs CG_W_MAX_BEHIND windows ahead
- * of what was dropped, the glue holds the answers to writes that
- * completed until the job in flight ends (cg_write_lagging()): the
- * client is slowed to the device's pace, as the kernel's dirty
- * throttling would slow it, but at this file's footprint rather than a
- * share of all memory: four windows and twice the client's writes in
- * flight. A write is never answered earlier than without the module.
+ * Once [start, contig) covers a new window, a job in smbd's pool starts
+ * its writeback (SYNC_FILE_RANGE_WRITE) and drops the windows started
+ * before it as their writeback ends. One job per file at a time: the
+ * footprint is about three windows plus the writes in flight while the
+ * device keeps up. When it does not, and the front runs CG_W_MAX_BEHIND
+ * windows ahead of what was dropped, the glue holds the answers to
+ * completed writes until the job in flight ends (cg_write_lagging): the
+ * client is slowed to the device's pace, as by the kernel's dirty
+ * throttling, but at this file's footprint. A write is never answered
+ * earlier than without the module.
  *
  *   write end --> whole new window? --> job: start [new window]
  *                                            drop [windows before], as
@@ -55,29 +50,21 @@
  *
  * Every wait the kernel offers for writeback (sync_file_range's WAIT
  * flags, fsync) reports a writeback error to the open file description
- * that waits and marks it seen: smbd's own fsync on that description,
- * any open made later (a durable handle reconnected in another smbd, a
- * backup tool) would no longer hear of it. So the job never waits that
- * way (cg_write_writeback): it drops what is clean (DONTNEED skips dirty
- * pages and pages under writeback) and asks what is still cached (the
- * residency, cachestat or mincore, which tells nobody's errors), again
- * until nothing is or its patience runs out. Errors reach whoever they
- * reach through a plain share.
+ * that waits and marks it seen, so that smbd's own fsync, or a later
+ * open, would no longer hear of it. So the job never waits that way: it
+ * drops what is clean (DONTNEED skips dirty pages and pages under
+ * writeback) and asks the residency, which tells nobody's errors, again
+ * until nothing is cached or its patience runs out.
  *
  * dontcache
  * ---------
  *
  * Stream writes are pwritev2(RWF_DONTCACHE): the kernel starts the
- * writeback itself and drops the pages when it completes. Not all of
- * them: a folio still busy when its writeback ends stays cached (seen
- * here: 48 MiB of a 1 GiB upload right after the close), so the same
- * write-behind jobs follow the stream, mostly finding nothing to do,
- * and bound the footprint and the lag as in dontneed, but for the hold:
- * it counts from the end of the running job's wait, so that the device
- * keeps more of the kernel's writeback queued. A filesystem
- * without it (EOPNOTSUPP, EINVAL) is remembered, and the file
- * continues with write-behind alone; the failed write is redone
- * buffered.
+ * writeback itself and drops the pages when it completes, but not a
+ * folio still busy then, so the same write-behind jobs follow the stream
+ * and bound the footprint and the lag (cg_write_lagging). A filesystem
+ * without it (EOPNOTSUPP, EINVAL) is remembered, the file continues with
+ * write-behind alone, and the failed write is redone buffered.
  */
 
 #include <errno.h>
@@ -330,12 +317,9 @@ bool cg_write_lagging(const struct cg_writer *w)
 	 * flight will drop, since its range is cached until it ends.
 	 * dontcache: the kernel drops each page as its writeback ends, so
 	 * what is cached is what the device has not written yet; counted
-	 * from the end of the job's drop range, the device keeps more
-	 * queued (uploads ran at 0.83-0.93x a plain share's pace counted
-	 * from what is dropped, 1.63-1.67x from there). Not once a write
-	 * went through the cache (recvfile): the kernel drops none of its
-	 * pages, and 80 MiB of a 96 MiB recvfile upload were seen cached at
-	 * once (t37, a slow spell of the device)
+	 * from the end of the job's drop range, the device keeps more of
+	 * the kernel's writeback queued. Not once a write went through the
+	 * cache (recvfile), whose pages the kernel does not drop.
 	 */
 	uint64_t from = w->mode == CG_MODE_DONTCACHE && !w->through_cache
 				? w->dropping_to
@@ -397,33 +381,4 @@ struct cg_range cg_write_close(struct cg_writer *w)
 	w->span = (struct cg_range){.off = UINT64_MAX, .end = 0};
 	w->state = CG_W_DETECTING;
 	return r;
-}
-
-ssize_t cg_pwrite_full(const struct cg_sys *sys,
-		       int fd,
-		       const void *buf,
-		       size_t n,
-		       uint64_t off,
-		       int flags)
-{
-	const char *p = buf;
-	size_t done = 0;
-
-	while (done < n) {
-		ssize_t ret = sys->pwritev2(fd, p + done, n - done,
-					    off + done, flags);
-
-		if (ret == -1 && errno == EINTR) {
-			continue;
-		}
-		if (ret == -1) {
-			return -1;
-		}
-		if (ret == 0) {
-			errno = EIO;
-			return -1;
-		}
-		done += (size_t)ret;
-	}
-	return (ssize_t)n;
 }

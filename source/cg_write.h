@@ -26,9 +26,6 @@
 struct cg_sys;
 
 /*
- * Writes (cg_write.c)
- * ===================
- *
  * One struct cg_writer per open file that a client writes to. The glue
  * brackets every write with cg_write_begin() and cg_write_end(); the
  * engine answers with the path of the write and, once whole windows of
@@ -36,12 +33,8 @@ struct cg_sys;
  * for smbd's thread pool (cg_write_writeback()).
  */
 
-/* Writes are held back when the front is this many windows ahead of
- * what is dropped */
+/* Answers are held while the front is this many windows past the drops */
 #define CG_W_MAX_BEHIND 4
-
-/* What the filesystem lacks for writes; beside the CG_FS_NO_* flags */
-#define CG_FS_NO_DONTCACHE_WRITE 0x8
 
 enum cg_wstate {
 	CG_W_DETECTING = 0,	/* counting sequential bytes */
@@ -56,8 +49,8 @@ struct cg_wb_plan {
 	struct cg_range drop;
 	/*
 	 * A job the pool has no thread for may be skipped rather than run
-	 * on smbd's main thread (cg_write_wb_skipped): the next job does
-	 * its work. A catch-up's never is: it runs where it is asked for.
+	 * on smbd's main thread: the next job does its work. Not a
+	 * catch-up's, which runs where it is asked for.
 	 */
 	bool may_skip;
 };
@@ -93,11 +86,7 @@ struct cg_writer {
 	uint64_t dropped_to;
 	bool busy;		/* a writeback job is in flight */
 	bool skipped;		/* the last was skipped: none until a write */
-	/*
-	 * dontcache: a stream write went through the page cache (smbd's
-	 * recvfile, a fallback): the kernel drops none of those pages at
-	 * writeback's end, so the hold counts from what is dropped
-	 */
+	/* dontcache: a stream write went through the page cache */
 	bool through_cache;
 	/* What every active stream wrote, dropped at close */
 	struct cg_range span;
@@ -111,17 +100,13 @@ struct cg_wio {
 	bool in_stream;
 	enum cg_path path;	/* CG_PATH_NEXT or CG_PATH_UNCACHED */
 	/*
-	 * Its answer cannot be held (cg_write_lagging): a synchronous
-	 * write or recvfile's, which smbd answers as the hook returns. A
-	 * stream of them that lags catches up instead (cg_write_catch_up).
+	 * Its answer cannot be held: a synchronous write or recvfile's,
+	 * which smbd answers as the hook returns (cg_write_catch_up)
 	 */
 	bool unheld;
 };
 
-/*
- * The write mode of a share mode, on a filesystem lacking fs_lacks, with
- * the CG_BELOW_* flags of its stack
- */
+/* The write mode for a share mode, what the filesystem lacks, its stack */
 enum cg_mode cg_write_mode(enum cg_mode want, unsigned fs_lacks);
 
 void cg_writer_init(struct cg_writer *w,
@@ -170,12 +155,10 @@ bool cg_write_lagging(const struct cg_writer *w);
 
 /*
  * After every write that ended (nwritten bytes, or -1): true when it
- * wrote bytes and was one whose answer cannot be held (wio->unheld) and
- * the stream lags. The caller then runs the job *plan itself, now (its
- * drop waits for the writeback of all it wrote in whole windows), as
- * the kernel's dirty throttling makes a writer wait, and reports it
- * with cg_write_caught_up(). False when there is nothing to wait for,
- * or the answer of the write can be held instead.
+ * wrote bytes, its answer cannot be held (wio->unheld) and the stream
+ * lags. The caller then runs the job *plan itself, now, as the kernel's
+ * dirty throttling makes a writer wait, and reports it with
+ * cg_write_caught_up().
  */
 bool cg_write_catch_up(struct cg_writer *w,
 		       const struct cg_wio *wio,
@@ -187,16 +170,13 @@ void cg_write_caught_up(struct cg_writer *w,
 			uint64_t left);
 
 /*
- * The job itself, in a pool thread: touches only sys and its
- * descriptors: fd, the file's, and res_fd, one that residency may be
- * asked of (cachestat takes any descriptor of the file; mincore needs
- * one that can be read; -1: none). Starts the writeback of
- * plan->start, then drops plan->drop, again and again as more of its
- * pages have been written back, until none is cached or patience_ns
- * have passed. Returns the bytes of plan->drop still cached then.
- * Never waits on writeback itself, which would report a writeback error
- * to the file's open file description and mark it seen for every open
- * after it: the error is left to whoever a plain share leaves it to.
+ * The job itself, in a pool thread: touches only sys, fd (the file's)
+ * and res_fd (one residency may be asked of: mincore needs one that can
+ * read; -1: none). Starts the writeback of plan->start, then drops
+ * plan->drop again as more of it is written back, until none is cached
+ * or patience_ns have passed; returns the bytes still cached then. Never
+ * waits on writeback itself, which would report a writeback error here
+ * and mark it seen for every later open.
  */
 uint64_t cg_write_writeback(const struct cg_sys *sys,
 			    int fd,

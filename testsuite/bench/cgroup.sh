@@ -132,8 +132,11 @@ bench_cg_stat()
 		[ "$key" = file ] && key=cache
 		key=total_$key
 	fi
-	awk -v k="$key" '$1 == k { print $2; found = 1 }
-		END { if (!found) print 0 }' "$1/memory.stat"
+	# a counter this kernel does not have is no figure, not a 0
+	awk -v k="$key" -v f="$1/memory.stat" '$1 == k { print $2; found = 1 }
+		END { if (!found) { print "cannot measure " k ": " f \
+			" has no such counter" > "/dev/stderr"; exit 1 } }' \
+		"$1/memory.stat"
 }
 
 bench_cg_usage()
@@ -146,8 +149,9 @@ bench_cg_oom_kills()
 	local f=$1/memory.events
 
 	[ "$BENCH_CG_VERSION" = 1 ] && f=$1/memory.oom_control
-	awk '$1 == "oom_kill" { print $2; found = 1 }
-		END { if (!found) print 0 }' "$f"
+	awk -v f="$f" '$1 == "oom_kill" { print $2; found = 1 }
+		END { if (!found) { print "cannot count OOM kills: " f \
+			" has no oom_kill" > "/dev/stderr"; exit 1 } }' "$f"
 }
 
 # Children first. Tasks still inside after 2 s are ones this benchmark

@@ -12,20 +12,21 @@
 #					there are several
 #   bench_snapshot_kernel DIR TAG	memory.stat of DIR and /proc/vmstat
 #					into the run directory
-#   bench_smbd_cpu_ticks		user+system ticks of smbd, children
-#					it reaped included
-#   bench_smbd_children			live children of the main smbd
 #   bench_end_pid PID			TERM, then KILL after 5 s, and reap
-#   bench_proc_ticks PID / bench_proc_read_bytes PID
+#   bench_proc_read_bytes PID		its device reads so far
 #   bench_server_pid CLIENT-PID		the smbd serving that client
 #   bench_fio NAME OUT-JSON ARGS...	one fio read job on the big file
+#
+# CPU time is read by testsuite/lib/figures.sh (cg_tree_ticks,
+# cg_machine_ticks), as everywhere.
 
 # bench_sample_line CGROUP: one sample of bench_sampler's; $EPOCHREALTIME
 # and read builtins keep it to a few short-lived processes (a cgcache
-# per file)
+# per file). A reading that fails makes the line "-": no figure, which
+# bench_parse_logs refuses
 bench_sample_line()
 {
-	local cg=$1 key val file=0 usage f sum=0 each= b
+	local cg=$1 key val file=- usage= f sum=0 each= b hot
 
 	while read -r key val; do
 		case $key in
@@ -38,14 +39,15 @@ bench_sample_line()
 	done <"$cg/memory.stat"
 	read -r usage <"$cg/$BENCH_CG_USAGE_FILE"
 	for f in $BENCH_COPY_FILES; do
-		b=$("$BENCH_BIN/cgcache" stat "$f")
-		sum=$((sum + ${b:-0}))
-		each+=" ${b:-0}"
+		b=$("$BENCH_BIN/cgcache" stat "$f") &&
+			[[ "$b" =~ ^[0-9]+$ ]] || { echo -; return; }
+		sum=$((sum + b))
+		each+=" $b"
 	done
 	[ "$BENCH_COPY_FILES" = "$BENCH_BIG" ] && each=
-	printf '%s %s %s %s %s%s\n' "$EPOCHREALTIME" "$sum" \
-		"$("$BENCH_BIN/cgcache" stat "$BENCH_HOT")" "$file" "$usage" \
-		"$each"
+	hot=$("$BENCH_BIN/cgcache" stat "$BENCH_HOT")
+	printf '%s %s %s %s %s%s\n' "$EPOCHREALTIME" "$sum" "${hot:--}" \
+		"$file" "${usage:--}" "$each"
 }
 
 # bench_sampler OUT CGROUP MAX-SECONDS: bench_sample_line every
@@ -95,37 +97,14 @@ bench_end_pid()
 	return 0
 }
 
-bench_proc_ticks()
-{
-	local stat
-
-	read -r stat <"/proc/$1/stat" 2>/dev/null || { echo 0; return; }
-	# fields after "pid (comm) ": utime stime cutime cstime are 12-15
-	echo "${stat##*) }" | awk '{ print $12 + $13 + $14 + $15 }'
-}
-
-bench_smbd_children()
-{
-	pgrep -P "$CG_SMBD_PID" 2>/dev/null | xargs
-}
-
-# smbd's main process counts the children it has reaped (cutime); the live
-# ones count for themselves
-bench_smbd_cpu_ticks()
-{
-	local p sum=0
-
-	for p in "$CG_SMBD_PID" $(bench_smbd_children); do
-		sum=$((sum + $(bench_proc_ticks "$p")))
-	done
-	echo "$sum"
-}
-
+# bench_proc_read_bytes PID: read_bytes of /proc/PID/io; a message and
+# false when the process is gone
 bench_proc_read_bytes()
 {
-	awk '$1 == "read_bytes:" { print $2; found = 1 }
-		END { if (!found) print 0 }' "/proc/$1/io" 2>/dev/null ||
-		echo 0
+	awk -v p="$1" '$1 == "read_bytes:" { print $2; found = 1 }
+		END { if (!found) { print "cannot read the device reads of" \
+			" process " p > "/dev/stderr"; exit 1 } }' \
+		"/proc/$1/io" 2>/dev/null
 }
 
 # The smbd child at the other end of CLIENT-PID's connection, from the

@@ -13,17 +13,18 @@
 #
 # Counters are read at the arrows: refaults and the hot set's device reads
 # from the start of the copy to the end of "after" (evicted pages come back
-# after the copy too), smbd's CPU from the start of the copy until the smbd
-# child that served it has exited.
+# after the copy too), smbd's CPU and the machine's from the start of the
+# copy until the smbd child that served it has exited. A counter that
+# cannot be read fails the run with its name (testsuite/lib/figures.sh).
 
 # results.tsv columns, tab-separated, "-" where a run did not get that far
 BENCH_FIELDS="scenario config status mbps cpu_s_per_gib idle_p50 idle_p99
 	copy_p50 copy_p99 after_p50 after_p99 copy_reads_per_s refaults
 	hot_dev_mib hot_start_mib hot_end_mib peak_mib end_mib oom load copy_s
-	copies slowest_mbps stream_peak_mib idle_p999 copy_p999"
+	copies slowest_mbps stream_peak_mib idle_p999 copy_p999
+	machine_cpu_s_per_gib"
 
 declare -A BENCH_R
-BENCH_CLK_TCK=$(getconf CLK_TCK)
 export HOTREADER_USER=$CG_USER HOTREADER_PASS=$CG_PASS
 
 bench_failed()
@@ -89,6 +90,7 @@ bench_setup()
 	case $cfg in
 	off | dontneed | dontcache | direct | auto) BENCH_SHARE=cg_$cfg ;;
 	*-idle) BENCH_SHARE=cg_${cfg%-idle}_idle ;;
+	default | *@*) BENCH_SHARE=$(cg_guard_share_name "$cfg") ;;
 	esac
 	if [ "$cfg" = nocache ] && [ ! -r "$NOCACHE_SO" ]; then
 		bench_failed "nocache is not installed ($NOCACHE_SO)"
@@ -225,24 +227,27 @@ bench_stack_sampler()
 	done >"$out" 2>/dev/null
 }
 
-# The smbd child that served the copy exits after the client hangs up;
-# its CPU time reaches the main smbd's cutime when it is reaped
-bench_wait_copy_child()
-{
-	local before=$1 i
-
-	for i in $(seq 1 50); do
-		[ "$(bench_smbd_children | wc -w)" -le "$before" ] && return
-		sleep 0.1
-	done
-}
-
 bench_hot_ticks()
 {
 	if [ "$1" = B ]; then
-		bench_proc_ticks "$BENCH_HOT_IO_PID"
+		cg_proc_ticks "$BENCH_HOT_IO_PID"
 	else
 		echo 0
+	fi
+}
+
+# bench_read KEY WHAT COMMAND...: BENCH_R[KEY] is the figure COMMAND
+# prints; one it cannot read is added to BENCH_R[unread], which fails
+# the run at its end (bench_measure) rather than count as 0
+bench_read()
+{
+	local key=$1 what=$2 v
+
+	shift 2
+	if v=$("$@") && v=$(cg_number "$what" "$v"); then
+		BENCH_R[$key]=$v
+	else
+		BENCH_R[unread]+="${BENCH_R[unread]:+, }$what"
 	fi
 }
 
@@ -258,11 +263,20 @@ bench_snapshot()
 {
 	local tag=$1 scen=$2
 
-	BENCH_R[ref_$tag]=$(bench_cg_stat "$STAT_CG" workingset_refault_file)
-	BENCH_R[io_$tag]=$(bench_proc_read_bytes "$BENCH_HOT_IO_PID")
-	BENCH_R[cpu_$tag]=$(bench_smbd_cpu_ticks)
-	BENCH_R[hcpu_$tag]=$(bench_hot_ticks "$scen")
+	bench_read "ref_$tag" refaults \
+		bench_cg_stat "$STAT_CG" workingset_refault_file
+	bench_read "io_$tag" "the hot set's device reads" \
+		bench_proc_read_bytes "$BENCH_HOT_IO_PID"
+	bench_cpu_snapshot "$tag" "$scen"
 	bench_snapshot_kernel "$STAT_CG" "$tag"
+}
+
+bench_cpu_snapshot()
+{
+	bench_read "cpu_$1" "smbd's CPU time" cg_tree_ticks "$CG_SMBD_PID"
+	bench_read "mcpu_$1" "the machine's CPU time" cg_machine_ticks
+	bench_read "hcpu_$1" "the CPU time of the hot set's smbd" \
+		bench_hot_ticks "$2"
 }
 
 bench_measure()
@@ -277,7 +291,8 @@ bench_measure()
 	echo "idle $EPOCHREALTIME" >"$marks"
 	sleep "$BENCH_IDLE_S"
 
-	kids=$(bench_smbd_children | wc -w)
+	kids=$(cg_children "$CG_SMBD_PID") ||
+		{ bench_failed "cannot list smbd's processes"; return 1; }
 	BENCH_R[load]=$(cut -d' ' -f1 /proc/loadavg)
 	bench_snapshot 0 "$scen"
 	kill -USR1 "$BENCH_READER_PID"
@@ -298,20 +313,23 @@ bench_measure()
 	fi
 	printf 'copy %s\nafter %s\n' "${BENCH_R[t0]}" "${BENCH_R[t1]}" \
 		>>"$marks"
-	bench_wait_copy_child "$kids"
-	BENCH_R[cpu_1]=$(bench_smbd_cpu_ticks)
-	BENCH_R[hcpu_1]=$(bench_hot_ticks "$scen")
+	# the copy's smbd exits after the client hangs up; its CPU time
+	# reaches the main smbd's cutime when it is reaped
+	cg_smbd_wait_served "$kids"
+	bench_cpu_snapshot 1 "$scen"
 	BENCH_R[end_bytes]=0
 	for f in $BENCH_COPY_FILES; do
+		bench_read end_one "the page cache of ${f##*/}" \
+			"$BENCH_BIN/cgcache" stat "$f"
 		BENCH_R[end_bytes]=$((BENCH_R[end_bytes] +
-			$("$BENCH_BIN/cgcache" stat "$f")))
+			${BENCH_R[end_one]:-0}))
 	done
 
 	sleep "$BENCH_AFTER_S"
 	bench_snapshot 2 "$scen"
 	echo "end $EPOCHREALTIME" >>"$marks"
 	bench_stop_reader
-	BENCH_R[oom]=$(bench_oom_kills)
+	bench_read oom "OOM kills" bench_oom_kills
 	if ! grep -q '^done' "$BENCH_RUN/reader.log"; then
 		bench_failed "the hot-set reader died (OOM kills:" \
 			"${BENCH_R[oom]}; see $BENCH_RUN/reader.err)"
@@ -322,20 +340,28 @@ bench_measure()
 			"see $BENCH_RUN/smbclient.out)"
 		return 1
 	fi
+	if [ -n "${BENCH_R[unread]:-}" ]; then
+		bench_failed "cannot measure ${BENCH_R[unread]}"
+		return 1
+	fi
 	return 0
 }
 
 bench_oom_kills()
 {
-	local d sum=0
+	local d sum=0 n
 
 	for d in "$STAT_CG" "$STAT_CG"/*/; do
-		[ -d "$d" ] && sum=$((sum + $(bench_cg_oom_kills "${d%/}")))
+		[ -d "$d" ] || continue
+		n=$(bench_cg_oom_kills "${d%/}") || return 1
+		sum=$((sum + n))
 	done
 	echo "$sum"
 }
 
-# key value lines from the reader's phase totals and the samples
+# key value lines from the reader's phase totals and the samples; a
+# sample with no figure in it (a reading failed: "-") is counted in
+# samples_failed
 bench_parse_logs()
 {
 	awk 'BEGIN { n[0] = "idle"; n[1] = "copy"; n[2] = "after" }
@@ -349,12 +375,15 @@ bench_parse_logs()
 	# the peak includes the figure taken right after the copy
 	awk -v t0="${BENCH_R[t0]}" -v t1="${BENCH_R[t1]}" \
 		-v peak="${BENCH_R[end_bytes]}" '
+		{ for (i = 1; i <= NF; i++) if ($i !~ /^[0-9]+(\.[0-9]+)?$/) {
+			failed++; next } }
 		$1 <= t0 { hs = $3 }
 		$1 >= t0 && $1 <= t1 && $2 > peak { peak = $2 }
 		$1 >= t0 && $1 <= t1 { for (i = 6; i <= NF; i++)
 			if ($i > speak) speak = $i }
 		{ last = $3 }
 		END { m = 1048576
+			if (failed) printf "samples_failed %d\n", failed
 			printf "hot_start_mib %.0f\nhot_end_mib %.0f\n",
 				hs / m, last / m
 			printf "peak_mib %.1f\n", peak / m
@@ -380,14 +409,23 @@ bench_results()
 		-v t0="${BENCH_R[t0]}" -v t1="${BENCH_R[t1]}" \
 		-v cpu=$((BENCH_R[cpu_1] - BENCH_R[cpu_0] -
 			(BENCH_R[hcpu_1] - BENCH_R[hcpu_0]))) \
-		-v tck="$BENCH_CLK_TCK" -v end="${BENCH_R[end_bytes]}" \
+		-v mcpu=$((BENCH_R[mcpu_1] - BENCH_R[mcpu_0])) \
+		-v tck="$CG_CLK_TCK" -v end="${BENCH_R[end_bytes]}" \
 		-v io=$((BENCH_R[io_2] - BENCH_R[io_0])) 'BEGIN {
 			printf "mbps %.0f\ncopy_s %.2f\n", b / (t1 - t0) / 1e6,
 				t1 - t0
 			printf "cpu_s_per_gib %.2f\n", cpu / tck / (b / 2^30)
+			printf "machine_cpu_s_per_gib %.2f\n",
+				mcpu / tck / (b / 2^30)
 			printf "hot_dev_mib %.1f\n", io / 2^20
 			printf "end_mib %.1f\n", end / 2^20 }')
 	BENCH_R[refaults]=$((BENCH_R[ref_2] - BENCH_R[ref_0]))
+	if [ -n "${BENCH_R[samples_failed]:-}" ]; then
+		bench_failed "${BENCH_R[samples_failed]} page-cache samples" \
+			"had no figure (see $BENCH_RUN/samples)"
+		return 1
+	fi
+	return 0
 }
 
 bench_result_line()
@@ -409,8 +447,8 @@ bench_one()
 	BENCH_RUN=$BENCH_RESULTS/runs/$scen-$cfg
 	mkdir -p "$BENCH_RUN"
 	echo "==> Scenario $scen, $cfg"
-	if bench_setup "$scen" "$cfg" && bench_measure "$scen"; then
-		bench_results
+	if bench_setup "$scen" "$cfg" && bench_measure "$scen" &&
+		bench_results; then
 		awk -v m="${BENCH_R[mbps]:-}" -v i="${BENCH_R[idle_p99]:-}" \
 			-v c="${BENCH_R[copy_p99]:-}" \
 			-v r="${BENCH_R[refaults]:-}" \

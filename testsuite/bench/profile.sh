@@ -67,8 +67,7 @@ leaves()
 }
 
 for c in plain $configs; do
-	share=plain
-	[ "$c" = plain ] || share=guard_$c
+	share=$(cg_guard_share_name "$c")
 	cg_drop_cache "$file"
 	rate=$(perf record -a -g -o "$out/$c.data" -- smbclient \
 		"//127.0.0.1/$share" -p "$CG_PORT" -U "$CG_USER%$CG_PASS" \

@@ -130,6 +130,8 @@ bench_label()
 	nocache) echo "nocache (LD_PRELOAD on smbd)" ;;
 	smbd-cgroup) echo "smbd in its own cgroup ($BENCH_SMBD_CGROUP_MIB MiB)" ;;
 	*-idle) echo "cacheguard, mode ${1%-idle}, stream ioprio idle" ;;
+	default) echo "cacheguard, no option (the default)" ;;
+	*@*) echo "cacheguard, mode ${1%%@*}, $(tr @_ ', ' <<<"${1#*@}")" ;;
 	*) echo "cacheguard, mode $1" ;;
 	esac
 }
@@ -139,7 +141,7 @@ bench_labels()
 {
 	local c
 
-	for c in $ALL_CONFIGS; do
+	for c in $ALL_CONFIGS ${BENCH_CONFIGS:-}; do
 		printf '%s=%s;' "$c" "$(bench_label "$c")"
 	done
 }
@@ -173,7 +175,8 @@ bench_table()
 		printf "| configuration | %s | vs plain |",
 			many ? "copies MB/s, summed" : "share MB/s"
 		print "" \
-			" smbd CPU s/GiB | hot p50 / p99 idle |" \
+			" smbd CPU s/GiB | machine CPU s/GiB |" \
+			" hot p50 / p99 idle |" \
 			" hot p50 / p99 during copy |" \
 			" hot reads/s during copy | refaults (pages) |" \
 			" hot set from device (MiB) |" \
@@ -182,20 +185,21 @@ bench_table()
 			(many ? " slowest copy MB/s |" \
 				" one copy cached, peak (MiB) |" : "")
 		print "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|" \
-			(many ? "---:|---:|" : "")
+			"---:|" (many ? "---:|---:|" : "")
 		for (r = 1; r <= rows; r++) {
 			split(row[r], f, "\t")
 			name = label[f[c["config"]]]
 			if (f[c["status"]] != "ok") {
-				printf "| %s | %s | | | | | | | | | | |%s\n",
+				printf "| %s | %s | | | | | | | | | | | |%s\n",
 					name, f[c["status"]], many ? " | |" : ""
 				continue
 			}
 			ratio = plain > 0 ? sprintf("%.2fx",
 				f[c["mbps"]] / plain) : "-"
-			printf "| %s | %s | %s | %s | %s / %s | %s / %s |",
-				name, f[c["mbps"]], ratio,
+			printf "| %s | %s | %s | %s | %s | %s / %s |" \
+				" %s / %s |", name, f[c["mbps"]], ratio,
 				f[c["cpu_s_per_gib"]],
+				f[c["machine_cpu_s_per_gib"]],
 				us(f[c["idle_p50"]]), us(f[c["idle_p99"]]),
 				us(f[c["copy_p50"]]), us(f[c["copy_p99"]])
 			printf " %s | %s | %s | %s → %s | %s / %s | %s |",
@@ -360,9 +364,14 @@ bench_columns()
   C: the bytes of all copies / the wall time from their common start to
   the end of the last one (slowest copy MB/s: that last one's).
 - smbd CPU s/GiB: user+system time of all smbd processes from the start
-  of the copy until the smbd child that served it exited, per GiB copied;
-  in scenario B the time of the child serving the hot-set reader is
+  of the copy until the smbd child that served it exited, per GiB copied:
+  the main smbd, the children it reaped and its live children; in
+  scenario B the time of the child serving the hot-set reader is
   subtracted.
+- machine CPU s/GiB: the busy time of every core (/proc/stat: user,
+  nice, system, irq, softirq) over the same span, per GiB copied:
+  smbd, smbclient, the hot-set reader, the sampler, and whatever else
+  this machine ran meanwhile (read it against the load column).
 - hot p50 / p99: read latency of the paced hot-set reader; idle = before
   the copy, during copy = while smbclient ran.
 - hot reads/s during copy: what the reader achieved against its target;

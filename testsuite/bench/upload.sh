@@ -62,7 +62,7 @@ head -c $((BENCH_HOT_MIB << 20)) /dev/urandom >"$hot"
 run()
 {
 	local cfg=$1 dir=$BENCH_RESULTS/$1 cg=$BENCH_CG_TOP/$1
-	local share=plain smbd_cg reader_cg t0 t1 ref0 ref1 reader sampler
+	local share=plain smbd_cg reader_cg t0 t1 ref0 ref1 reader sampler put
 
 	mkdir -p "$dir"
 	[ "$cfg" = plain ] || [ "$cfg" = smbd-cgroup ] || share=cg_$cfg
@@ -94,6 +94,7 @@ run()
 	smbclient "//127.0.0.1/$share" -p "$CG_PORT" \
 		-U "$CG_USER%$CG_PASS" -c "put $src up.bin" \
 		>"$dir/smbclient.out" 2>&1
+	put=$?
 	t1=$EPOCHREALTIME
 	kill -USR1 "$reader"
 	ref1=$(bench_cg_stat "$cg" workingset_refault_file)
@@ -103,6 +104,19 @@ run()
 	kill "$reader"
 	wait "$reader" 2>/dev/null
 	cg_smbd_stop
+	# a figure that could not be read fails the row, never a 0 in it
+	if [ "$put" != 0 ] || [ "$(stat -c %s "$CG_SHARE/up.bin" \
+		2>/dev/null)" != "$(stat -c %s "$src")" ]; then
+		echo "[$cfg] the upload failed: $(tail -n 2 \
+			"$dir/smbclient.out")" >&2
+		return 1
+	fi
+	cg_number "refaults before the upload" "$ref0" >/dev/null &&
+		cg_number "refaults after it" "$ref1" >/dev/null &&
+		cg_number "the upload's page cache after it" "$after" \
+			>/dev/null &&
+		cg_number "the upload's peak page cache" "$CG_PEAK" \
+			>/dev/null || return 1
 	awk -v cfg="$cfg" -v mib="$UPLOAD_MIB" -v t0="$t0" -v t1="$t1" \
 		-v ref=$((ref1 - ref0)) -v peak="$CG_PEAK" -v after="$after" '
 		$1 == "phase" { p50[$2] = $5 / 1000; p99[$2] = $6 / 1000 }

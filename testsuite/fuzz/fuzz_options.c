@@ -45,7 +45,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "cacheguard.h"
+#include "cg_options.h"
 #include "fuzz_common.h"
 
 /* The reference: what a size text means, or false */

@@ -52,7 +52,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "cacheguard.h"
+#include "cg_prefetch.h"
 #include "cg_sys.h"
 #include "fuzz_common.h"
 
@@ -220,15 +220,24 @@ static void serve(struct fz_pf *f, uint64_t off, size_t n, bool waiting)
 	cg_prefetch_validate(&f->pf, &now);
 	res = cg_prefetch_lookup(&f->pf, off, n, &avail);
 	if (res == CG_PF_HIT) {
+		struct cg_pf_piece pieces[CG_PREFETCH_MAX_SEGS + 1];
 		uint8_t *dst = malloc(FZ_MAX(n, 1));
-		size_t done;
+		size_t done = 0;
+		unsigned np;
+		bool current;
 
 		if (dst == NULL) {
 			abort();
 		}
-		/* memcpy (no copy hook): the table is what is fuzzed */
-		done = cg_prefetch_copy(&f->pf, &fz_memcpy, f->mem, off, n,
-				       dst);
+		/* as the glue copies a HIT; memcpy: the table is fuzzed */
+		np = cg_prefetch_pin(&f->pf, off, n, pieces,
+				     CG_PREFETCH_MAX_SEGS + 1);
+		current = cg_prefetch_pieces_current(pieces, np, &now);
+		if (current) {
+			done = cg_prefetch_copy_pieces(&fz_memcpy, f->mem,
+						       pieces, np, dst);
+		}
+		cg_prefetch_unpin(&f->pf, pieces, np, current);
 		check_hit(f, off, n, avail, done, dst);
 		free(dst);
 		f->hits++;

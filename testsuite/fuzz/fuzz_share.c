@@ -51,7 +51,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cacheguard.h"
+#include "cg_file.h"
+#include "cg_share.h"
 #include "cg_sys.h"
 #include "fuzz_common.h"
 
@@ -136,7 +137,7 @@ static int fz_fadvise(int fd, uint64_t off, uint64_t len, int advice)
 				     r->n);
 		}
 	}
-	/* An open that does not take part (gap 0, direct) drops alone */
+	/* An open that does not take part (gap 0) drops alone */
 	for (i = 0; i < NOPENS && opens[me].f.stream.share.fd != -1; i++) {
 		const struct cg_stream *o = &opens[i].f.stream;
 
@@ -380,7 +381,7 @@ static void begin_read(int i, struct fz_in *in)
 	      (int)o->f.stream.state,
 	      (unsigned long long)o->f.stream.share.claim.off,
 	      (unsigned long long)o->f.stream.share.claim.end);
-	path = cg_file_choose(&o->f, &r->io, n);
+	path = cg_file_choose(&o->f, &r->io, n, false);
 	r->io.uncached = path != CG_PATH_NEXT;
 	check_claim(o);
 }

@@ -69,7 +69,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "cacheguard.h"
+#include "cg_file.h"
 #include "cg_sys.h"
 #include "fuzz_common.h"
 
@@ -288,7 +288,7 @@ static enum cg_path choose(struct fz_stream *f, const struct fz_read *r,
 			   uint8_t setup_fails)
 {
 	const struct cg_file *file = &f->file;
-	enum cg_path path = cg_file_choose(file, &r->io, r->n);
+	enum cg_path path = cg_file_choose(file, &r->io, r->n, false);
 
 	if (path != CG_PATH_NEXT &&
 	    (!r->io.in_stream || file->stream.state != CG_ACTIVE)) {

@@ -22,7 +22,7 @@ else
 	cg_fail "build-asan/test_* link the ASan and UBSan runtimes" \
 		"$(ldd "$asan/test_stream" | head -n 5)"
 fi
-# one binary per core at a time (test_direct takes most of it); the
+# one binary per core at a time (test_prefetch takes most of it); the
 # results in name order
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

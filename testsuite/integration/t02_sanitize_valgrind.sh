@@ -13,9 +13,9 @@ if ! command -v valgrind >/dev/null; then
 	cg_fail "unit tests under valgrind" "no valgrind: make deps"
 	exit 0
 fi
-# one valgrind per core at a time (test_direct alone takes most of it);
-# the results in name order. The random passes of test_direct and
-# test_dsched run half their seeds: 160 s and 80 s under valgrind with
+# one valgrind per core at a time (test_prefetch alone takes most of it);
+# the results in name order. The random passes of test_prefetch and
+# test_direct run half their seeds: 160 s and 80 s under valgrind with
 # all eight, and each pass takes the same paths (the unit tests and t01
 # run every seed)
 export CG_TEST_SEEDS=4

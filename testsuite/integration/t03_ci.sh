@@ -41,6 +41,9 @@ part()
 part test 'PASS: a\n7 passed, 0 failed, 1 skipped\n' 0
 part test-trixie 'PASS: a\nFAIL: b\n5 passed, 3 failed, 2 skipped\nmake: *** [Makefile:79: test] Error 1\nmake: *** [Makefile:141: test-trixie] Error 2\n' 2
 part test-kernels-ci 'PASS: a\n2 passed, 0 failed, 0 skipped\n' 0
+# a release row's subset (tools/test-row), for make test-releases below:
+# a row whose samba the archive lacks (SKIPPED)
+part test-trixie-backports 'SKIPPED: trixie-backports: no source\n0 passed, 0 failed, 1 skipped\n' 0
 ci_case "a part that failed, make's errors after its count" \
 	"14 passed, 3 failed, 3 skipped" 1
 cg_expect "the failures are listed again just above the sum" \
@@ -73,3 +76,12 @@ part test-kernels-ci 'qemu-system-x86_64: command not found\n' 127
 ci_case "a kernels' subset that cannot run" \
 	"12 passed, 1 failed, 1 skipped" 1
 
+
+# make test-releases: .ci/run over the parts it names, and those alone
+part test-kernels-ci 'PASS: a\n2 passed, 0 failed, 0 skipped\n' 0
+out=$(cd "$top" && FAKE_DIR=$tmp CI_MAKE=$tmp/make \
+	bash .ci/run test test-trixie-backports 2>&1)
+cg_expect "the parts named on the command line, summed" \
+	test "$(tail -n 1 <<<"$out")" = "7 passed, 0 failed, 2 skipped"
+cg_expect "... and no other part runs" \
+	bash -c '! grep -q "==== make test-kernels-ci" <<<"$1"' _ "$out"

@@ -136,8 +136,41 @@ for doc in "$xml" "$readme"; do
 	done < <(examples "$doc")
 done
 
-# Each man page names the version it documents
 version=$(cat "$top/VERSION")
+# Every row of packaging/releases (the samba builds the module is built,
+# tested and published for) is in README.md's first table, with a
+# package version of build-deb's scheme for its samba (VERSION-1+deb<N>
+# +s<x.y.z>), and named in the man page; the dependency README.md shows
+# is what packaging/samba-depends makes
+while read -r row base debian from; do
+	line=$(grep -m 1 "^| \`$row\`" "$readme")
+	if [ -z "$line" ]; then
+		cg_fail "README.md lists the samba of $row" \
+			"no row | \`$row\` | ... | in its first table"
+	else
+		samba=$(awk -F'|' '{ gsub(/ /, "", $3); print $3 }' <<<"$line")
+		package=$(awk -F'|' '{ gsub(/ /, "", $4); print $4 }' <<<"$line")
+		up=$(sed -nE 's/^([0-9]+:)?([0-9]+\.[0-9]+\.[0-9]+).*/\2/p' \
+			<<<"$samba")
+		want=$version-1+deb$debian+s$up
+		if [ "$package" = "$want" ]; then
+			cg_pass "README.md lists $row: samba $samba, package $want"
+		else
+			cg_fail "README.md lists $row's package $want" \
+				"it says '$package' (samba '$samba')"
+		fi
+	fi
+	if grep -q "<literal>$row</literal>" "$xml"; then
+		cg_pass "the man page names $row"
+	else
+		cg_fail "the man page names $row" "no <literal>$row</literal>"
+	fi
+done < <(awk '!/^#/ && NF' "$top/packaging/releases")
+dep=$("$top/packaging/samba-depends" 2:4.17.12+dfsg-0+deb12u4)
+cg_expect "README.md shows the dependency samba-depends makes: $dep" \
+	grep -qF "$dep" "$readme"
+
+# Each man page names the version it documents
 for page in "$top"/docs/*.8.xml; do
 	name=$(basename "$page" .xml)
 	stale=$(grep -nE '<refmiscinfo class="version">|<productnumber>|part of version' \

@@ -84,7 +84,7 @@ for share in guard sendfile uring ro bounded; do
 	[ "$share" = sendfile ] && limit=$((bound + 8 * MiB))
 	cg_expect "[$share] copy is byte-identical" test "$same" = yes
 	cg_expect_le "[$share] resident after the copy" "$resident" "$bound"
-	cg_expect_le "[$share] peak resident during the copy" "${peak:-0}" \
+	cg_expect_le "[$share] peak resident during the copy" "$peak" \
 		"$limit"
 	case $share in
 	sendfile) ;;
@@ -96,12 +96,12 @@ for share in guard sendfile uring ro bounded; do
 		# kept a window more and both reads: 24 MiB)
 		cg_expect_le \
 			"[$share] peak resident, a stream alone: under 2 client reads" \
-			"${peak:-0}" $((16 * MiB - 1))
+			"$peak" $((16 * MiB - 1))
 		;;
 	*)
 		cg_expect_le \
 			"[$share] peak resident, a stream alone: the kernel's readahead and 2 client reads" \
-			"${peak:-0}" "$kernel_bound"
+			"$peak" "$kernel_bound"
 		;;
 	esac
 done

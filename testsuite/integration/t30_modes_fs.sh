@@ -242,9 +242,9 @@ for share in ext4_dontcache_cold ext4_dontcache_ra; do
 		before=$(grep -cE "$uncached" "$CG_LOG")
 		cold_copy $share
 		what="[$share] cold 1 GiB copy $copy"
-		cg_expect_le "$what: peak resident" "${peak:-0}" "$bound"
+		cg_expect_le "$what: peak resident" "$peak" "$bound"
 		cg_expect_le "$what: peak resident $((span / MiB)) MiB behind" \
-			"${behind:-0}" 0
+			"$behind" 0
 		cg_expect_le "$what: resident after" "$after" $((16 * MiB))
 		cg_expect "$what: served the stream uncached" \
 			test "$(grep -cE "$uncached" "$CG_LOG")" -gt "$before"
@@ -252,7 +252,7 @@ for share in ext4_dontcache_cold ext4_dontcache_ra; do
 done
 cold_copy ext4_direct_ra
 cg_expect_le "direct, readahead 32M: peak resident (no page cache)" \
-	"${peak:-0}" $((1 * MiB))
+	"$peak" $((1 * MiB))
 cg_expect_le "direct, readahead 32M: resident after" "$after" $((1 * MiB))
 
 # auto on FUSE: a copy is right and dropped behind, not direct

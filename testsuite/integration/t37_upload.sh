@@ -273,9 +273,12 @@ for m in plain $modes; do
 	close)
 		cg_expect "[$m] closed without a flush: the close succeeds ($out)" \
 			grep -q '^close ok' "$CG_ROOT/flush.out"
+		# the full tmpfs under the loop device: EIO, or ENOSPC
+		# where the loop device passes its backing file's error
+		# up (the plain share in Debian 13's root, CI)
 		later=$(fsync_later "$wbfs/up.bin")
 		cg_expect "[$m] ... and a later open's fsync gets the error ($later)" \
-			test "$later" = "fsync failed 5"
+			grep -qxE "fsync failed (5|28)" <<<"$later"
 		;;
 	durable)
 		cg_expect "[$m] a durable handle reconnects after its connection dropped ($out)" \

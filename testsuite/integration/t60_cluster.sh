@@ -20,7 +20,8 @@
 # both see, as a cluster filesystem's), in a directory per node there,
 # which each logs at level 0. So, between nodes 1 and 2:
 #  c. a direct stream paused on node 1 holds all of node 1's direct
-#     memory: node 1 reads another file without prefetch, node 2 with.
+#     memory: node 1 reads another file in the next mode, node 2
+#     direct.
 #  d. a dontcache stream paused on node 1 claims what it will read: a
 #     second reader of the file on node 1 reads through the cache for
 #     it, one on node 2 does not (the nodes' page caches are their own).
@@ -230,15 +231,13 @@ cg_expect "[budget] a stream paused on node 1 holds 8 MiB of node 1's 12M" \
 		$((12 * MiB)))" = $((8 * MiB))
 for n in 1 2; do
 	get_on "$n" budget p2.bin "[budget]"
-	cg_expect "[budget] node $n: ... read direct" \
-		grep -qE "mode direct; .* direct [1-9]" \
-		<<<"$(summary "$n" p2.bin)"
 done
-cg_expect "[budget] node 1, its memory spent: without prefetch" \
-	grep -q " p2.bin: .*direct without prefetch" "$(cg_node_log 1)"
-cg_expect "[budget] node 2, its memory its own: with prefetch" \
-	test "$(grep -c " p2.bin: .*direct without prefetch" \
-		"$(cg_node_log 2)")" = 0
+cg_expect "[budget] node 1, its memory spent: the next mode, saying why" \
+	grep -qE "direct 0; .*fallbacks 1: no room in direct memory" \
+	<<<"$(summary 1 p2.bin)"
+cg_expect "[budget] node 2, its memory its own: read direct" \
+	grep -qE "mode direct; .* direct [1-9].*fallbacks 0$" \
+	<<<"$(summary 2 p2.bin)"
 resume "[budget]"
 
 # --- d. streams of one file on two nodes are not one node's ---

@@ -22,7 +22,10 @@
 #   between 0.71x and 1.12x across CI runs of one build, so the bound is
 #   the one the project's standards give a timed ratio: a 2x loss
 #   fails it, with a margin (0.6x).
-#   What a mode makes of the CPU is measured by make bench, not here.
+#   What a mode makes of the CPU is measured by make bench, not here;
+#   the smoke checks that every row has its CPU figures (smbd's above
+#   0, the machine's at least smbd's) and that S has its A/A row.
+# Last, the small-file bench (smallfiles.sh) at 200 files: its rows.
 set -u
 . "$(dirname "$0")/../lib/check.sh"
 cg_need_root "bench smoke"
@@ -53,7 +56,8 @@ else
 fi
 res=$out/results
 
-# Every configuration has a row with all twelve cells filled, per scenario
+# Every configuration has a row with all thirteen cells filled, per
+# scenario
 for scen in A B; do
 	rows=$(awk -v s="## Scenario $scen:" '
 		index($0, s) == 1 { on = 1; next }
@@ -62,8 +66,8 @@ for scen in A B; do
 		"$res/results.md" 2>/dev/null)
 	n=$(printf '%s\n' "$rows" | grep -c '^|')
 	cg_expect_ge "scenario $scen: a table row per configuration" "$n" 8
-	bad=$(printf '%s\n' "$rows" | awk -F'|' 'NF != 14 { print; next }
-		{ for (i = 2; i <= 13; i++) if ($i ~ /^ *$/ || $i ~ /failed/) {
+	bad=$(printf '%s\n' "$rows" | awk -F'|' 'NF != 15 { print; next }
+		{ for (i = 2; i <= 14; i++) if ($i ~ /^ *$/ || $i ~ /failed/) {
 			print; next } }')
 	if [ -z "$bad" ] && [ "$n" -ge 8 ]; then
 		cg_pass "scenario $scen: every row complete"
@@ -75,6 +79,23 @@ done
 
 cg_expect "results.tsv: every run ok" awk -F'\t' 'NR > 1 && $3 != "ok" {
 	bad = 1 } NR > 1 { n++ } END { exit bad || n != 16 }' "$res/results.tsv"
+
+# cpu_ok FILE CONFIG-COLUMN SMBD-COLUMN MACHINE-COLUMN: every row has
+# smbd's and the machine's CPU per GiB as numbers, smbd's above 0 (a
+# copy costs smbd time) and the machine's at least smbd's (it holds
+# smbd's, smbclient's and the rest)
+cpu_ok()
+{
+	awk -F'\t' -v k="$2" -v s="$3" -v m="$4" '
+		$k == "config" { next }
+		{ n++ }
+		$s !~ /^[0-9]+\.[0-9]+$/ || $m !~ /^[0-9]+\.[0-9]+$/ ||
+			$s + 0 <= 0 || $m + 0 < $s + 0 {
+			print "bad CPU figures: " $0; bad = 1 }
+		END { exit bad || n == 0 }' "$1"
+}
+cg_expect "results.tsv: smbd's and the machine's CPU per GiB in every run" \
+	cpu_ok "$res/results.tsv" 2 5 27
 
 # fio: a figure, or an honest "unsupported by this fio" for --uncached
 fio_rows=$(grep -c -E '^\| --direct=1|^\| buffered|^\| --uncached' \
@@ -135,8 +156,8 @@ rows=$(awk 'index($0, "## Scenario C:") == 1 { on = 1; next }
 	/^## / { on = 0 }
 	on && /^\| / && !/^\| configuration/ { print }' \
 	"$resc/results.md" 2>/dev/null)
-bad=$(printf '%s\n' "$rows" | awk -F'|' 'NF != 16 { print; next }
-	{ for (i = 2; i <= 15; i++) if ($i ~ /^ *$/ || $i ~ /failed/) {
+bad=$(printf '%s\n' "$rows" | awk -F'|' 'NF != 17 { print; next }
+	{ for (i = 2; i <= 16; i++) if ($i ~ /^ *$/ || $i ~ /failed/) {
 		print; next } }')
 n=$(printf '%s\n' "$rows" | grep -c '^|')
 if [ -z "$bad" ] && [ "$n" = 2 ]; then
@@ -145,6 +166,8 @@ else
 	cg_fail "scenario C: every row complete, summed and slowest copy" \
 		"$n rows; $(echo "$bad" | head -n 2)"
 fi
+cg_expect "scenario C: smbd's and the machine's CPU per GiB in every run" \
+	cpu_ok "$resc/results.tsv" 2 5 27
 cg_expect "scenario C: each copied file sampled on its own" awk \
 	'NF != 7 { bad = 1 } END { exit bad || NR == 0 }' \
 	"$resc/runs/C-plain/samples"
@@ -168,6 +191,10 @@ for profile in "100 0.8" "- 0.6"; do
 		BENCH_READ_IOPS=$iops timeout 600 \
 		"$top/testsuite/bench/pairs.sh" >"$out/pairs.log" 2>&1
 	sed -n '/^config/,$p' "$out/pairs.log"
+	cg_expect "scenario S, $profile: CPU per GiB in every row" \
+		cpu_ok "$out/pairs.tsv" 1 11 13
+	cg_expect "scenario S, $profile: an A/A row (plain against plain)" \
+		grep -q "^plain-aa	" "$out/pairs.tsv"
 	for mode in dontneed dontcache direct auto; do
 		ratio=$(awk -F'\t' -v m="$mode" '$1 == m { print $10 }' \
 			"$out/pairs.tsv")
@@ -184,6 +211,28 @@ for profile in "100 0.8" "- 0.6"; do
 		fi
 	done
 done
+
+# Small files (smallfiles.sh, issue 48): 200 files, two rounds; a row
+# for plain, the A/A control and the default share, each with its
+# ops/s and CPU per op; the script itself checks that every run read
+# every byte of every file. No bound on the ratio: that is make bench's
+: >"$out/small.tsv"
+if SMALL_FILES=200 SMALL_PASSES=1 SMALL_ROUNDS=2 SMALL_OUT=$out/small.tsv \
+	timeout 300 "$top/testsuite/bench/smallfiles.sh" >"$out/small.log" 2>&1
+then
+	cg_pass "small files: runs to the end"
+else
+	cg_fail "small files: runs to the end" \
+		"exit $?: $(tail -n 3 "$out/small.log" | tr '\n' ' ')"
+fi
+sed -n '/^Small files/,$p' "$out/small.log"
+cg_expect "small files: a row for plain, plain-aa and default" \
+	test "$(cut -f1 "$out/small.tsv" | xargs)" = "plain plain-aa default"
+cg_expect "small files: ops/s, and CPU per op of smbd and the machine" \
+	awk -F'\t' '{ n++ }
+		$3 + 0 <= 0 || $7 !~ /^[0-9]+\.[0-9]$/ || $7 + 0 <= 0 ||
+			$9 + 0 < $7 + 0 { print; bad = 1 }
+		END { exit bad || n != 3 }' "$out/small.tsv"
 
 # Cleanup: no smbd on the smoke port, no cgroup of the run left
 if ss -ltnH "( sport = :$port )" | grep -q .; then

@@ -6,7 +6,9 @@
 # the installed module and removes it again, leaving the system as it
 # found it; testsuite/upgrade-test installs it with apt in an overlay of
 # the system and takes samba through a security update (the add-on
-# stays and works) and to the next upstream release (kept back).
+# stays and works), its next point release (upgraded, nothing kept
+# back; the add-on stays and passes calls through) and its next series
+# (kept back: another VFS interface).
 set -u
 . "$(dirname "$0")/../lib/check.sh"
 top=$(cd "$(dirname "$0")/../.." && pwd)

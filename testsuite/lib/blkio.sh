@@ -12,6 +12,8 @@
 #				a disk only once some cgroup limits it)
 #   cg_blkio_add PID		move PID (and what it forks later) in
 #   cg_blkio_counts		"requests bytes" read so far in CG_BLKIO
+#				("- -" and a message when the cgroup has
+#				no count of the disk: no figure, not 0)
 #   cg_blkio_queue_ms		the disk's weighted time in queue (stat
 #				field 11, everyone's), for requests in flight
 #   cg_blkio_remove		move what is left out, remove the cgroup
@@ -52,7 +54,15 @@ cg_blkio_counts()
 		"$CG_BLKIO/blkio.throttle.io_serviced")
 	b=$(awk -v d="$CG_BLKIO_DISK" '$1 == d && $2 == "Read" {print $3}' \
 		"$CG_BLKIO/blkio.throttle.io_service_bytes")
-	echo "${r:-0} ${b:-0}"
+	# the cap (cg_blkio_make) makes the kernel keep the disk's counts,
+	# 0 until smbd reads it: a disk missing from them is no figure
+	if [ -z "$r" ] || [ -z "$b" ]; then
+		echo "cannot count smbd's reads: $CG_BLKIO has no count of" \
+			"disk $CG_BLKIO_DISK" >&2
+		echo "- -"
+		return 1
+	fi
+	echo "$r $b"
 }
 
 cg_blkio_queue_ms()

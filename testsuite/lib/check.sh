@@ -34,10 +34,13 @@ cg_expect()
 	fi
 }
 
-# cg_expect_le NAME VALUE LIMIT [UNIT-TEXT]: numeric bound
+# cg_expect_le NAME VALUE LIMIT [UNIT-TEXT]: numeric bound; a VALUE
+# that is no whole number (a reading that failed, empty) fails it
 cg_expect_le()
 {
-	if [ "$2" -le "$3" ]; then
+	if ! [[ "$2" =~ ^[0-9]+$ ]]; then
+		cg_fail "$1" "no figure: the reading is '$2'"
+	elif [ "$2" -le "$3" ]; then
 		cg_pass "$1 ($2 <= $3)"
 	else
 		cg_fail "$1" "$2 > $3"
@@ -46,7 +49,9 @@ cg_expect_le()
 
 cg_expect_ge()
 {
-	if [ "$2" -ge "$3" ]; then
+	if ! [[ "$2" =~ ^[0-9]+$ ]]; then
+		cg_fail "$1" "no figure: the reading is '$2'"
+	elif [ "$2" -ge "$3" ]; then
 		cg_pass "$1 ($2 >= $3)"
 	else
 		cg_fail "$1" "$2 < $3"

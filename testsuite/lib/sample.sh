@@ -8,10 +8,17 @@
 # cg_sampler_stop. Keep a column to few processes: with 32 copies busy
 # on 2 cores, a sampler of 100 forks per line saw none of them.
 #
+# A column whose command printed nothing, or something other than
+# numbers (a tool that is missing or failed), is written as "-": no
+# figure, which cg_sample_peak refuses, rather than a 0 that passes
+# every "at most" check (testsuite/lib/figures.sh).
+#
 #   cg_sampler_start OUT PERIOD MAX COLUMN...	sets CG_SAMPLER, its pid
 #   cg_sampler_stop				kills and reaps it
 #   cg_sample_peak N OUT			the largest value in column N
-#						of OUT, 0 without one
+#						of OUT; a message and false
+#						when OUT has no line, or a
+#						line without a number there
 
 cg_sampler_start()
 {
@@ -27,7 +34,8 @@ cg_sampler_start()
 			line=
 			for col in "$@"; do
 				v=$(eval "$col" 2>/dev/null)
-				line="$line${line:+ }${v:-0}"
+				[[ "$v" =~ ^[0-9.]+( [0-9.]+)*$ ]] || v=-
+				line="$line${line:+ }$v"
 			done
 			echo "$line" >>"$out"
 			sleep "$period"
@@ -47,6 +55,15 @@ cg_sampler_stop()
 
 cg_sample_peak()
 {
-	awk -v c="$1" 'BEGIN { m = 0 } $c + 0 > m { m = $c + 0 }
-		END { printf "%.0f\n", m }' "$2" 2>/dev/null || echo 0
+	if [ ! -s "$2" ]; then
+		echo "no samples in $2: the sampler never ran" >&2
+		return 1
+	fi
+	awk -v c="$1" -v f="$2" 'BEGIN { m = 0 }
+		$c !~ /^[0-9]+(\.[0-9]+)?$/ {
+			printf "%s, line %d: no figure in column %d (\"%s\"):" \
+				" a reading failed\n", f, NR, c, $0 >"/dev/stderr"
+			bad = 1; exit 1 }
+		$c + 0 > m { m = $c + 0 }
+		END { if (!bad) printf "%.0f\n", m }' "$2"
 }

@@ -16,8 +16,12 @@
 #
 #   cg_smbd_init		make the private root, conf and passdb
 #   cg_share NAME [LINE...]	add a share on $CG_SHARE with smb.conf lines
-#   cg_guard_shares MODES OPTS	plain, and guard_MODE per mode (benchmarks;
-#				MODE-paced: with cacheguard:stream pacing)
+#   cg_guard_shares CONFIGS OPTS	plain, and a share per benchmark
+#				configuration (cg_guard_share_name):
+#				a mode; MODE@KEY=VALUE...: with those
+#				options; default: the module with no option
+#				at all; plain-aa: a second share without
+#				the module, the A/A control
 #   cg_smbd_start		start smbd and wait until it answers
 #   cg_smbclient SHARE CMD	run smbclient commands against a share
 #   cg_traced_get SHARE FILE STRACE-ARGS...
@@ -28,6 +32,7 @@
 CG_TOP=${CG_TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 CG_BUILD=${CG_BUILD:-$CG_TOP/build}
 . "$CG_TOP/testsuite/lib/sample.sh"
+. "$CG_TOP/testsuite/lib/figures.sh"
 CG_PORT=${CG_PORT:-}
 CG_USER=${CG_USER:-cgtest}
 CG_PASS=cacheguard
@@ -170,28 +175,65 @@ cg_share()
 }
 
 # cg_share_at NAME PATH ["smb.conf line" ...]
-# cg_guard_shares "MODES" "OPTIONS": the share plain, and for each mode a
-# share guard_MODE with cacheguard in that mode and OPTIONS, smb.conf
-# lines separated by ';' (the benchmarks' shares)
+# cg_guard_share_name CONFIG: the share of a benchmark configuration
+cg_guard_share_name()
+{
+	if [ "$1" = plain ]; then
+		echo plain
+	else
+		printf 'guard_%s\n' "$(printf '%s' "$1" | tr -c 'A-Za-z0-9_-' _)"
+	fi
+}
+
+# cg_guard_shares "CONFIGS" "OPTIONS": the share plain, and for each
+# configuration a share (cg_guard_share_name): a mode, with OPTIONS,
+# smb.conf lines separated by ';'; MODE@KEY=VALUE[@KEY=VALUE...], the
+# same with cacheguard options of its own, KEY with '_' for its spaces
+# (direct@direct_memory=8M: an ablation's configuration; default@...:
+# the default share with them); "default",
+# "vfs objects = cacheguard" and no option, OPTIONS neither (what almost
+# every administrator runs); "plain-aa", a second plain share: plain
+# against plain in the same run, whose spread is the run's noise
 cg_guard_shares()
 {
-	local c opts=()
+	local c
 
-	IFS=';' read -r -a opts <<<"$2"
 	cg_share plain
 	for c in $1; do
-		case $c in
-		*-paced)
-			cg_share "guard_$c" "vfs objects = cacheguard" \
-				"cacheguard:mode = ${c%-paced}" \
-				"cacheguard:stream pacing = yes" "${opts[@]}"
-			;;
-		*)
-			cg_share "guard_$c" "vfs objects = cacheguard" \
-				"cacheguard:mode = $c" "${opts[@]}"
-			;;
-		esac
+		cg_guard_share "$c" "$2"
 	done
+}
+
+# cg_guard_share CONFIG "OPTIONS": the share of one configuration, as
+# cg_guard_shares makes it
+cg_guard_share()
+{
+	local kv opt opts=() own=()
+
+	IFS=';' read -r -a opts <<<"$2"
+	case $1 in
+	plain-aa)
+		cg_share "$(cg_guard_share_name "$1")"
+		;;
+	default)
+		cg_share "$(cg_guard_share_name "$1")" \
+			"vfs objects = cacheguard"
+		;;
+	*)
+		IFS=@ read -r -a kv <<<"$1"
+		for opt in "${kv[@]:1}"; do
+			own+=("cacheguard:${opt%%=*} = ${opt#*=}")
+		done
+		own=("${own[@]//_/ }")
+		if [ "${kv[0]}" = default ]; then
+			opts=()
+		else
+			opts=("cacheguard:mode = ${kv[0]}" "${opts[@]}")
+		fi
+		cg_share "$(cg_guard_share_name "$1")" \
+			"vfs objects = cacheguard" "${opts[@]}" "${own[@]}"
+		;;
+	esac
 }
 
 cg_share_at()
@@ -316,20 +358,23 @@ cg_traced_get()
 		cmp -s "$CG_SHARE/$file" "$CG_ROOT/got"
 }
 
+# Nothing left to stop is no failure: under "set -e" (the demo) a
+# pkill that matched nothing ended the script with 1 in its exit trap,
+# after a complete run (Samba 4.22's helpers are gone by then)
 cg_smbd_stop()
 {
 	if [ -n "$CG_SMBD_PID" ]; then
 		# children first: Samba 4.22 retitles them, so that -f
 		# below may not find them
-		pkill -P "$CG_SMBD_PID" 2>/dev/null
-		kill "$CG_SMBD_PID" 2>/dev/null
+		pkill -P "$CG_SMBD_PID" 2>/dev/null || true
+		kill "$CG_SMBD_PID" 2>/dev/null || true
 		wait "$CG_SMBD_PID" 2>/dev/null || true
 		CG_SMBD_PID=
 	fi
 	# forked children and samba-dcerpcd carry the config path too
 	# (never an empty pattern: it matches every process, the other
 	# scripts' that run beside this one included)
-	[ -z "${CG_CONF:-}" ] || pkill -f -- "$CG_CONF" 2>/dev/null
+	[ -z "${CG_CONF:-}" ] || pkill -f -- "$CG_CONF" 2>/dev/null || true
 	return 0
 }
 
@@ -339,9 +384,9 @@ cg_smbd_cleanup()
 
 	cg_smbd_stop
 	for m in ${CG_MOUNTS:-}; do
-		umount "$m" 2>/dev/null
+		umount "$m" 2>/dev/null || true
 	done
-	umount "$CG_VFS_DIR" 2>/dev/null
+	umount "$CG_VFS_DIR" 2>/dev/null || true
 	if [ -z "${CG_KEEP:-}" ] && [ -n "${CG_ROOT:-}" ]; then
 		rm -rf "$CG_ROOT"
 	fi
@@ -370,10 +415,11 @@ cg_kept()
 
 # cg_sample_start FILE...: sample the files' residency, summed, in the
 # background, every 100 ms for at most 5 minutes, until cg_sample_stop;
-# that sets CG_PEAK, the largest sample in bytes (0 without one). With
-# CG_SAMPLE_BEHIND=SPAN (one file) it also sets CG_PEAK_BEHIND, the most
-# of the file resident more than SPAN below its highest resident byte:
-# what a stream left behind its front and its readahead (sample.sh)
+# that sets CG_PEAK, the largest sample in bytes (empty, with a message,
+# when a sample failed: no figure). With CG_SAMPLE_BEHIND=SPAN (one
+# file) it also sets CG_PEAK_BEHIND, the most of the file resident more
+# than SPAN below its highest resident byte: what a stream left behind
+# its front and its readahead (sample.sh)
 cg_sample_start()
 {
 	local files first cols
@@ -385,6 +431,7 @@ cg_sample_start()
 		cols+=("\"\$CG_BUILD/cgcache\" behind $first $CG_SAMPLE_BEHIND")
 	fi
 	: >"$CG_ROOT/samples"
+	CG_SAMPLE_COLUMNS=${#cols[@]}
 	cg_sampler_start "$CG_ROOT/samples" 0.1 300 "${cols[@]}"
 }
 
@@ -392,7 +439,11 @@ cg_sample_stop()
 {
 	cg_sampler_stop
 	CG_PEAK=$(cg_sample_peak 1 "$CG_ROOT/samples")
-	CG_PEAK_BEHIND=$(cg_sample_peak 2 "$CG_ROOT/samples")
+	CG_PEAK_BEHIND=
+	if [ "${CG_SAMPLE_COLUMNS:-1}" -ge 2 ]; then
+		CG_PEAK_BEHIND=$(cg_sample_peak 2 "$CG_ROOT/samples")
+	fi
+	return 0
 }
 
 # cg_wait_file FILE: wait up to 30 s for FILE to exist (a paused

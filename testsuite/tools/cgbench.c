@@ -51,7 +51,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cacheguard.h"
+#include "cg_prefetch.h"
 #include "cg_sys.h"
 
 #ifndef RWF_DONTCACHE
@@ -207,7 +207,7 @@ static ssize_t serve_direct(struct bench *b, unsigned w, char *out,
 
 	cg_prefetch_note_read(&b->pf, off, b->req);
 	if (b->adapt) {
-		/* as cg_dsched grows it, with no budget to refuse it */
+		/* as cg_direct grows it, with no budget to refuse it */
 		cg_prefetch_grow(&b->pf, cg_prefetch_wanted(
 			&b->pf, cg_stream_inflight(&b->stream),
 			b->cfg.direct_memory / CG_PREFETCH_STREAM_SHARE));

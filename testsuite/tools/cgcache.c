@@ -45,7 +45,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "cacheguard.h"
+#include "cg_budget.h"
 #include "cg_sys.h"
 
 /* The range of the file a command covers: the whole file by default */

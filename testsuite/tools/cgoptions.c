@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cacheguard.h"
+#include "cg_options.h"
 
 static int cg_check(const char *name, const char *value)
 {

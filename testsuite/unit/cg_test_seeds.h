@@ -18,8 +18,8 @@
  */
 
 /*
- * How many seeds the random passes run (test_direct,
- * test_dsched): seeds 1 to 8, or to CG_TEST_SEEDS. t02 runs 4 under
+ * How many seeds the random passes run (test_prefetch,
+ * test_direct): seeds 1 to 8, or to CG_TEST_SEEDS. t02 runs 4 under
  * valgrind, whose subject is a memory error on any path the passes take,
  * not the eight seeds' mixes (the plain run and t01's sanitizers run them
  * all).

@@ -40,7 +40,7 @@
 #include <sys/wait.h>
 #include <cmocka.h>
 
-#include "cacheguard.h"
+#include "cg_budget.h"
 #include "cg_sys.h"
 
 #define MiB (1024 * 1024ULL)

@@ -1,6 +1,7 @@
 /*
- * Unit tests of what each device supports (cg_dev.c): its block queue's
- * numbers from a sysfs tree of the test's own, what it is known to lack,
+ * Unit tests of devices and filesystems (cg_dev.c): a block queue's
+ * numbers from a sysfs tree of the test's own, what a device is known to
+ * lack, filesystems by type, the state directory's name and trust rule,
  * and mode auto's probe over a fake syscall table
  *
  * Copyright (C) 2026 The vfs_cacheguard authors
@@ -25,6 +26,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +43,11 @@
 
 #define EXT4_MAGIC 0xEF53
 #define NFS_MAGIC 0x6969
+#define N_ELEM(a) (sizeof(a) / sizeof((a)[0]))
+#define NONE 0
+#define NO_DC CG_FS_NO_DONTCACHE
+#define NO_DIO CG_FS_NO_DIRECT
+#define REMOTE CG_FS_REMOTE
 
 /* ---- a sysfs of the test's own ------------------------------------- */
 
@@ -146,6 +153,163 @@ static void test_learn(void **state)
 	assert_int_equal(cg_dev_lacks(&t, b), 0);
 	cg_devs_free(&t);
 	assert_int_equal(t.n, 0);
+}
+
+/* ---- filesystems by type, the state directory, the probe's verdicts -- */
+
+/*
+ * Which filesystems auto treats as network or FUSE, by statfs f_type;
+ * f_type is a signed long on some architectures, so a magic with the
+ * high bit set may arrive sign-extended
+ */
+static void test_fs_type(void **state)
+{
+	static const struct {
+		uint64_t f_type;
+		unsigned lacks;
+	} cases[] = {
+		{0xEF53, 0},			/* ext4 */
+		{0x58465342, 0},		/* xfs */
+		{0x9123683E, 0},		/* btrfs */
+		{0x01021994, 0},		/* tmpfs */
+		{0x6969, REMOTE},		/* NFS */
+		{0x65735546, REMOTE},		/* FUSE */
+		{0xFE534D42, REMOTE},		/* SMB2 */
+		{0xFFFFFFFFFF534D42ULL, REMOTE},	/* CIFS, sign-extended */
+		{0x00C36400, REMOTE},		/* Ceph */
+		{0x01021997, REMOTE},		/* 9p */
+	};
+	size_t i;
+
+	for (i = 0; i < N_ELEM(cases); i++) {
+		if (cg_fs_type_lacks(cases[i].f_type) != cases[i].lacks) {
+			fail_msg("f_type %#" PRIx64 ": %u, want %u",
+				 cases[i].f_type,
+				 cg_fs_type_lacks(cases[i].f_type),
+				 cases[i].lacks);
+		}
+	}
+}
+
+/* The filesystems other machines may mount: no place for lock files */
+static void test_fs_shared(void **state)
+{
+	static const struct {
+		uint64_t f_type;
+		bool shared;
+	} cases[] = {
+		{0xEF53, false},	/* ext4 */
+		{0x58465342, false},	/* XFS */
+		{0x9123683E, false},	/* btrfs */
+		{0x01021994, false},	/* tmpfs */
+		{0x6969, true},		/* NFS */
+		{0x65735546, true},	/* FUSE */
+		{0xFE534D42, true},	/* SMB2 */
+		{0x00C36400, true},	/* Ceph */
+		{0x47504653, true},	/* GPFS */
+		{0x01161970, true},	/* GFS2 */
+		{0x7461636F, true},	/* OCFS2 */
+	};
+	size_t i;
+
+	for (i = 0; i < N_ELEM(cases); i++) {
+		assert_int_equal(cg_fs_type_shared(cases[i].f_type),
+				 cases[i].shared);
+	}
+}
+
+/*
+ * The module's directory in smbd's state directory: one per node where
+ * a cluster's nodes would otherwise share it, else the plain name
+ */
+static void test_state_dir_name(void **state)
+{
+	char name[32];
+
+	(void)state;
+	assert_false(cg_state_dir_name(false, false, 3, name, sizeof(name)));
+	assert_string_equal(name, "cacheguard");
+	/* a shared filesystem without clustering: smbd's own choice */
+	assert_false(cg_state_dir_name(false, true, 3, name, sizeof(name)));
+	assert_string_equal(name, "cacheguard");
+	assert_false(cg_state_dir_name(true, false, 3, name, sizeof(name)));
+	assert_string_equal(name, "cacheguard");
+	assert_true(cg_state_dir_name(true, true, 3, name, sizeof(name)));
+	assert_string_equal(name, "cacheguard.node3");
+	assert_true(cg_state_dir_name(true, true, 4294967295U, name,
+				      sizeof(name)));
+	assert_string_equal(name, "cacheguard.node4294967295");
+}
+
+/* Lock files only where nobody but root can create or hold them */
+static void test_state_dir_trust(void **state)
+{
+	(void)state;
+	assert_null(cg_state_dir_untrusted(0, 040700));
+	assert_null(cg_state_dir_untrusted(0, 040755));
+	assert_null(cg_state_dir_untrusted(0, 041755 & ~022));
+	assert_string_equal(cg_state_dir_untrusted(1000, 040700),
+			    "not owned by root");
+	assert_string_equal(cg_state_dir_untrusted(0, 040775),
+			    "writable by group or others");
+	assert_string_equal(cg_state_dir_untrusted(0, 040757),
+			    "writable by group or others");
+	assert_string_equal(cg_state_dir_untrusted(0, 041777),
+			    "writable by group or others");
+}
+
+/* Mode auto's probe: which errno teaches what, and when to reopen */
+static void test_probe(void **state)
+{
+	static const struct {
+		const char *what;
+		int err;
+		bool may_reopen;
+		uint64_t f_type;
+		enum cg_probe probe;
+		unsigned lacks;
+	} cases[] = {
+		/* O_DIRECT is learnt too, by a reopen, wherever it may be */
+		{"uncached read works", 0, true, 0xEF53, CG_PROBE_REOPEN,
+		 NONE},
+		{"works, a lease held", 0, false, 0xEF53, CG_PROBE_NO_ANSWER,
+		 NONE},
+		{"no RWF_DONTCACHE", EOPNOTSUPP, true, 0xEF53, CG_PROBE_REOPEN,
+		 NO_DC},
+		{"RWF_DONTCACHE refused", EINVAL, true, 0xEF53,
+		 CG_PROBE_REOPEN, NO_DC},
+		{"no RWF_DONTCACHE, a lease held", EOPNOTSUPP, false, 0xEF53,
+		 CG_PROBE_NO_ANSWER, NO_DC},
+		/* network and FUSE never read direct: no reopen to try */
+		{"works on NFS", 0, true, 0x6969, CG_PROBE_DONE, CG_FS_REMOTE},
+		{"NFS, a lease held", 0, false, 0x6969, CG_PROBE_DONE,
+		 CG_FS_REMOTE},
+		{"NFS without RWF_DONTCACHE", EOPNOTSUPP, true, 0x6969,
+		 CG_PROBE_DONE, CG_FS_REMOTE | NO_DC},
+		{"write-only descriptor", EBADF, true, 0xEF53,
+		 CG_PROBE_NO_ANSWER, NONE},
+		{"EIO", EIO, true, 0xEF53, CG_PROBE_NO_ANSWER, NONE},
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < N_ELEM(cases); i++) {
+		unsigned lacks = 99;
+		enum cg_probe p = cg_probe_uncached(cases[i].err,
+						    cases[i].may_reopen,
+						    cases[i].f_type,
+						    &lacks);
+
+		if (p != cases[i].probe || lacks != cases[i].lacks) {
+			fail_msg("%s: probe %d, lacks %#x", cases[i].what, p,
+				 lacks);
+		}
+	}
+	/* open(2) says EINVAL where the filesystem has no O_DIRECT */
+	assert_int_equal(cg_probe_direct(0), 0);
+	assert_int_equal(cg_probe_direct(EINVAL), NO_DIO);
+	assert_int_equal(cg_probe_direct(EACCES), 0);
+	assert_int_equal(cg_probe_direct(EMFILE), 0);
 }
 
 /* ---- the probe, over a fake syscall table --------------------------- */
@@ -356,6 +520,11 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_queue),
 		cmocka_unit_test(test_learn),
+		cmocka_unit_test(test_fs_type),
+		cmocka_unit_test(test_fs_shared),
+		cmocka_unit_test(test_state_dir_name),
+		cmocka_unit_test(test_state_dir_trust),
+		cmocka_unit_test(test_probe),
 		cmocka_unit_test_setup(test_probe_uncached, fake_reset),
 		cmocka_unit_test_setup(test_probe_no_dontcache, fake_reset),
 		cmocka_unit_test_setup(test_probe_later, fake_reset),

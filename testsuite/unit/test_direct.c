@@ -1,6 +1,5 @@
 /*
- * vfs_cacheguard unit tests: direct-read planning and the prefetch
- * segment table (cg_prefetch.c)
+ * vfs_cacheguard unit tests: the direct stream's scheduler (cg_direct.c)
  *
  * Copyright (C) 2026 The vfs_cacheguard authors
  *
@@ -22,20 +21,27 @@
  * The harness
  * -----------
  *
- * Planning is checked against pread() semantics: a widened read of a
- * file of a given size returns what O_DIRECT returns there (the bytes up
- * to end of file, a final partial block included), and trimming it must
- * give exactly what pread() of the request would.
+ * The scheduler is driven as the glue drives it, through fake ops that
+ * play smbd's thread pool against a model file. Every job the scheduler
+ * asks for is recorded and runs when the test says:
  *
- * The prefetch table is driven the way the glue drives it, against a
- * model file whose bytes are a function of (offset, generation). A fill
- * the table asks for is "started" by taking the file's version and bytes
- * at that moment (the earliest a thread could read them, so the stalest
- * outcome) and "completed" later, in whatever order a test chooses.
- * Writes come in two kinds: through this smbd (the glue calls
- * cg_prefetch_invalidate and the version changes) and from elsewhere
- * (only the version changes). Every byte the table hands out is compared
- * with the model file as it is at that moment.
+ * - a fill "runs" (takes the file's version and reads the model into
+ *   its slot, as the thread does, in that order) and later "completes"
+ *   (is reported: the version seen, then cg_direct_fill_done);
+ * - a HIT's copy completes by checking its pieces against the file's
+ *   version then and copying them out of the buffer;
+ * - a MISS reads the model file when it completes.
+ *
+ * Each byte of the model file is a function of its offset and of the
+ * write that last put it there (write 0: the original bytes); every
+ * write and truncate is logged. A request may be served, byte by byte,
+ * any content the file had at some moment between its arrival and its
+ * completion, and a length that one of the file's sizes then gives:
+ * bytes older than its arrival are stale. Writes come in two kinds: this
+ * smbd's, noted before and after (cg_direct_note_write), which move
+ * neither ctime nor, unless they extend the file, the size, so that
+ * only the note protects against them; and others', which only change
+ * the version (ctime and size), as a local process's do.
  */
 
 #include <stdarg.h>
@@ -50,1544 +56,994 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "cacheguard.h"
-#include "cg_sys.h"
+#include "cg_direct.h"
 #include "cg_test_seeds.h"
-
-/*
- * Every byte a HIT hands out is copied through the syscall layer's copy
- * (cg_sys_copy): the module's makes it the kernel's (cg_sys.c)
- */
-static size_t sys_copied;
-
-static void count_copy(void *dst, const void *src, size_t n)
-{
-	memcpy(dst, src, n);
-	sys_copied += n;
-}
-
-static const struct cg_sys counting_sys = {.copy = count_copy};
+#include "cg_sys.h"
 
 #define KiB (1ULL << 10)
 #define MiB (1ULL << 20)
-
-#define N_ELEM(a) (sizeof(a) / sizeof((a)[0]))
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 
-/* ---- planning ---------------------------------------------------- */
+#define SEG (64 * KiB)		/* 256 KiB of prefetch: 4 x 64 KiB */
+#define AHEAD (4 * SEG)
+#define CAP (2 * MiB)		/* the model file never grows past this */
+#define MAX_JOBS 256
+#define MAX_LOG 8192
+#define MAX_REQS 4096
 
-struct align_case {
-	bool have;
-	uint32_t mem, off, lbs;
-	size_t want;
-};
-
-static const struct align_case align_cases[] = {
-	{true, 512, 512, 512, 512},
-	{true, 4, 512, 4096, 512},	/* offset alignment rules */
-	{true, 4096, 512, 512, 4096},	/* a stricter memory alignment */
-	{true, 512, 4096, 512, 4096},
-	{true, 0, 0, 512, 0},		/* statx: no O_DIRECT here */
-	{true, 512, 3000, 512, 512},	/* nonsense: the block size */
-	{false, 0, 0, 512, 512},
-	{false, 0, 0, 4096, 4096},
-	{false, 0, 0, 0, 4096},
-	{false, 0, 0, 100, 4096},
-	{false, 0, 0, 256, 4096},	/* below a sector: not believed */
-};
-
-static void test_alignment(void **state)
-{
-	size_t i;
-
-	for (i = 0; i < N_ELEM(align_cases); i++) {
-		const struct align_case *c = &align_cases[i];
-		size_t got = cg_dio_alignment(c->have, c->mem, c->off, c->lbs);
-
-		if (got != c->want) {
-			fail_msg("case %zu: alignment %zu, want %zu",
-				 i, got, c->want);
-		}
-	}
-}
-
-/* What pread(fd, buf, n, off) returns on a file of size bytes */
-static size_t pread_len(uint64_t size, uint64_t off, size_t n)
-{
-	return off >= size ? 0 : (size_t)MIN((uint64_t)n, size - off);
-}
-
-/* What an aligned O_DIRECT read of the plan returns there */
-static size_t direct_len(uint64_t size, const struct cg_dio_plan *p)
-{
-	return pread_len(size, p->off, p->len);
-}
-
-struct plan_case {
+struct req {
+	struct cg_direct_req sr;
 	uint64_t off;
 	size_t n;
-	size_t align;
-	uint64_t size;		/* of the file, for the trim */
-	uint64_t want_off;
-	size_t want_len;
-	size_t want_skip;
-	size_t want_bytes;	/* pread's answer */
+	uint8_t *buf;		/* n bytes; freed once checked (drop) */
+	unsigned arrival;	/* writes logged when it arrived */
+	unsigned done;		/* completions: must end as exactly 1 */
+	unsigned defers;
+	ssize_t got;
 };
-
-#define F (10 * MiB + 1234)	/* a file ending mid-block */
-
-static const struct plan_case plan_cases[] = {
-	/* offset 0 */
-	{0, 1, 512, F, 0, 512, 0, 1},
-	{0, 511, 512, F, 0, 512, 0, 511},
-	{0, 512, 512, F, 0, 512, 0, 512},
-	{0, 4095, 4096, F, 0, 4096, 0, 4095},
-	{0, 4097, 4096, F, 0, 8192, 0, 4097},
-	{0, 4097, 512, F, 0, 4608, 0, 4097},
-	/* unaligned offsets and sizes */
-	{1, 1, 512, F, 0, 512, 1, 1},
-	{511, 1, 512, F, 0, 512, 511, 1},
-	{511, 2, 512, F, 0, 1024, 511, 2},
-	{4095, 4097, 4096, F, 0, 8192, 4095, 4097},
-	{4095, 4098, 4096, F, 0, 12288, 4095, 4098},
-	{4097, 4095, 4096, F, 4096, 4096, 1, 4095},
-	{12345, 65536, 4096, F, 12288, 69632, 57, 65536},
-	{MiB + 7, 8 * MiB - 3, 4096, F, MiB, 8 * MiB + 4096, 7, 8 * MiB - 3},
-	/* at and around end of file: short, as pread is */
-	{F - 1, 1, 512, F, F - 1 - 209, 512, 209, 1},
-	{F - 1, 4097, 4096, F, F - 1 - 1233, 8192, 1233, 1},
-	{F - 100, 4095, 512, F, F - 210, 4608, 110, 100},
-	{F, 1, 512, F, F - 210, 512, 210, 0},
-	{F, 4096, 4096, F, F - 1234, 8192, 1234, 0},
-	/* past end of file: nothing */
-	{F + 1, 511, 512, F, F - 210, 1024, 211, 0},
-	{F + 1, 301, 512, F, F - 210, 512, 211, 0},
-	{F + 8 * MiB, 4097, 4096, F, F + 8 * MiB - 1234, 8192, 1234, 0},
-	{20 * MiB, 1, 4096, F, 20 * MiB, 4096, 0, 0},
-	/* aligned requests are not widened */
-	{8 * MiB, 1 * MiB, 4096, F, 8 * MiB, 1 * MiB, 0, 1 * MiB},
-	{10 * MiB, 1 * MiB, 4096, F, 10 * MiB, 1 * MiB, 0, 1234},
-};
-
-/*
- * Only the filesystem's refusal of O_DIRECT (EINVAL from open) turns
- * direct off for every file on it; the reopen's permission check, a full
- * descriptor table or memory are one file's trouble.
- */
-static void test_open_failure_scope(void **state)
-{
-	static const struct {
-		int err;
-		enum cg_direct_fail want;
-	} cases[] = {
-		{EINVAL, CG_DIRECT_FAIL_FS},
-		{EACCES, CG_DIRECT_FAIL_FILE},
-		{EPERM, CG_DIRECT_FAIL_FILE},
-		{EMFILE, CG_DIRECT_FAIL_FILE},
-		{ENFILE, CG_DIRECT_FAIL_FILE},
-		{ENOMEM, CG_DIRECT_FAIL_FILE},
-		{ENOENT, CG_DIRECT_FAIL_FILE},
-		{ENOSYS, CG_DIRECT_FAIL_FILE},
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		assert_int_equal(cg_direct_open_failure(cases[i].err),
-				 cases[i].want);
-	}
-}
-
-/*
- * Whether a file's direct reads may be set up at all: not while smbd
- * holds a kernel oplock on it (the O_DIRECT open would break it), not
- * when the kernel gives it no direct-I/O alignment (this file only)
- */
-static void test_may_open(void **state)
-{
-	assert_int_equal(cg_direct_may_open(false, 512), CG_DIRECT_OK);
-	assert_int_equal(cg_direct_may_open(false, 4096), CG_DIRECT_OK);
-	assert_int_equal(cg_direct_may_open(true, 4096),
-			 CG_DIRECT_FAIL_LEASE);
-	assert_int_equal(cg_direct_may_open(false, 0), CG_DIRECT_FAIL_FILE);
-	/* the oplock is the first reason: nothing else is asked */
-	assert_int_equal(cg_direct_may_open(true, 0), CG_DIRECT_FAIL_LEASE);
-	assert_string_equal(cg_direct_fail_name(CG_DIRECT_FAIL_LEASE),
-			    "smbd holds a kernel oplock on it, which a second "
-			    "open would break");
-	assert_string_equal(cg_direct_fail_name(CG_DIRECT_FAIL_ROOM),
-			    "no room in direct memory for its prefetch");
-}
-
-/*
- * In place only where the kernel pins an O_DIRECT read's pages (6.5+):
- * Debian 12's 6.1 does not, 13's 6.12 does
- */
-static void test_pins_pages(void **state)
-{
-	static const struct {
-		const char *release;
-		bool pins;
-	} cases[] = {
-		{"6.1.0-28-amd64", false},
-		{"6.4.16", false},
-		{"6.5.0", true},
-		{"6.12.57+deb13-amd64", true},
-		{"6.18.44-fc-v1272", true},
-		{"7.0", true},
-		{"5.15.0-91-generic", false},
-		{"4.19.0", false},
-		{"", false},
-		{"x.y", false},
-		{NULL, false},
-	};
-	size_t i;
-
-	(void)state;
-	for (i = 0; i < N_ELEM(cases); i++) {
-		assert_int_equal(cg_dio_pins_pages(cases[i].release),
-				 cases[i].pins);
-	}
-}
-
-static void test_plan_table(void **state)
-{
-	size_t i;
-
-	for (i = 0; i < N_ELEM(plan_cases); i++) {
-		const struct plan_case *c = &plan_cases[i];
-		struct cg_dio_plan p;
-		size_t bytes;
-
-		if (!cg_dio_plan(c->off, c->n, c->align, &p)) {
-			fail_msg("case %zu: no plan", i);
-		}
-		if (p.off != c->want_off || p.len != c->want_len ||
-		    p.skip != c->want_skip) {
-			fail_msg("case %zu: plan %" PRIu64 "+%zu skip %zu, "
-				 "want %" PRIu64 "+%zu skip %zu",
-				 i, p.off, p.len, p.skip,
-				 c->want_off, c->want_len, c->want_skip);
-		}
-		bytes = cg_dio_trim(&p, c->n, direct_len(c->size, &p));
-		if (bytes != c->want_bytes ||
-		    bytes != pread_len(c->size, c->off, c->n)) {
-			fail_msg("case %zu: %zu bytes, want %zu", i, bytes,
-				 c->want_bytes);
-		}
-	}
-}
-
-static void test_plan_refuses(void **state)
-{
-	struct cg_dio_plan p;
-
-	assert_false(cg_dio_plan(0, 1, 0, &p));
-	assert_false(cg_dio_plan(0, 1, 1000, &p));
-	assert_false(cg_dio_plan(INT64_MAX, 2, 512, &p));
-	assert_false(cg_dio_plan(INT64_MAX - 100, 50, 512, &p));
-	assert_false(cg_dio_plan(UINT64_MAX, 1, 512, &p));
-	assert_true(cg_dio_plan(INT64_MAX - 4095 - 4096, 4096, 4096, &p));
-	assert_true(cg_dio_plan(100, 0, 512, &p));
-	assert_int_equal(p.len, 0);
-	assert_int_equal(cg_dio_trim(&p, 0, 0), 0);
-}
-
-/* Every small offset, length and size: aligned reads, pread's answer */
-static void test_plan_property(void **state)
-{
-	static const size_t aligns[] = {512, 4096};
-	static const size_t lens[] = {1, 2, 511, 512, 513, 4095, 4096, 4097,
-				      65535, 65536, 65537, 1000000};
-	static const uint64_t sizes[] = {0, 1, 511, 512, 4097, 70000, 1048576};
-	size_t a, l, s;
-	uint64_t off;
-
-	for (a = 0; a < N_ELEM(aligns); a++) {
-	for (l = 0; l < N_ELEM(lens); l++) {
-	for (s = 0; s < N_ELEM(sizes); s++) {
-	for (off = 0; off < 3 * aligns[a] + 2; off += 7) {
-		uint64_t o = off * 97;	/* spread over the file and past it */
-		struct cg_dio_plan p;
-
-		assert_true(cg_dio_plan(o, lens[l], aligns[a], &p));
-		assert_int_equal(p.off % aligns[a], 0);
-		assert_int_equal(p.len % aligns[a], 0);
-		assert_true(p.off + p.skip == o);
-		assert_true(p.skip + lens[l] <= p.len);
-		assert_true(p.len < lens[l] + 2 * aligns[a]);
-		assert_int_equal(cg_dio_trim(&p, lens[l],
-					     direct_len(sizes[s], &p)),
-				 pread_len(sizes[s], o, lens[l]));
-	}
-	}
-	}
-	}
-}
-
-/* ---- reads into the caller's buffer ------------------------------- */
-
-/*
- * A fake O_DIRECT file: its byte at x is a function of x; a read whose
- * buffer, offset or length is not aligned fails with EINVAL, as the
- * kernel's does; at end of file it returns the bytes up to the end.
- */
-struct dio_file {
-	uint64_t size;
-	size_t align;
-	unsigned reads;
-	bool fail_tail;		/* the second read fails with EIO */
-};
-
-static uint8_t file_byte(uint64_t x)
-{
-	return (uint8_t)(x * 2654435761u >> 13);
-}
-
-static ssize_t dio_read(void *ctx, uint8_t *buf, size_t len, uint64_t off)
-{
-	struct dio_file *f = ctx;
-	size_t got;
-	size_t i;
-
-	f->reads++;
-	if ((uintptr_t)buf % f->align != 0 || off % f->align != 0 ||
-	    len % f->align != 0) {
-		errno = EINVAL;
-		return -1;
-	}
-	if (f->fail_tail && f->reads == 2) {
-		errno = EIO;
-		return -1;
-	}
-	got = pread_len(f->size, off, len);
-	for (i = 0; i < got; i++) {
-		buf[i] = file_byte(off + i);
-	}
-	return (ssize_t)got;
-}
-
-/*
- * Every small misalignment of the caller's buffer, request length and
- * file size: the plan reads aligned only, needs less than three units of
- * bounce, and gives exactly what pread() of the request gives.
- */
-static void test_inplace_property(void **state)
-{
-	static const size_t aligns[] = {512, 4096};
-	static const size_t lens[] = {1, 511, 512, 513, 4095, 4096, 4097,
-				      8192, 65537, 1048576, 1048576 + 700};
-	static const uint64_t sizes[] = {0, 700, 4096, 70000, 1048576,
-					 1048576 + 4096 + 3, 3 * 1048576};
-	static const uint64_t offs[] = {0, 4096, 65536, 1048576};
-	size_t maxlen = 1048576 + 700;
-	uint8_t *mem = malloc(maxlen + 2 * 4096);
-	uint8_t *bounce = aligned_alloc(4096, 3 * 4096);
-	unsigned planned = 0;
-	size_t a, l, s, o, sh;
-
-	assert_non_null(mem);
-	assert_non_null(bounce);
-	for (a = 0; a < N_ELEM(aligns); a++) {
-	for (l = 0; l < N_ELEM(lens); l++) {
-	for (s = 0; s < N_ELEM(sizes); s++) {
-	for (o = 0; o < N_ELEM(offs); o++) {
-	for (sh = 0; sh < aligns[a]; sh += sh < 20 ? 1 : 499) {
-		size_t align = aligns[a];
-		size_t n = lens[l];
-		uint64_t off = offs[o];
-		/* buf sits sh bytes past an aligned address */
-		uint8_t *base = (uint8_t *)(((uintptr_t)mem + 4095) &
-					    ~(uintptr_t)4095);
-		uint8_t *buf = base + sh;
-		struct dio_file f = {.size = sizes[s], .align = align};
-		struct cg_dio_inplace p;
-		size_t want = pread_len(sizes[s], off, n);
-		ssize_t got;
-		size_t i;
-
-		if (!cg_dio_inplace(off, n, (uintptr_t)buf, align, &p)) {
-			/* only when too short for a block past the shift */
-			assert_true(n < (align - sh) % align + align);
-			continue;
-		}
-		planned++;
-		assert_int_equal(p.n, n);
-		assert_int_equal((uintptr_t)(buf + p.shift) % align, 0);
-		assert_int_equal(p.body % align, 0);
-		assert_true(p.shift + p.body <= n);
-		assert_true(p.tail.len < 3 * align);
-		assert_int_equal(p.tail.off, off + p.body);
-		memset(buf, 0xee, n);
-		got = cg_dio_read_inplace(&p, buf, off, bounce, dio_read,
-					  &f);
-		if (got != (ssize_t)want) {
-			fail_msg("align %zu n %zu size %" PRIu64 " off %"
-				 PRIu64 " shift %zu: %zd bytes, want %zu",
-				 align, n, sizes[s], off, sh, got, want);
-		}
-		for (i = 0; i < want; i++) {
-			if (buf[i] != file_byte(off + i)) {
-				fail_msg("align %zu n %zu off %" PRIu64
-					 " shift %zu: byte %zu wrong",
-					 align, n, off, sh, i);
-			}
-		}
-	}
-	}
-	}
-	}
-	}
-	assert_true(planned > 1000);
-	free(bounce);
-	free(mem);
-}
-
-/*
- * What a request read on its own (a MISS) costs: in place, only its
- * tail's small bounce and nothing of the budget (the prefetch of a few
- * streams may hold all of it, and their MISSes must stay direct); else a
- * bounce of the widened read, which the budget must have room for
- */
-static void test_read_bounce(void **state)
-{
-	struct cg_dio_inplace in;
-	struct cg_dio_plan plan;
-	bool charge = true;
-
-	(void)state;
-	assert_true(cg_dio_plan(0, 8 * MiB, 4096, &plan));
-	assert_true(cg_dio_inplace(0, 8 * MiB, 0x10000 + 512, 4096, &in));
-	assert_int_equal(cg_dio_read_bounce(true, &in, &plan, &charge),
-			 in.tail.len);
-	assert_false(charge);
-	assert_true(cg_dio_read_bounce(true, &in, &plan, &charge) < 3 * 4096);
-	assert_true(cg_dio_plan(100, 8 * MiB, 4096, &plan));
-	assert_int_equal(cg_dio_read_bounce(false, &in, &plan, &charge),
-			 plan.len);
-	assert_true(charge);
-}
-
-static void test_inplace_refuses(void **state)
-{
-	struct cg_dio_inplace p;
-	struct dio_file f = {.size = 1 * MiB, .align = 512, .fail_tail = true};
-	uint8_t *mem = aligned_alloc(4096, 2 * MiB);
-	uint8_t *bounce = aligned_alloc(4096, 4096);
-
-	assert_non_null(mem);
-	assert_non_null(bounce);
-	/* an unaligned offset, a bad alignment, a request in the shift */
-	assert_false(cg_dio_inplace(100, MiB, 4096, 512, &p));
-	assert_false(cg_dio_inplace(0, MiB, 4096, 1000, &p));
-	assert_false(cg_dio_inplace(0, 400, 4096 + 100, 512, &p));
-	assert_false(cg_dio_inplace(0, 600, 4096 + 100, 512, &p));
-	assert_false(cg_dio_inplace(UINT64_MAX - 511, 512, 4096, 512, &p));
-	/* an aligned request needs no tail, and one read */
-	assert_true(cg_dio_inplace(0, MiB, (uintptr_t)mem, 512, &p));
-	assert_int_equal(p.shift, 0);
-	assert_int_equal(p.body, MiB);
-	assert_int_equal(p.tail.len, 0);
-	assert_int_equal(cg_dio_read_inplace(&p, mem, 0, bounce, dio_read,
-					     &f),
-			 MiB);
-	assert_int_equal(f.reads, 1);
-	/* a failed tail read fails the request */
-	f.reads = 0;
-	assert_true(cg_dio_inplace(0, 64 * KiB, (uintptr_t)mem + 16, 512,
-				   &p));
-	assert_int_equal(cg_dio_read_inplace(&p, mem + 16, 0, bounce,
-					     dio_read, &f),
-			 -1);
-	assert_int_equal(errno, EIO);
-	free(bounce);
-	free(mem);
-}
-
-/* ---- prefetch geometry -------------------------------------------- */
-
-struct geom_case {
-	uint64_t ahead;
-	size_t align;
-	size_t seg;
-	unsigned nseg;
-};
-
-static const struct geom_case geom_cases[] = {
-	{8 * MiB, 4096, 1 * MiB, 8},
-	{64 * MiB, 512, 1 * MiB, 64},
-	{256 * MiB, 512, 4 * MiB, 64},
-	{4 * MiB, 512, 1 * MiB, 4},
-	{3 * MiB, 512, 512 * KiB, 6},
-	{1 * MiB, 512, 256 * KiB, 4},
-	{100 * KiB, 512, 64 * KiB, 2},
-	{4 * KiB, 4096, 64 * KiB, 1},
-	{1 * MiB, 2 * MiB, 2 * MiB, 1},	/* alignment wins */
-	{0, 4096, 0, 0},
-};
-
-static void test_geometry(void **state)
-{
-	size_t i;
-
-	for (i = 0; i < N_ELEM(geom_cases); i++) {
-		const struct geom_case *c = &geom_cases[i];
-		struct cg_prefetch pf;
-
-		cg_prefetch_init(&pf, c->ahead, c->align);
-		if (pf.seg_size != c->seg || pf.nseg != c->nseg) {
-			fail_msg("case %zu: %zu x %u, want %zu x %u", i,
-				 pf.seg_size, pf.nseg, c->seg, c->nseg);
-		}
-		assert_int_equal(cg_prefetch_memory(&pf), c->seg * c->nseg);
-		assert_true(cg_prefetch_memory(&pf) >= c->ahead);
-	}
-}
-
-struct devseg_case {
-	uint64_t ahead;
-	size_t align;
-	uint64_t max_request;
-	size_t want;
-};
-
-static const struct devseg_case devseg_cases[] = {
-	{8 * MiB, 2 * MiB, 4 * MiB, 4 * MiB},	 /* virtio-blk: 4096 KiB */
-	{8 * MiB, 2 * MiB, 1280 * KiB, 2 * MiB}, /* SATA: the page wins */
-	{8 * MiB, 2 * MiB, 0, 2 * MiB},		 /* no queue (btrfs, tmpfs) */
-	{64 * MiB, 2 * MiB, 32767 * KiB, 8 * MiB}, /* at most the cap */
-	{64 * MiB, 2 * MiB, 5 * MiB, 8 * MiB},	 /* a power of two */
-	{4 * MiB, 2 * MiB, 4 * MiB, 2 * MiB},	 /* two of them at least */
-	{1 * MiB, 2 * MiB, 4 * MiB, 2 * MiB},	 /* never below align */
-	{8 * MiB, 4096, 0, 2 * MiB},		 /* a huge page at least */
-	{8 * MiB, 4096, 4 * MiB, 4 * MiB},	 /* ... growing from there */
-	{64 * MiB, 4 * MiB, 0, 4 * MiB},	 /* align above a huge page */
-	{0, 4096, 4 * MiB, 2 * MiB},		 /* no prefetch */
-};
-
-static void test_device_segment(void **state)
-{
-	size_t i;
-
-	for (i = 0; i < N_ELEM(devseg_cases); i++) {
-		const struct devseg_case *c = &devseg_cases[i];
-		size_t got = cg_prefetch_align(c->ahead, c->align,
-					       c->max_request);
-		struct cg_prefetch pf;
-
-		if (got != c->want) {
-			fail_msg("case %zu: %zu, want %zu", i, got, c->want);
-		}
-		/* the table is made of segments of that size */
-		cg_prefetch_init(&pf, c->ahead, got);
-		if (c->ahead > 0) {
-			assert_int_equal(pf.seg_size, got);
-		}
-	}
-}
-
-/* ---- the model file and the fill harness -------------------------- */
-
-#define MAX_FILLS CG_PREFETCH_MAX_SEGS
 
 struct fill {
 	unsigned slot;
 	uint64_t off;
 	size_t len;
+	bool ran;
 	ssize_t got;
 	struct cg_pf_version ver;
 };
 
-/* A HIT pinned for a copy by a thread that has not run yet */
-#define MAX_COPIES 8
-
 struct copy {
-	uint64_t off;
-	size_t n;
+	struct req *r;
 	struct cg_pf_piece pieces[CG_PREFETCH_MAX_SEGS + 1];
 	unsigned np;
 };
 
-struct harness {
-	struct cg_prefetch pf;
-	uint8_t *mem;
-	uint64_t size;			/* of the model file */
-	uint64_t gen;			/* bumped by every write */
-	bool coarse;			/* ctime from a ticking clock */
-	uint64_t clock;			/* CLOCK_REALTIME_COARSE, coarse */
-	uint64_t ctime;			/* of the last write, coarse */
-	uint8_t *file;			/* its bytes */
-	struct fill fills[MAX_FILLS];	/* started, not completed */
-	unsigned nfills;
-	uint64_t keep;			/* lowest waiting request */
-	uint64_t hits, pendings, misses;
-	struct copy copies[MAX_COPIES];	/* pinned, not yet copied */
-	unsigned ncopies;
-	uint64_t stale_copies;
+struct change {
+	uint64_t off, len;	/* bytes it put there */
+	uint64_t size;		/* the file's size after it */
+	bool zero;		/* a truncate: the bytes are zero */
 };
 
-/*
- * By default every write moves ctime (multigrain timestamps), and the
- * clock is long past it. A coarse harness stamps writes with its clock,
- * which only the test moves: two writes in one tick share a ctime.
- */
-static struct cg_pf_version h_version(const struct harness *h)
+struct fake {
+	struct cg_direct s;
+	uint8_t *mem;		/* the table's buffer */
+	uint8_t *file;
+	unsigned *wrote;	/* per byte: the change that put it there */
+	struct change log[MAX_LOG];	/* change i at log[i], 0: none */
+	unsigned nlog;
+	uint64_t size;
+	uint64_t clock, ctime;	/* coarse clock, and the file's ctime */
+	struct fill fills[MAX_JOBS];
+	unsigned nfills;
+	struct copy copies[MAX_JOBS];
+	unsigned ncopies;
+	struct req *reads[MAX_JOBS];
+	unsigned nreads;
+	uint64_t room;		/* budget for growth */
+	unsigned grow_calls;
+	uint64_t grow_below;	/* the last growth's bound */
+	bool refuse_submit;
+	bool refuse_copy;
+	bool version_fails;
+	uint64_t served_hits, served_misses;
+	bool drop;		/* a request's bytes go once checked */
+};
+
+/* ---- the model file ------------------------------------------------ */
+
+static uint8_t byte_of(uint64_t pos, unsigned change, const struct fake *f)
 {
-	if (h->coarse) {
-		return (struct cg_pf_version){.ctime_ns = h->ctime,
-					      .size = h->size,
-					      .clock_ns = h->clock};
+	if (change > 0 && f->log[change].zero) {
+		return 0;
 	}
-	return (struct cg_pf_version){.ctime_ns = 1000 + h->gen,
-				      .size = h->size,
-				      .clock_ns = 1000000000000ULL};
+	return (uint8_t)(pos * 7 + (pos >> 9) + change * 131);
 }
 
-static void h_init(struct harness *h, uint64_t ahead, uint64_t size,
-		   uint64_t cap)
+static struct cg_pf_version f_version(const struct fake *f)
 {
-	uint64_t i;
-
-	*h = (struct harness){.size = size, .keep = UINT64_MAX};
-	cg_prefetch_init(&h->pf, ahead, 4096);
-	h->mem = calloc(1, cg_prefetch_memory(&h->pf) + 1);
-	h->file = malloc(cap);
-	assert_non_null(h->mem);
-	assert_non_null(h->file);
-	for (i = 0; i < cap; i++) {
-		h->file[i] = (uint8_t)(i * 7 + (i >> 9));
-	}
+	return (struct cg_pf_version){
+		.ctime_ns = f->ctime,
+		.size = f->size,
+		.clock_ns = f->clock,
+	};
 }
 
-static void h_free(struct harness *h)
+/* pread()'s answer for a file of size bytes */
+static size_t pread_len(uint64_t size, uint64_t off, size_t n)
 {
-	free(h->mem);
-	free(h->file);
-}
-
-/* Start every fill the table asks for: read the model file now */
-static void h_start_fills(struct harness *h)
-{
-	unsigned slot, i;
-	uint64_t off;
-	size_t len;
-
-	while (cg_prefetch_next_fill(&h->pf, h->size, h->keep, &slot, &off,
-				     &len)) {
-		struct fill *f = &h->fills[h->nfills];
-
-		for (i = 0; i < h->nfills; i++) {
-			assert_int_not_equal(h->fills[i].slot, slot);
-		}
-		for (i = 0; i < h->ncopies; i++) {
-			unsigned k;
-
-			for (k = 0; k < h->copies[i].np; k++) {
-				assert_int_not_equal(
-					h->copies[i].pieces[k].slot, slot);
-			}
-		}
-		assert_true(h->nfills < MAX_FILLS);
-		assert_int_equal(off % h->pf.seg_size, 0);
-		*f = (struct fill){.slot = slot, .off = off, .len = len,
-				   .ver = h_version(h)};
-		f->got = (ssize_t)pread_len(h->size, off, len);
-		memcpy(h->mem + (size_t)slot * h->pf.seg_size,
-		       h->file + off, (size_t)f->got);
-		h->nfills++;
-	}
-}
-
-static void h_complete(struct harness *h, unsigned i)
-{
-	struct fill f = h->fills[i];
-
-	h->fills[i] = h->fills[--h->nfills];
-	cg_prefetch_filled(&h->pf, f.slot, f.got, &f.ver);
-}
-
-static void h_complete_all(struct harness *h)
-{
-	while (h->nfills > 0) {
-		h_complete(h, 0);
-	}
-}
-
-/* A write of n bytes at off; through smbd also tells the table */
-static void h_write(struct harness *h, uint64_t off, uint64_t n, bool smbd)
-{
-	uint64_t i;
-
-	if (smbd) {
-		cg_prefetch_invalidate(&h->pf, off, n);
-	}
-	for (i = off; i < off + n; i++) {
-		h->file[i] ^= 0x5a;
-	}
-	if (off + n > h->size) {
-		h->size = off + n;
-	}
-	h->gen++;
-	h->ctime = h->clock;
-	if (smbd) {
-		cg_prefetch_invalidate(&h->pf, off, n);
-	}
+	return off >= size ? 0 : (size_t)MIN((uint64_t)n, size - off);
 }
 
 /*
- * One request as the glue serves it: validate, look up; a HIT is copied
- * out and checked against the file now. Returns the lookup's answer.
+ * Change [off, off + len) (zero: a truncate's new zeros) and set the
+ * size; ours: this smbd's, noted around it and moving no ctime
  */
-static enum cg_pf_lookup h_read(struct harness *h, uint64_t off, size_t n)
+static void f_change(struct fake *f, uint64_t off, uint64_t len,
+		     uint64_t size, bool zero, bool ours)
 {
-	struct cg_pf_version now = h_version(h);
-	enum cg_pf_lookup r;
-	size_t avail = 0;
-	size_t got;
-	uint8_t *dst = NULL;
+	unsigned c;
+	uint64_t i;
 
-	cg_prefetch_note_read(&h->pf, off, n);
-	cg_prefetch_validate(&h->pf, &now);
-	r = cg_prefetch_lookup(&h->pf, off, n, &avail);
-	if (r == CG_PF_HIT) {
-		dst = malloc(n);
-		assert_non_null(dst);
-		sys_copied = 0;
-		got = cg_prefetch_copy(&h->pf, &counting_sys, h->mem, off, n,
-				       dst);
-		assert_int_equal(sys_copied, got);
-		assert_int_equal(got, avail);
-		assert_int_equal(got, pread_len(h->size, off, n));
-		if (memcmp(dst, h->file + off, got) != 0) {
-			fail_msg("stale or wrong bytes at %" PRIu64 "+%zu",
-				 off, n);
-		}
-		free(dst);
-		h->hits++;
-	} else if (r == CG_PF_PENDING) {
-		h->pendings++;
-	} else {
-		h->misses++;
+	assert_true(f->nlog + 1 < MAX_LOG);
+	assert_true(off + len <= CAP && size <= CAP);
+	if (ours) {
+		cg_direct_note_write(&f->s, zero ? -1 : (int64_t)off, len);
 	}
+	c = ++f->nlog;
+	f->log[c] = (struct change){.off = off, .len = len, .size = size,
+				    .zero = zero};
+	for (i = off; i < off + len; i++) {
+		f->wrote[i] = c;
+		f->file[i] = byte_of(i, c, f);
+	}
+	f->size = size;
+	if (!ours) {
+		f->ctime = f->clock;
+	}
+	if (ours) {
+		cg_direct_note_write(&f->s, zero ? -1 : (int64_t)off, len);
+	}
+}
+
+static void f_write(struct fake *f, uint64_t off, uint64_t len, bool ours)
+{
+	f_change(f, off, len, f->size > off + len ? f->size : off + len,
+		 false, ours);
+}
+
+static void f_truncate(struct fake *f, uint64_t size, bool ours)
+{
+	/* the bytes past the new end read as zeros if it grows again */
+	f_change(f, size, CAP - size, size, true, ours);
+}
+
+/* The content of byte pos as change c left it, and the one before */
+static unsigned f_wrote_before(const struct fake *f, uint64_t pos,
+			       unsigned upto)
+{
+	unsigned c;
+
+	for (c = upto; c > 0; c--) {
+		if (pos >= f->log[c].off && pos - f->log[c].off <
+		    f->log[c].len) {
+			return c;
+		}
+	}
+	return 0;
+}
+
+/*
+ * r was served got bytes: each must be what the file held at some
+ * moment since r arrived, and got what one of its sizes gives
+ */
+static void f_check_served(const struct fake *f, const struct req *r,
+			   ssize_t got)
+{
+	uint64_t i;
+	unsigned c;
+	bool ok;
+
+	ok = (size_t)got == pread_len(f->size, r->off, r->n) ||
+	     (size_t)got == pread_len(f->log[r->arrival].size, r->off, r->n);
+	for (c = r->arrival + 1; c <= f->nlog && !ok; c++) {
+		ok = (size_t)got == pread_len(f->log[c].size, r->off, r->n);
+	}
+	if (!ok) {
+		fail_msg("%" PRIu64 "+%zu served %zd bytes, file size %" PRIu64,
+			 r->off, r->n, got, f->size);
+	}
+	if (got == 0 || memcmp(r->buf, f->file + r->off, (size_t)got) == 0) {
+		return;
+	}
+	for (i = 0; i < (uint64_t)got; i++) {
+		uint64_t pos = r->off + i;
+
+		if (r->buf[i] == f->file[pos]) {
+			continue;
+		}
+		c = f_wrote_before(f, pos, r->arrival);
+		ok = r->buf[i] == byte_of(pos, c, f);
+		for (c = r->arrival + 1; c <= f->nlog && !ok; c++) {
+			ok = pos >= f->log[c].off &&
+			     pos - f->log[c].off < f->log[c].len &&
+			     r->buf[i] == byte_of(pos, c, f);
+		}
+		if (!ok) {
+			fail_msg("%" PRIu64 "+%zu: stale byte at %" PRIu64
+				 " (arrived after change %u of %u)",
+				 r->off, r->n, pos, r->arrival, f->nlog);
+		}
+	}
+}
+
+static void f_served(struct fake *f, struct req *r, ssize_t got)
+{
+	assert_int_equal(r->done, 0);
+	r->done++;
+	r->got = got;
+	f_check_served(f, r, got);
+	if (f->drop) {
+		free(r->buf);
+		r->buf = NULL;
+	}
+}
+
+static void req_free(struct req *r)
+{
+	free(r->buf);
+	free(r);
+}
+
+/* ---- the fake ops -------------------------------------------------- */
+
+static bool fo_submit_fill(void *priv, unsigned slot, uint64_t off,
+			   size_t len)
+{
+	struct fake *f = priv;
+	unsigned i, k;
+
+	if (f->refuse_submit) {
+		return false;
+	}
+	/* a slot a thread writes or copies out of is never handed out */
+	for (i = 0; i < f->nfills; i++) {
+		assert_int_not_equal(f->fills[i].slot, slot);
+	}
+	for (i = 0; i < f->ncopies; i++) {
+		for (k = 0; k < f->copies[i].np; k++) {
+			assert_int_not_equal(f->copies[i].pieces[k].slot, slot);
+		}
+	}
+	assert_true(f->nfills < MAX_JOBS);
+	assert_int_equal(off % f->s.pf.seg_size, 0);
+	f->fills[f->nfills++] = (struct fill){.slot = slot, .off = off,
+					      .len = len};
+	return true;
+}
+
+static bool fo_grow(void *priv, size_t extra, uint64_t below)
+{
+	struct fake *f = priv;
+
+	f->grow_calls++;
+	f->grow_below = below;
+	if (extra > f->room) {
+		return false;
+	}
+	f->room -= extra;
+	return true;
+}
+
+static bool fo_start_copy(void *priv, struct cg_direct_req *sr,
+			  size_t avail)
+{
+	struct fake *f = priv;
+	struct copy *c = &f->copies[f->ncopies];
+	unsigned max = cg_direct_pieces_max(&f->s, sr);
+
+	if (f->refuse_copy) {
+		return false;
+	}
+	assert_true(f->ncopies < MAX_JOBS);
+	assert_true(max <= CG_PREFETCH_MAX_SEGS + 1);
+	if (!cg_direct_pin(&f->s, sr, avail, c->pieces, max, &c->np)) {
+		return false;
+	}
+	c->r = sr->owner;
+	f->ncopies++;
+	return true;
+}
+
+static bool fo_start_read(void *priv, struct cg_direct_req *sr)
+{
+	struct fake *f = priv;
+
+	assert_true(f->nreads < MAX_JOBS);
+	f->reads[f->nreads++] = sr->owner;
+	return true;
+}
+
+static void fo_defer(void *priv, struct cg_direct_req *sr)
+{
+	struct req *r = sr->owner;
+
+	r->defers++;
+	assert_int_equal(r->defers, 1);
+}
+
+static void f_run_fill(struct fake *f, unsigned i);
+static void f_complete_fill(struct fake *f, unsigned i, bool fail);
+
+static const struct cg_direct_ops fake_ops = {
+	.submit_fill = fo_submit_fill,
+	.grow = fo_grow,
+	.start_copy = fo_start_copy,
+	.start_read = fo_start_read,
+	.defer = fo_defer,
+};
+
+/* ---- the jobs, run when a test says -------------------------------- */
+
+static void f_init(struct fake *f, uint64_t ahead, uint64_t size)
+{
+	uint64_t i;
+
+	memset(f, 0, sizeof(*f));
+	f->mem = calloc(1, SEG * CG_PREFETCH_MAX_SEGS);
+	f->file = malloc(CAP);
+	f->wrote = calloc(CAP, sizeof(f->wrote[0]));
+	assert_non_null(f->mem);
+	assert_non_null(f->file);
+	assert_non_null(f->wrote);
+	for (i = 0; i < CAP; i++) {
+		f->file[i] = byte_of(i, 0, f);
+	}
+	f->size = size;
+	f->log[0].size = size;
+	/* settled: the clock is well past ctime's tick */
+	f->ctime = 1700000000ULL * 1000000000ULL + 12345;
+	f->clock = f->ctime + 100000000;
+	f->room = UINT64_MAX;
+	cg_direct_init(&f->s, &fake_ops, f, ahead, 4096, size, 64 * MiB);
+}
+
+static void f_free(struct fake *f)
+{
+	free(f->mem);
+	free(f->file);
+	free(f->wrote);
+}
+
+static struct req *f_req(struct fake *f, uint64_t off, size_t n)
+{
+	struct req *r = malloc(sizeof(*r));
+
+	assert_non_null(r);
+	*r = (struct req){
+		.sr = {.owner = r},
+		.off = off,
+		.n = n,
+		.buf = malloc(n + 1),
+		.arrival = f->nlog,
+		.got = -2,
+	};
+	assert_non_null(r->buf);
 	return r;
 }
 
-/*
- * Copy job i runs now: the file's version then, the pieces copied only
- * if they are current, and then they must be exactly the file's bytes
- */
-static void h_copy(struct harness *h, unsigned i)
+/* A request through pread_send; inflight as smbd counts them */
+static struct req *f_send(struct fake *f, uint64_t off, size_t n,
+			  unsigned inflight)
 {
-	struct copy c = h->copies[i];
-	struct cg_pf_version now = h_version(h);
-	bool ok = cg_prefetch_pieces_current(c.pieces, c.np, &now);
-	uint8_t *dst = NULL;
-	size_t got;
+	struct req *r = f_req(f, off, n);
 
-	h->copies[i] = h->copies[--h->ncopies];
-	if (ok) {
-		dst = malloc(c.n);
-		assert_non_null(dst);
-		sys_copied = 0;
-		got = cg_prefetch_copy_pieces(&counting_sys, h->mem, c.pieces,
-					      c.np, dst);
-		assert_int_equal(sys_copied, got);
-		assert_int_equal(got, pread_len(h->size, c.off, c.n));
-		if (memcmp(dst, h->file + c.off, got) != 0) {
-			fail_msg("stale or wrong bytes copied at %" PRIu64
-				 "+%zu", c.off, c.n);
-		}
-		free(dst);
-		h->hits++;
-	} else {
-		h->stale_copies++;
-	}
-	cg_prefetch_validate(&h->pf, &now);
-	cg_prefetch_unpin(&h->pf, c.pieces, c.np, ok);
+	cg_direct_request(&f->s, &r->sr, off, n, inflight);
+	return r;
 }
 
-/*
- * A request as the glue serves it asynchronously: look up (no version
- * check on the event loop) and, on a HIT, pin its pieces for a copy job
- * that runs later (h_copy). Returns the lookup's answer.
- */
-static enum cg_pf_lookup h_pin(struct harness *h, uint64_t off, size_t n)
+/* A fill's thread: the version first, then the bytes */
+static void f_run_fill(struct fake *f, unsigned i)
 {
-	struct copy *c = NULL;
-	enum cg_pf_lookup r;
-	size_t avail = 0;
-	size_t sum = 0;
+	struct fill *fl = &f->fills[i];
+
+	fl->ver = f_version(f);
+	fl->got = (ssize_t)pread_len(f->size, fl->off, fl->len);
+	memcpy(f->mem + (size_t)fl->slot * f->s.pf.seg_size,
+	       f->file + fl->off, (size_t)fl->got);
+	fl->ran = true;
+}
+
+static void f_complete_fill(struct fake *f, unsigned i, bool fail)
+{
+	struct fill fl = f->fills[i];
+
+	assert_true(fl.ran);
+	f->fills[i] = f->fills[--f->nfills];
+	cg_direct_saw_version(&f->s, &fl.ver);
+	cg_direct_fill_done(&f->s, fl.slot, fail ? -1 : fl.got, &fl.ver);
+}
+
+static void f_run_all(struct fake *f)
+{
 	unsigned i;
 
-	if (h->ncopies == MAX_COPIES) {
-		h_copy(h, 0);
-	}
-	c = &h->copies[h->ncopies];
-	cg_prefetch_note_read(&h->pf, off, n);
-	r = cg_prefetch_lookup(&h->pf, off, n, &avail);
-	if (r != CG_PF_HIT) {
-		return r;
-	}
-	*c = (struct copy){.off = off, .n = n};
-	c->np = cg_prefetch_pin(&h->pf, off, n, c->pieces,
-				(unsigned)N_ELEM(c->pieces));
-	for (i = 0; i < c->np; i++) {
-		sum += c->pieces[i].len;
-	}
-	assert_int_equal(sum, avail);
-	h->ncopies++;
-	return r;
-}
-
-/* Serve a request fully: wait (complete fills) while PENDING */
-static enum cg_pf_lookup h_serve(struct harness *h, uint64_t off, size_t n)
-{
-	enum cg_pf_lookup first = h_read(h, off, n);
-	enum cg_pf_lookup r = first;
-
-	while (r == CG_PF_PENDING) {
-		assert_true(h->nfills > 0);
-		h_complete(h, 0);
-		r = h_read(h, off, n);
-	}
-	h_start_fills(h);
-	return first;
-}
-
-/* ---- lookup on hand-made tables ------------------------------------ */
-
-struct lookup_case {
-	uint64_t off;
-	size_t n;
-	enum cg_pf_lookup want;
-	size_t avail;
-};
-
-/*
- * Segments of 1 MiB: [0,1M) READY, [1M,2M) READY, [2M,3M) LOADING,
- * [5M,6M) READY short (end of file at 5M + 1000), [6M,7M) READY empty.
- */
-static void lookup_table(struct cg_prefetch *pf)
-{
-	static const struct cg_pf_version v = {1, 5 * MiB + 1000, 1000000000};
-
-	cg_prefetch_init(pf, 8 * MiB, 4096);
-	pf->seg[0] = (struct cg_pf_seg){.state = CG_PF_READY, .off = 0,
-					.len = MiB, .ver = v};
-	pf->seg[3] = (struct cg_pf_seg){.state = CG_PF_READY, .off = MiB,
-					.len = MiB, .ver = v};
-	pf->seg[5] = (struct cg_pf_seg){.state = CG_PF_LOADING,
-					.off = 2 * MiB};
-	pf->seg[6] = (struct cg_pf_seg){.state = CG_PF_READY,
-					.off = 5 * MiB, .len = 1000, .ver = v};
-	pf->seg[7] = (struct cg_pf_seg){.state = CG_PF_READY,
-					.off = 6 * MiB, .len = 0, .ver = v};
-}
-
-static const struct lookup_case lookup_cases[] = {
-	{0, 1, CG_PF_HIT, 1},
-	{0, MiB, CG_PF_HIT, MiB},
-	{MiB - 1, 2, CG_PF_HIT, 2},		/* across two segments */
-	{4095, 2 * MiB - 4095, CG_PF_HIT, 2 * MiB - 4095},
-	{2 * MiB - 1, 2, CG_PF_PENDING, 0},	/* half loading */
-	{2 * MiB + 5, 100, CG_PF_PENDING, 0},
-	{2 * MiB, 2 * MiB, CG_PF_MISS, 0},	/* loading, then nothing */
-	{3 * MiB, 1, CG_PF_MISS, 0},
-	{4 * MiB, 2 * MiB, CG_PF_MISS, 0},	/* head not covered */
-	{5 * MiB, 1000, CG_PF_HIT, 1000},
-	{5 * MiB + 999, 4097, CG_PF_HIT, 1},	/* short at end of file */
-	{5 * MiB + 1000, 1, CG_PF_HIT, 0},	/* at end of file */
-	{5 * MiB + 4096, 511, CG_PF_HIT, 0},	/* past it */
-	{6 * MiB + 7, 8 * MiB, CG_PF_HIT, 0},
-	{7 * MiB, 1, CG_PF_MISS, 0},
-};
-
-static void test_lookup_table(void **state)
-{
-	struct cg_prefetch pf;
-	size_t i;
-
-	lookup_table(&pf);
-	for (i = 0; i < N_ELEM(lookup_cases); i++) {
-		const struct lookup_case *c = &lookup_cases[i];
-		size_t avail = 0;
-		enum cg_pf_lookup r;
-
-		r = cg_prefetch_lookup(&pf, c->off, c->n, &avail);
-		if (r != c->want || (r == CG_PF_HIT && avail != c->avail)) {
-			fail_msg("case %zu: %d avail %zu, want %d avail %zu",
-				 i, r, avail, c->want, c->avail);
+	for (i = 0; i < f->nfills; i++) {
+		if (!f->fills[i].ran) {
+			f_run_fill(f, i);
 		}
 	}
 }
 
-/* ---- streams -------------------------------------------------------- */
-
-/* In order, request sizes from tiny to larger than the table */
-static void test_in_order(void **state)
+/* Run and report every fill, those their reports start included */
+static void f_fill_all(struct fake *f)
 {
-	static const size_t req[] = {64 * KiB, 100 * KiB + 3, MiB, 4 * MiB,
-				     8 * MiB, 12 * MiB};
-	size_t r;
-
-	for (r = 0; r < N_ELEM(req); r++) {
-		struct harness h;
-		uint64_t size = 64 * MiB + 4097;
-		uint64_t off = 0;
-		unsigned n = 0;
-
-		h_init(&h, 8 * MiB, size, size);
-		while (off < size + req[r]) {
-			h_serve(&h, off, req[r]);
-			off += req[r];
-			n++;
+	while (f->nfills > 0) {
+		if (!f->fills[0].ran) {
+			f_run_fill(f, 0);
 		}
-		if (req[r] < 8 * MiB && h.misses > 2) {
-			fail_msg("%zu-byte requests: %" PRIu64 " misses of %u",
-				 req[r], h.misses, n);
-		}
-		/* larger than the table: no fill could ever serve one */
-		if (req[r] > 8 * MiB && h.pf.fills > 0) {
-			fail_msg("%zu-byte requests: %" PRIu64 " useless fills",
-				 req[r], h.pf.fills);
-		}
-		h_free(&h);
+		f_complete_fill(f, 0, false);
 	}
 }
 
-/* Pairs of requests swapped, as an SMB2 client with two in flight */
-static void test_reordered(void **state)
+/* A HIT's copy: version check, then the pieces, as its thread does */
+static void f_complete_copy(struct fake *f, unsigned i, bool version_fails)
 {
-	struct harness h;
-	uint64_t size = 48 * MiB;
-	size_t n = 512 * KiB;
+	struct copy c = f->copies[i];
+	struct cg_pf_version now = f_version(f);
+	bool copied = false;
+	size_t got = 0;
+	unsigned k;
+
+	f->copies[i] = f->copies[--f->ncopies];
+	if (!version_fails && cg_prefetch_pieces_current(c.pieces, c.np,
+							 &now)) {
+		copied = true;
+		for (k = 0; k < c.np; k++) {
+			memcpy(c.r->buf + got, f->mem + c.pieces[k].from,
+			       c.pieces[k].len);
+			got += c.pieces[k].len;
+		}
+	}
+	if (!version_fails) {
+		cg_direct_saw_version(&f->s, &now);
+	}
+	if (cg_direct_copy_done(&f->s, &c.r->sr, c.pieces, c.np, copied,
+				!version_fails)) {
+		assert_true(copied);
+		f->served_hits++;
+		f_served(f, c.r, (ssize_t)got);
+	} else {
+		assert_false(copied);
+	}
+}
+
+/* A MISS's own read completes: the file's bytes now */
+static void f_complete_read(struct fake *f, unsigned i)
+{
+	struct req *r = f->reads[i];
+	struct cg_pf_version now = f_version(f);
+	size_t got = pread_len(f->size, r->off, r->n);
+
+	f->reads[i] = f->reads[--f->nreads];
+	cg_direct_saw_version(&f->s, &now);
+	memcpy(r->buf, f->file + r->off, got);
+	f->served_misses++;
+	f_served(f, r, (ssize_t)got);
+}
+
+/* Everything in flight ends; nothing may be left waiting */
+static void f_drain(struct fake *f)
+{
+	unsigned rounds = 0;
+
+	while (f->nfills + f->ncopies + f->nreads > 0) {
+		assert_true(++rounds < 100000);
+		if (f->ncopies > 0) {
+			f_complete_copy(f, 0, false);
+		} else if (f->nreads > 0) {
+			f_complete_read(f, 0);
+		} else {
+			if (!f->fills[0].ran) {
+				f_run_fill(f, 0);
+			}
+			f_complete_fill(f, 0, false);
+		}
+	}
+	assert_null(f->s.waiters);
+}
+
+/* ---- the cases ----------------------------------------------------- */
+
+/* The first request reads on its own and starts the fills; the next
+ * ones are copied out of them */
+static void test_miss_then_hits(void **state)
+{
+	struct fake f;
+	struct req *r[3];
+
+	f_init(&f, AHEAD, MiB);
+	r[0] = f_send(&f, 0, 4096, 1);
+	assert_int_equal(f.s.misses, 1);
+	assert_int_equal(f.nreads, 1);
+	assert_int_equal(f.nfills, 4);	/* the whole window loads */
+	f_fill_all(&f);
+	r[1] = f_send(&f, 4096, 60 * KiB, 2);
+	r[2] = f_send(&f, 64 * KiB, 90 * KiB, 3);
+	assert_int_equal(f.s.hits, 2);
+	assert_int_equal(f.ncopies, 2);
+	f_drain(&f);
+	assert_int_equal(r[1]->got, 60 * KiB);
+	assert_int_equal(r[2]->got, 90 * KiB);
+	assert_int_equal(f.served_hits, 2);
+	assert_int_equal(f.served_misses, 1);
+	req_free(r[0]);
+	req_free(r[1]);
+	req_free(r[2]);
+	f_free(&f);
+}
+
+/* A MiB read in 64 KiB requests: each a MISS, nothing filled or grown */
+static void misses_only(struct fake *f)
+{
+	struct req *r = NULL;
 	uint64_t off;
 
-	h_init(&h, 8 * MiB, size, size);
-	for (off = 0; off < size; off += 2 * n) {
-		h_serve(&h, off + n, n);
-		h_serve(&h, off, n);
+	for (off = 0; off < MiB; off += 64 * KiB) {
+		r = f_send(f, off, 64 * KiB, 4);
+		f_drain(f);
+		assert_int_equal(r->got, 64 * KiB);
+		req_free(r);
 	}
-	if (h.misses > 2 || h.hits < 90) {
-		fail_msg("%" PRIu64 " misses, %" PRIu64 " hits, %" PRIu64
-			 " waits", h.misses, h.hits, h.pendings);
+	assert_int_equal(f->s.misses, 16);
+	assert_int_equal(f->s.pf.fills, 0);
+	assert_int_equal(f->grow_calls, 0);
+}
+
+/* No prefetch: every request is a MISS and nothing is filled */
+static void test_no_prefetch(void **state)
+{
+	struct fake f;
+
+	f_init(&f, 0, MiB);
+	misses_only(&f);
+	f_free(&f);
+}
+
+/* The buffer a stream maps: the prefetch's, with address space for its
+ * growths */
+static void test_buffer(void **state)
+{
+	struct fake f;
+	size_t reserve = 1;
+
+	f_init(&f, AHEAD, MiB);
+	assert_int_equal(cg_direct_buffer(&f.s, &reserve),
+			 (size_t)f.s.pf.nseg * f.s.pf.seg_size);
+	assert_true(f.s.pf.nseg > 0);
+	assert_int_equal(reserve, f.s.pf.seg_size * CG_PREFETCH_MAX_SEGS);
+	f_free(&f);
+}
+
+/* A request on a loading segment waits, deferred once; the fill's
+ * report serves it as a HIT */
+static void test_waiter_woken(void **state)
+{
+	struct fake f;
+	struct req *a = NULL;
+	struct req *b = NULL;
+
+	f_init(&f, AHEAD, MiB);
+	a = f_send(&f, 0, 4096, 1);
+	b = f_send(&f, 70 * KiB, 4096, 2);
+	assert_int_equal(f.s.waits, 1);
+	assert_int_equal(b->defers, 1);
+	assert_ptr_equal(f.s.waiters, &b->sr);
+	assert_true(b->sr.waiting);
+	assert_false(cg_direct_finished(&f.s, false));
+	f_run_all(&f);
+	/* the fill of segment 0 does not concern it */
+	f_complete_fill(&f, 0, false);
+	assert_ptr_equal(f.s.waiters, &b->sr);
+	assert_int_equal(f.ncopies, 0);
+	/* segment 1's does */
+	while (f.s.waiters != NULL) {
+		f_complete_fill(&f, 0, false);
 	}
-	h_free(&h);
+	assert_int_equal(f.s.hits, 1);
+	assert_int_equal(f.ncopies, 1);
+	assert_int_equal(b->defers, 1);
+	f_drain(&f);
+	assert_int_equal(b->got, 4096);
+	assert_int_equal(b->done, 1);
+	assert_int_equal(f.s.waits, 1);
+	req_free(a);
+	req_free(b);
+	f_free(&f);
 }
 
 /*
- * A stream that reads only part of what was prefetched (it jumps ahead)
- * leaves segments behind; they are reused once they are further behind
- * than a reordered request could be, so prefetch never stalls.
+ * A change while the fill of a waiting request runs: the waiter must
+ * not get the fill's bytes. ours: this smbd's write; how 0: a write,
+ * 1: a truncate (noted as "anything"), 2: another process's write.
  */
-static void test_release_behind(void **state)
+static void invalidated_while_filling(int how)
 {
-	struct harness h;
-	uint64_t size = 400 * MiB;
-	uint64_t off;
-	uint64_t fills;
+	struct fake f;
+	struct req *a = NULL;
+	struct req *b = NULL;
+	unsigned i;
 
-	h_init(&h, 8 * MiB, size, size);
-	h_serve(&h, 0, 2 * MiB);
-	h_complete_all(&h);
-	for (off = 20 * MiB; off < size - 32 * MiB; off += 20 * MiB) {
-		fills = h.pf.fills;
-		h_serve(&h, off, 2 * MiB);
-		assert_int_equal(h.pf.fills - fills, h.pf.nseg);
-		h_complete_all(&h);
+	f_init(&f, AHEAD, MiB);
+	a = f_send(&f, 0, 4096, 1);
+	b = f_send(&f, 64 * KiB, 64 * KiB, 2);
+	assert_true(b->sr.waiting);
+	f_run_all(&f);	/* every fill has read the old bytes */
+	f.clock += 50000000;
+	switch (how) {
+	case 0:
+		f_write(&f, 100 * KiB, 10, true);
+		break;
+	case 1:
+		f_truncate(&f, 100 * KiB, true);
+		break;
+	default:
+		f_write(&f, 100 * KiB, 10, false);
+		f.clock += 50000000;
+		break;
 	}
-	h_free(&h);
-}
-
-/* A stream that starts over from the beginning gets its prefetch back */
-static void test_restart(void **state)
-{
-	struct harness h;
-	uint64_t size = 64 * MiB;
-	uint64_t off;
-	unsigned pass;
-
-	h_init(&h, 8 * MiB, size, size);
-	for (pass = 0; pass < 3; pass++) {
-		uint64_t misses = h.misses;
-
-		for (off = 4 * MiB; off < size; off += MiB) {
-			h_serve(&h, off, MiB);
+	for (i = 0; i < f.nfills; i++) {
+		if (f.fills[i].off == 64 * KiB) {
+			break;
 		}
-		h_complete_all(&h);
-		assert_true(h.misses - misses <= 1);
 	}
-	h_free(&h);
+	assert_true(i < f.nfills);
+	f_complete_fill(&f, i, false);
+	f_drain(&f);
+	assert_int_equal(b->done, 1);
+	assert_int_equal(b->got, how == 1 ? 36 * KiB : 64 * KiB);
+	assert_memory_equal(b->buf, f.file + 64 * KiB, (size_t)b->got);
+	req_free(a);
+	req_free(b);
+	f_free(&f);
 }
 
-/*
- * smbclient's pattern: 8 MiB reads, two in flight, as large as the
- * prefetch. Request k+1 waits for its fills while k+2 arrives and moves
- * the front past it; the fills k+1 waits for must not be handed to the
- * window beyond k+2 as they complete.
- */
-static void test_keep_waiting(void **state)
+static void test_write_while_filling(void **state)
 {
-	struct harness h;
-	uint64_t size = 256 * MiB;
-	size_t n = 8 * MiB;
-	uint64_t k;
-
-	h_init(&h, 8 * MiB, size, size);
-	assert_int_equal(h_read(&h, 0, n), CG_PF_MISS);
-	h_start_fills(&h);
-	for (k = 1; (k + 2) * n <= size; k += 2) {
-		assert_int_equal(h_read(&h, k * n, n), CG_PF_PENDING);
-		assert_int_equal(h_read(&h, (k + 1) * n, n), CG_PF_MISS);
-		h.keep = k * n;
-		/* the fills end one by one; the glue refills after each */
-		while (h.nfills > 0) {
-			h_complete(&h, 0);
-			h_start_fills(&h);
-		}
-		h.keep = UINT64_MAX;
-		assert_int_equal(h_read(&h, k * n, n), CG_PF_HIT);
-		h_start_fills(&h);
-	}
-	/*
-	 * Half the stream came from the prefetch, and nothing was loaded
-	 * in vain but the last window, past the last request
-	 */
-	assert_int_equal(h.hits, (size / n - 1) / 2);
-	assert_int_equal(h.pf.fills * h.pf.seg_size, h.hits * n + 8 * MiB);
-	h_free(&h);
+	invalidated_while_filling(0);
 }
 
-/* Writes through smbd while fills are in flight are never served */
-static void test_invalidate_in_flight(void **state)
+static void test_truncate_while_filling(void **state)
 {
-	struct harness h;
-	uint64_t size = 32 * MiB;
-	struct cg_pf_version now;
-	size_t avail;
-
-	h_init(&h, 8 * MiB, size, size);
-	h_serve(&h, 0, MiB);		/* miss; fills [1M, 9M) start */
-	assert_int_equal(h.nfills, 8);
-	/*
-	 * A write into [3M, 3M+10) while that segment is loading, told to
-	 * the table but (as with coarse timestamps) not seen in the version
-	 */
-	cg_prefetch_invalidate(&h.pf, 3 * MiB, 10);
-	h.file[3 * MiB + 5] ^= 0xff;
-	h_complete_all(&h);
-	/* same version: only the invalidation protects [3M, 4M) */
-	now = h_version(&h);
-	cg_prefetch_validate(&h.pf, &now);
-	assert_int_equal(cg_prefetch_lookup(&h.pf, 3 * MiB, 4096, &avail),
-			 CG_PF_MISS);
-	assert_int_equal(cg_prefetch_lookup(&h.pf, 2 * MiB, MiB, &avail),
-			 CG_PF_HIT);
-	assert_int_equal(cg_prefetch_lookup(&h.pf, 4 * MiB, MiB, &avail),
-			 CG_PF_HIT);
-	assert_int_equal(h.pf.discarded, 1);
-
-	/* a READY segment is dropped at once */
-	cg_prefetch_invalidate(&h.pf, 4 * MiB + 100, 1);
-	assert_int_equal(cg_prefetch_lookup(&h.pf, 4 * MiB, 1, &avail),
-			 CG_PF_MISS);
-	/* a zero-length write touches nothing */
-	cg_prefetch_invalidate(&h.pf, 5 * MiB, 0);
-	assert_int_equal(cg_prefetch_lookup(&h.pf, 5 * MiB, 1, &avail),
-			 CG_PF_HIT);
-	h_free(&h);
+	invalidated_while_filling(1);
 }
 
-/* Writes from elsewhere: only the version tells, and it is enough */
-/*
- * A descriptor's version: its size and ctime as fstat() has them, and
- * the coarse clock taken before; a bad descriptor is an error
- */
-static void test_version_now(void **state)
+static void test_foreign_write_while_filling(void **state)
 {
-	char path[] = "/tmp/cg_version.XXXXXX";
-	struct cg_pf_version v;
-	struct stat st;
-	int fd;
-
-	(void)state;
-	fd = mkstemp(path);
-	assert_int_not_equal(fd, -1);
-	unlink(path);
-	assert_int_equal(write(fd, "0123456789", 10), 10);
-	assert_int_equal(cg_pf_version_now(fd, &v), 0);
-	assert_int_equal(fstat(fd, &st), 0);
-	assert_int_equal(v.size, 10);
-	assert_true(v.ctime_ns == (uint64_t)st.st_ctim.tv_sec * 1000000000 +
-				  (uint64_t)st.st_ctim.tv_nsec);
-	assert_true(v.clock_ns > 0);
-	close(fd);
-	errno = 0;
-	assert_int_equal(cg_pf_version_now(fd, &v), -1);
-	assert_int_equal(errno, EBADF);
+	invalidated_while_filling(2);
 }
 
-static void test_version_change(void **state)
+/* A HIT whose copy finds the file changed is served again */
+static void test_stale_copy_served_again(void **state)
 {
-	struct harness h;
-	uint64_t size = 32 * MiB;
+	struct fake f;
+	struct req *a = NULL;
+	struct req *b = NULL;
 
-	h_init(&h, 8 * MiB, size, size);
-	h_serve(&h, 0, MiB);
-	/* a write while the fills run, and one after they ended */
-	h_write(&h, 2 * MiB + 10, 100, false);
-	h_complete_all(&h);
-	assert_int_equal(h_read(&h, MiB, MiB), CG_PF_MISS);
-	assert_int_equal(h.pf.discarded, 8);
-	h_start_fills(&h);
-	h_complete_all(&h);
-	assert_int_equal(h_read(&h, 2 * MiB, MiB), CG_PF_HIT);
-	h_write(&h, 20 * MiB, 1, false);	/* far away: still stale */
-	assert_int_equal(h_read(&h, 3 * MiB, MiB), CG_PF_MISS);
-	h_free(&h);
+	f_init(&f, AHEAD, MiB);
+	a = f_send(&f, 0, 4096, 1);
+	f_fill_all(&f);
+	b = f_send(&f, 8192, 8192, 2);
+	assert_int_equal(f.ncopies, 1);
+	f.clock += 50000000;
+	f_write(&f, 9000, 1, false);
+	f.clock += 50000000;
+	f_complete_copy(&f, 0, false);
+	assert_int_equal(f.s.stale, 1);
+	assert_int_equal(b->done, 0);
+	f_drain(&f);
+	assert_int_equal(b->done, 1);
+	assert_int_equal(f.file[9000], b->buf[9000 - 8192]);
+	req_free(a);
+	req_free(b);
+	f_free(&f);
 }
 
-/*
- * Timestamps of a kernel before 6.13: a write stamps ctime with the
- * coarse clock, so two writes within a tick share one. A fill whose
- * fstat came before the clock left the ctime's tick is not served; the
- * stream reads on demand until the file has been quiet for a tick.
- */
-static void test_coarse_timestamps(void **state)
-{
-	struct harness h;
-	uint64_t size = 32 * MiB;
-	uint64_t t0 = 1700000000ULL * 1000000000ULL + 4000000;
-	size_t avail;
-
-	h_init(&h, 8 * MiB, size, size);
-	h.coarse = true;
-	h.clock = t0;
-	/* a quiet file; a local write lands just before the fills' fstat */
-	assert_int_equal(h_read(&h, 0, MiB), CG_PF_MISS);
-	h_write(&h, 0, 1, false);
-	h_start_fills(&h);
-	assert_int_equal(h.nfills, 8);
-	/* the same tick: another write, ctime stays, size stays */
-	h_write(&h, 2 * MiB + 10, 100, false);
-	h_complete_all(&h);
-	/* no stale HIT (h_read checks the bytes), and no fills meanwhile */
-	assert_int_equal(h_serve(&h, 2 * MiB, MiB), CG_PF_MISS);
-	assert_int_equal(h_serve(&h, MiB, MiB), CG_PF_MISS);
-	assert_int_equal(h.pf.unsettled, 8);
-	assert_int_equal(h.nfills, 0);
-
-	/* a tick of 4 ms is not enough: the margin is 10 ms, any HZ */
-	h.clock = t0 + 4000000;
-	assert_int_equal(h_serve(&h, 3 * MiB, MiB), CG_PF_MISS);
-	assert_int_equal(h.nfills, 0);
-	/* once the clock has left the tick, fills count */
-	h.clock = t0 + CG_PF_TICK_NS;
-	assert_int_equal(h_serve(&h, 4 * MiB, MiB), CG_PF_MISS);
-	assert_true(h.nfills > 0);
-	h_complete_all(&h);
-	assert_int_equal(h_serve(&h, 5 * MiB, MiB), CG_PF_HIT);
-	/* and a write now moves ctime: the segments go */
-	h_write(&h, 6 * MiB, 1, false);
-	assert_int_equal(h_read(&h, 6 * MiB, MiB), CG_PF_MISS);
-	assert_int_equal(cg_prefetch_lookup(&h.pf, 7 * MiB, MiB, &avail),
-			 CG_PF_MISS);
-	h_free(&h);
-
-	/* whole-second timestamps: quiet for 2 s before anything counts */
-	h_init(&h, 8 * MiB, size, size);
-	h.coarse = true;
-	h.clock = 1700000000ULL * 1000000000ULL;
-	h_write(&h, 0, 1, false);
-	h.clock += 1500000000;
-	h_serve(&h, 0, MiB);
-	assert_int_equal(h.nfills, 0);
-	h.clock += 500000000;
-	h_serve(&h, MiB, MiB);
-	assert_true(h.nfills > 0);
-	h_complete_all(&h);
-	assert_int_equal(h_serve(&h, 2 * MiB, MiB), CG_PF_HIT);
-	h_free(&h);
-}
-
-/* Segments at end of file; a write past it moves the end */
-static void test_end_of_file(void **state)
-{
-	struct harness h;
-	uint64_t size = 10 * MiB + 1234;
-	size_t avail = 0;
-
-	h_init(&h, 8 * MiB, size, 16 * MiB);
-	h_serve(&h, 0, 4 * MiB);
-	h_complete_all(&h);
-	/* fills stop at end of file: [4M, 11M) is 7 segments */
-	assert_int_equal(h.pf.fills, 7);
-	assert_int_equal(h_serve(&h, 4 * MiB, 6 * MiB), CG_PF_HIT);
-	assert_int_equal(h_read(&h, 10 * MiB, 1 * MiB), CG_PF_HIT);
-	h_free(&h);
-
-	/* through smbd: a write beyond the short segment drops it */
-	h_init(&h, 8 * MiB, size, 16 * MiB);
-	h_serve(&h, 0, 4 * MiB);
-	h_complete_all(&h);
-	assert_int_equal(cg_prefetch_lookup(&h.pf, 10 * MiB + 1000, 4096,
-					    &avail), CG_PF_HIT);
-	assert_int_equal(avail, 234);
-	cg_prefetch_invalidate(&h.pf, 12 * MiB, 10);
-	assert_int_equal(cg_prefetch_lookup(&h.pf, 10 * MiB + 1000, 4096,
-					    &avail), CG_PF_MISS);
-	assert_int_equal(cg_prefetch_lookup(&h.pf, 9 * MiB, MiB, &avail),
-			 CG_PF_HIT);
-	h_free(&h);
-}
-
-/* A failed fill frees its slot and serves nothing */
+/* A failed fill turns prefetch off: its waiter and every later request
+ * read on their own, and nothing more is filled */
 static void test_failed_fill(void **state)
 {
-	struct harness h;
-	uint64_t size = 32 * MiB;
+	struct fake f;
+	struct req *r[4];
+	uint64_t fills;
+	unsigned i;
 
-	h_init(&h, 4 * MiB, size, size);
-	h_serve(&h, 0, MiB);
-	h.fills[0].got = -1;
-	h_complete_all(&h);
-	assert_int_equal(h_read(&h, h.pf.front - h.pf.front % MiB, MiB),
-			 CG_PF_MISS);
-	cg_prefetch_reset(&h.pf);
-	assert_int_equal(h_read(&h, 2 * MiB, MiB), CG_PF_MISS);
-	h_free(&h);
+	f_init(&f, AHEAD, MiB);
+	r[0] = f_send(&f, 0, 4096, 1);
+	r[1] = f_send(&f, 4096, 4096, 2);
+	assert_true(r[1]->sr.waiting);
+	f_run_all(&f);
+	for (i = 0; i < f.nfills && f.fills[i].off != 0; i++) {
+	}
+	assert_true(i < f.nfills);
+	f_complete_fill(&f, i, true);
+	assert_true(f.s.prefetch_off);
+	assert_null(f.s.waiters);
+	fills = f.s.pf.fills;
+	r[2] = f_send(&f, 8192, 4096, 2);
+	r[3] = f_send(&f, 12288, 4096, 2);
+	f_drain(&f);
+	assert_int_equal(f.s.pf.fills, fills);
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(r[i]->done, 1);
+		assert_int_equal(r[i]->got, 4096);
+		req_free(r[i]);
+	}
+	f_free(&f);
+}
+
+/* A fill the pool will not take turns prefetch off as well */
+static void test_submit_refused(void **state)
+{
+	struct fake f;
+	struct req *r = NULL;
+
+	f_init(&f, AHEAD, MiB);
+	f.refuse_submit = true;
+	r = f_send(&f, 0, 4096, 1);
+	assert_true(f.s.prefetch_off);
+	assert_int_equal(f.nfills, 0);
+	f_drain(&f);
+	assert_int_equal(r->done, 1);
+	req_free(r);
+	f_free(&f);
+}
+
+/* A copy that cannot start reads on its own: a hit, then a miss */
+static void test_copy_refused(void **state)
+{
+	struct fake f;
+	struct req *a = NULL;
+	struct req *r = NULL;
+
+	f_init(&f, AHEAD, MiB);
+	a = f_send(&f, 0, 4096, 1);
+	f_drain(&f);
+	f.refuse_copy = true;
+	r = f_send(&f, 4096, 4096, 1);
+	assert_int_equal(f.s.hits, 1);
+	assert_int_equal(f.s.misses, 2);
+	assert_int_equal(f.nreads, 1);
+	f_drain(&f);
+	assert_int_equal(r->done, 1);
+	req_free(a);
+	req_free(r);
+	f_free(&f);
+}
+
+/* The stream has read to its end: finished once nobody waits */
+static void test_finished(void **state)
+{
+	struct fake f;
+	struct req *a = NULL;
+	struct req *b = NULL;
+
+	f_init(&f, AHEAD, 200 * KiB);
+	a = f_send(&f, 0, 4096, 1);
+	assert_false(cg_direct_finished(&f.s, true));
+	assert_true(cg_direct_finished(&f.s, false));
+	b = f_send(&f, 150 * KiB, 50 * KiB, 2);
+	assert_true(b->sr.waiting);
+	/* at end of file, but b waits */
+	assert_false(cg_direct_finished(&f.s, true));
+	assert_false(cg_direct_finished(&f.s, false));
+	f_drain(&f);
+	assert_true(cg_direct_finished(&f.s, true));
+	assert_int_equal(b->got, 50 * KiB);
+	req_free(a);
+	req_free(b);
+	f_free(&f);
+}
+
+/* The stream ends with requests waiting: each is handed back once */
+static void test_orphans(void **state)
+{
+	struct fake f;
+	struct req *r[3];
+	unsigned i;
+
+	f_init(&f, AHEAD, MiB);
+	r[0] = f_send(&f, 0, 4096, 1);
+	r[1] = f_send(&f, 64 * KiB, 4096, 2);
+	r[2] = f_send(&f, 128 * KiB, 4096, 3);
+	assert_true(r[1]->sr.waiting && r[2]->sr.waiting);
+	cg_direct_cancel(&f.s, &r[0]->sr);	/* not waiting: no-op */
+	assert_ptr_equal(cg_direct_orphan(&f.s), &r[1]->sr);
+	assert_false(r[1]->sr.waiting);
+	assert_ptr_equal(cg_direct_orphan(&f.s), &r[2]->sr);
+	assert_null(cg_direct_orphan(&f.s));
+	assert_true(cg_direct_finished(&f.s, false));
+	for (i = 0; i < 3; i++) {
+		req_free(r[i]);
+	}
+	f_free(&f);
+}
+
+/* A request dropped while it waits is forgotten */
+static void test_cancel(void **state)
+{
+	struct fake f;
+	struct req *r[4];
+	unsigned i;
+
+	f_init(&f, AHEAD, MiB);
+	r[0] = f_send(&f, 0, 4096, 1);
+	for (i = 1; i < 4; i++) {
+		r[i] = f_send(&f, i * 64 * KiB, 4096, i + 1);
+		assert_true(r[i]->sr.waiting);
+	}
+	cg_direct_cancel(&f.s, &r[2]->sr);
+	assert_false(r[2]->sr.waiting);
+	cg_direct_cancel(&f.s, &r[1]->sr);
+	cg_direct_cancel(&f.s, &r[3]->sr);
+	assert_null(f.s.waiters);
+	f_drain(&f);
+	assert_int_equal(r[1]->done + r[2]->done + r[3]->done, 0);
+	for (i = 0; i < 4; i++) {
+		req_free(r[i]);
+	}
+	f_free(&f);
 }
 
 /*
- * Property: a random mix of requests near the front (reordered, some
- * behind, some far ahead), fills ending in random order, writes through
- * smbd and from elsewhere, truncations; half the HITs are pinned and
- * copied later, as the glue's copy jobs do, writes and fills happening
- * in between. Every byte served must be the file's current byte (h_read
- * and h_copy check), and no slot is handed out while a fill into it runs
- * or a copy out of it waits (h_start_fills checks).
+ * More in flight than the table covers: it asks to grow; refused, it
+ * asks again only for more than was refused; granted, it grows, at
+ * most CG_DIRECT_MAX_GROWS times
  */
-static void random_mix_pass(unsigned seed, bool coarse)
+static void test_grow_refused(void **state)
 {
-	struct harness h;
-	uint64_t cap = 80 * MiB;
-	uint64_t cursor = 0;	/* where the stream is */
-	unsigned step;
+	struct fake f;
+	struct req *r[20];
+	unsigned nr = 0;
+	unsigned calls;
 
-	srandom(seed);
-	h_init(&h, 8 * MiB, 64 * MiB + 555, cap);
-	h.coarse = coarse;
-	h.clock = 1700000000ULL * 1000000000ULL;
-	for (step = 0; step < 8000; step++) {
-		long r = random() % 100;
-		/* around the cursor: reordered, some behind, some ahead */
-		uint64_t off = cursor + (uint64_t)(random() % (3 * MiB));
-		size_t n = 1 + (size_t)(random() % MiB);
-
-		off = off > MiB ? off - MiB : 0;
-		if (r < 50) {
-			if (random() % 2 == 0) {
-				h_read(&h, off, n);
-			} else {
-				h_pin(&h, off, n);
-			}
-			h_start_fills(&h);
-			cursor += n / 2;
-		} else if (r < 85 && h.ncopies > 0 && random() % 3 == 0) {
-			h_copy(&h, (unsigned)(random() % h.ncopies));
-		} else if (r < 85 && h.nfills > 0) {
-			h_complete(&h, (unsigned)(random() % h.nfills));
-		} else if (r < 93) {
-			n = 1 + (size_t)(random() % 8192);
-			/*
-			 * coarse: a quieter file (or fills never count),
-			 * written where the prefetch is
-			 */
-			if (coarse) {
-				off += (uint64_t)(random() % (8 * MiB));
-			}
-			if (off + n < cap && (!coarse || random() % 3 == 0)) {
-				h_write(&h, off, n, r < 89);
-			}
-		} else if (r < 94) {
-			h.size = cursor + (uint64_t)(random() % (16 * MiB));
-			h.size = MIN(h.size, cap);
-			h.gen++;	/* a truncate: a version change */
-			h.ctime = h.clock;
-		} else if (r < 95 || cursor > h.size) {
-			/* the client starts over near the beginning */
-			cursor = (uint64_t)(random() % MiB);
-		}
-		if (coarse && random() % 2 == 0) {
-			h.clock += 4000000;	/* a tick of HZ=250 */
-		}
+	f_init(&f, AHEAD, CAP);
+	f.room = 0;
+	r[nr++] = f_send(&f, 0, 64 * KiB, 8);	/* wants 10 x 64 KiB */
+	assert_int_equal(f.grow_calls, 1);
+	/* never the last starting buffer's worth of direct memory */
+	assert_int_equal(f.grow_below, f.s.limit - f.s.base);
+	assert_int_equal(f.s.base, 4 * 64 * KiB);
+	assert_int_equal(f.s.grow_refused, 10);
+	assert_int_equal(f.s.pf.nseg, 4);
+	r[nr++] = f_send(&f, 64 * KiB, 64 * KiB, 8);
+	r[nr++] = f_send(&f, 128 * KiB, 64 * KiB, 4);
+	assert_int_equal(f.grow_calls, 1);	/* no more than refused */
+	f.room = 2 * SEG;
+	r[nr++] = f_send(&f, 192 * KiB, 64 * KiB, 9);	/* 11: too much */
+	assert_int_equal(f.grow_calls, 2);
+	assert_int_equal(f.s.grow_refused, 11);
+	f.room = UINT64_MAX;
+	r[nr++] = f_send(&f, 256 * KiB, 64 * KiB, 10);
+	assert_int_equal(f.grow_calls, 3);
+	assert_int_equal(f.s.pf.nseg, 12);
+	assert_int_equal(f.s.grows, 1);
+	for (calls = 12; calls < 20; calls++) {
+		r[nr++] = f_send(&f, calls * 64 * KiB, 64 * KiB, calls);
 	}
-	while (h.ncopies > 0) {
-		h_copy(&h, 0);
+	assert_int_equal(f.s.grows, CG_DIRECT_MAX_GROWS);
+	assert_int_equal(f.grow_calls, 2 + CG_DIRECT_MAX_GROWS);
+	f_drain(&f);
+	while (nr > 0) {
+		assert_int_equal(r[--nr]->done, 1);
+		req_free(r[nr]);
 	}
-	h_complete_all(&h);
-	/* every pin was ended: no slot is held by a copy any more */
-	for (step = 0; step < h.pf.nseg; step++) {
-		assert_int_equal(h.pf.seg[step].pins, 0);
-	}
-	/* copies found stale by their version check count: they were HITs */
-	if (h.hits + h.stale_copies < (coarse ? 100 : 200) ||
-	    h.hits < (coarse ? 100 : 150)) {
-		fail_msg("seed %u: only %" PRIu64 " hits (%" PRIu64 " copies "
-			 "stale), %" PRIu64 " misses",
-			 seed, h.hits, h.stale_copies, h.misses);
-	}
-	h_free(&h);
+	f_free(&f);
 }
+
+/* ---- the property ------------------------------------------------- */
+
+/* Requests queued in the scheduler */
+static unsigned f_waiting(const struct fake *f)
+{
+	const struct cg_direct_req *w = NULL;
+	unsigned n = 0;
+
+	for (w = f->s.waiters; w != NULL; w = w->next) {
+		n++;
+	}
+	return n;
+}
+
+static void random_pass(unsigned seed)
+{
+	struct fake f;
+	struct req **reqs = calloc(MAX_REQS, sizeof(*reqs));
+	unsigned nreqs = 0;
+	uint64_t cursor = 0;
+	unsigned step, i;
+	bool fail;
+
+	assert_non_null(reqs);
+	srandom(seed);
+	f_init(&f, AHEAD, MiB + 555);
+	f.drop = true;
+	f.room = (uint64_t)(random() % 3) * 4 * SEG;
+	for (step = 0; step < 20000 && nreqs < MAX_REQS; step++) {
+		long r = random() % 100;
+		unsigned busy = f.ncopies + f.nreads + f.nfills +
+				f_waiting(&f);
+		uint64_t off = cursor + (uint64_t)(random() % (3 * SEG));
+		size_t n = 1 + (size_t)(random() % (SEG + SEG / 2));
+
+		off = off > SEG ? off - SEG : 0;
+		if (r < 25 && busy < 48) {
+			reqs[nreqs++] = f_send(&f, off, n, 1 + random() % 8);
+			cursor += n / 2;
+		} else if (r < 45 && f.nfills > 0) {
+			f_run_fill(&f, (unsigned)(random() % f.nfills));
+		} else if (r < 65 && f.nfills > 0) {
+			i = (unsigned)(random() % f.nfills);
+			/* a failed fill, late in some passes */
+			fail = seed % 4 == 0 && step > 12000 &&
+			       random() % 100 == 0;
+			if (f.fills[i].ran) {
+				f_complete_fill(&f, i, fail);
+			}
+		} else if (r < 78 && f.ncopies > 0) {
+			f_complete_copy(&f, (unsigned)(random() % f.ncopies),
+					random() % 200 == 0);
+		} else if (r < 90 && f.nreads > 0) {
+			f_complete_read(&f, (unsigned)(random() % f.nreads));
+		} else if (r < 96) {
+			/* around the stream, this smbd's or another's */
+			off = cursor + (uint64_t)(random() % (8 * SEG));
+			n = 1 + (size_t)(random() % 8192);
+			if (off + n < CAP) {
+				f_write(&f, off, n, random() % 2 == 0);
+			}
+		} else if (r < 97 && random() % 2 == 0) {
+			off = cursor + (uint64_t)(random() % (4 * SEG));
+			f_truncate(&f, MIN(off, CAP), random() % 2 == 0);
+		} else if (r < 98 || cursor > f.size) {
+			cursor = (uint64_t)(random() % SEG);
+		}
+		f.version_fails = random() % 500 == 0;
+		/* the coarse clock ticks, sometimes not past a change's */
+		f.clock += (uint64_t)(random() % 3) * 4000000;
+	}
+	f.version_fails = false;
+	f_drain(&f);
+	for (i = 0; i < nreqs; i++) {
+		if (reqs[i]->done != 1) {
+			fail_msg("seed %u: request %u (%" PRIu64 "+%zu) "
+				 "completed %u times",
+				 seed, i, reqs[i]->off, reqs[i]->n,
+				 reqs[i]->done);
+		}
+		req_free(reqs[i]);
+	}
+	free(reqs);
+	/* not vacuous: both kinds of serving happened, and waiting */
+	if (f.served_hits < 100 || f.served_misses < 100 ||
+	    f.s.waits < 20 || f.s.stale == 0 || f.s.pf.discarded == 0) {
+		fail_msg("seed %u: %" PRIu64 " hits, %" PRIu64 " misses, "
+			 "%" PRIu64 " waits, %" PRIu64 " stale, %" PRIu64
+			 " discarded",
+			 seed, f.served_hits, f.served_misses, f.s.waits,
+			 f.s.stale, f.s.pf.discarded);
+	}
+	f_free(&f);
+}
+
+/* Seed 4 is the first with failed fills */
 
 static void test_random_mix(void **state)
 {
 	unsigned seed;
 
 	for (seed = 1; seed <= cg_test_seeds(); seed++) {
-		random_mix_pass(seed, false);
-		random_mix_pass(seed, true);
+		random_pass(seed);
 	}
-}
-
-/*
- * A pinned segment that a write through smbd drops serves no one from
- * then on: its range is read again (a fill into another slot), and the
- * slot is freed only when the copy reports; a copy whose version check
- * fails (a local write) counts no bytes as used
- */
-static void test_pinned_dropped(void **state)
-{
-	struct harness h;
-	struct cg_pf_piece p[4];
-	struct cg_pf_version now;
-	size_t avail = 0;
-	unsigned np, slot;
-
-	h_init(&h, 4 * MiB, 32 * MiB, 32 * MiB);
-	h_serve(&h, 0, 4096);
-	h_complete_all(&h);
-	assert_int_equal(cg_prefetch_lookup(&h.pf, 4096, MiB, &avail),
-			 CG_PF_HIT);
-	np = cg_prefetch_pin(&h.pf, 4096, MiB, p, 4);
-	assert_int_equal(np, 2);
-	assert_int_equal(p[0].len + p[1].len, MiB);
-	slot = p[0].slot;
-	assert_int_equal(h.pf.seg[slot].pins, 1);
-
-	h_write(&h, 100, 10, true);
-	assert_true(h.pf.seg[slot].stale);
-	assert_int_equal(h.pf.seg[slot].state, CG_PF_READY);
-	assert_int_equal(cg_prefetch_lookup(&h.pf, 0, 4096, &avail),
-			 CG_PF_MISS);
-	h_start_fills(&h);	/* asserts the pinned slot is not reused */
-	now = h_version(&h);
-	assert_false(cg_prefetch_pieces_current(p, np, &now));
-	cg_prefetch_validate(&h.pf, &now);
-	cg_prefetch_unpin(&h.pf, p, np, false);
-	assert_int_equal(h.pf.seg[slot].state, CG_PF_FREE);
-	/* the second piece's segment was dropped by the version check */
-	assert_int_equal(h.pf.seg[p[1].slot].state, CG_PF_FREE);
-	h_complete_all(&h);
-	assert_int_equal(h_serve(&h, 4096, MiB), CG_PF_MISS);
-	h_free(&h);
-}
-
-/* A HIT at end of file pins the segment holding the end: a file grown
- * meanwhile fails the copy's version check */
-static void test_pinned_end_of_file(void **state)
-{
-	struct harness h;
-	struct cg_pf_piece p[4];
-	struct cg_pf_version now;
-	size_t avail = 1;
-	unsigned np;
-
-	h_init(&h, 4 * MiB, 2 * MiB + 100, 4 * MiB);
-	h_serve(&h, 0, 4096);
-	h_complete_all(&h);
-	assert_int_equal(cg_prefetch_lookup(&h.pf, 2 * MiB + 100, 4096,
-					    &avail),
-			 CG_PF_HIT);
-	assert_int_equal(avail, 0);
-	np = cg_prefetch_pin(&h.pf, 2 * MiB + 100, 4096, p, 4);
-	assert_int_equal(np, 1);
-	assert_int_equal(p[0].len, 0);
-	h_write(&h, 2 * MiB + 100, 5000, false);	/* a local append */
-	now = h_version(&h);
-	assert_false(cg_prefetch_pieces_current(p, np, &now));
-	cg_prefetch_unpin(&h.pf, p, np, false);
-	h_free(&h);
-}
-
-/* ---- adapting to the client ------------------------------------- */
-
-struct wanted_case {
-	uint64_t ahead;
-	size_t max_read;
-	unsigned inflight;
-	uint64_t most;
-	unsigned want;
-};
-
-#define NO_MOST UINT64_MAX
-
-static const struct wanted_case wanted_cases[] = {
-	{8 * MiB, MiB, 4, NO_MOST, 8},		/* 5 MiB fit in the table */
-	{8 * MiB, MiB, 1, NO_MOST, 8},
-	{8 * MiB, 64 * KiB, 60, NO_MOST, 8},
-	{8 * MiB, 8 * MiB, 1, NO_MOST, 24},	/* one 8 MiB read in flight */
-	{8 * MiB, 8 * MiB, 4, NO_MOST, 48},	/* ... four */
-	{8 * MiB, 8 * MiB, 0, NO_MOST, 16},	/* none: two reads */
-	{8 * MiB, 8 * MiB, 12, NO_MOST, 64},	/* at most the largest table */
-	{8 * MiB, 3 * MiB + 1, 2, NO_MOST, 13},	/* rounded up to a segment */
-	{2 * MiB, MiB, 4, NO_MOST, 12},		/* 512 KiB segments */
-	{0, 8 * MiB, 4, NO_MOST, 0},		/* prefetch off stays off */
-	{8 * MiB, 8 * MiB, 4, 16 * MiB, 16},	/* direct memory 64M */
-	{8 * MiB, 8 * MiB, 4, 16 * MiB + 1, 17},	/* rounded up */
-	{8 * MiB, 8 * MiB, 4, 4 * MiB, 8},	/* never below its size */
-};
-
-static void test_wanted(void **state)
-{
-	size_t i;
-
-	for (i = 0; i < N_ELEM(wanted_cases); i++) {
-		const struct wanted_case *c = &wanted_cases[i];
-		struct cg_prefetch pf;
-		unsigned want;
-
-		cg_prefetch_init(&pf, c->ahead, 4096);
-		cg_prefetch_note_read(&pf, 0, c->max_read);
-		want = cg_prefetch_wanted(&pf, c->inflight, c->most);
-		if (want != c->want) {
-			fail_msg("case %zu: %u segments, want %u", i, want,
-				 c->want);
-		}
-	}
-}
-
-/* The harness's buffer grows with the table, its contents kept */
-static void h_grow(struct harness *h, unsigned nseg)
-{
-	cg_prefetch_grow(&h->pf, nseg);
-	h->mem = realloc(h->mem, cg_prefetch_memory(&h->pf) + 1);
-	assert_non_null(h->mem);
-}
-
-/*
- * 8 MiB reads against the 8 MiB default, the client's next read always
- * in flight already: without growing, most reads find their segments
- * partly loaded, partly not, and are a MISS (8 of 13 here). Grown to
- * what two reads in flight want, the reads after the first two are all
- * served from the table, and their bytes are right (h_read checks them).
- */
-static void test_grow_serves_large_reads(void **state)
-{
-	struct harness h;
-	uint64_t size = 96 * MiB + 12345;
-	uint64_t off;
-
-	h_init(&h, 8 * MiB, size, size);
-	cg_prefetch_note_read(&h.pf, 0, 8 * MiB);
-	h_grow(&h, cg_prefetch_wanted(&h.pf, 2, NO_MOST));
-	assert_int_equal(h.pf.nseg, 32);
-	for (off = 0; off < size; off += 8 * MiB) {
-		cg_prefetch_note_read(&h.pf, off + 8 * MiB, 8 * MiB);
-		h_serve(&h, off, 8 * MiB);
-	}
-	if (h.misses > 2 || h.hits < 11) {
-		fail_msg("%" PRIu64 " misses, %" PRIu64 " hits", h.misses,
-			 h.hits);
-	}
-	h_free(&h);
-}
-
-/*
- * Growing while segments load and others are loaded keeps them all: the
- * old slots stay where they are, the new ones start free, and fills
- * started before the growth complete into their slots.
- */
-static void test_grow_in_flight(void **state)
-{
-	struct harness h;
-	uint64_t size = 64 * MiB;
-	uint64_t fills;
-	unsigned i;
-
-	h_init(&h, 4 * MiB, size, size);
-	h_serve(&h, 0, MiB);
-	h_complete(&h, 0);
-	assert_int_equal(h.nfills, 3);
-	fills = h.pf.fills;
-	h_grow(&h, 12);
-	assert_int_equal(h.pf.nseg, 12);
-	for (i = 4; i < 12; i++) {
-		assert_int_equal(h.pf.seg[i].state, CG_PF_FREE);
-	}
-	h_start_fills(&h);
-	assert_true(h.pf.fills > fills);
-	h_complete_all(&h);
-	for (i = 1; i < 12; i++) {
-		assert_int_equal(h_serve(&h, (uint64_t)i * MiB, MiB),
-				 CG_PF_HIT);
-	}
-	/* never shrinks, and never past the largest table */
-	h_grow(&h, 6);
-	assert_int_equal(h.pf.nseg, 12);
-	h_grow(&h, CG_PREFETCH_MAX_SEGS + 1);
-	assert_int_equal(h.pf.nseg, 12);
-	h_free(&h);
-}
-
-/* No prefetch (direct prefetch = 0) never grows one */
-static void test_grow_off(void **state)
-{
-	struct cg_prefetch pf;
-
-	cg_prefetch_init(&pf, 0, 4096);
-	cg_prefetch_note_read(&pf, 0, 8 * MiB);
-	assert_int_equal(cg_prefetch_wanted(&pf, 8, NO_MOST), 0);
-	cg_prefetch_grow(&pf, 8);
-	assert_int_equal(pf.nseg, 0);
-	assert_int_equal(cg_prefetch_memory(&pf), 0);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_alignment),
-		cmocka_unit_test(test_open_failure_scope),
-		cmocka_unit_test(test_may_open),
-		cmocka_unit_test(test_pins_pages),
-		cmocka_unit_test(test_plan_table),
-		cmocka_unit_test(test_plan_refuses),
-		cmocka_unit_test(test_plan_property),
-		cmocka_unit_test(test_inplace_property),
-		cmocka_unit_test(test_inplace_refuses),
-		cmocka_unit_test(test_read_bounce),
-		cmocka_unit_test(test_geometry),
-		cmocka_unit_test(test_device_segment),
-		cmocka_unit_test(test_lookup_table),
-		cmocka_unit_test(test_in_order),
-		cmocka_unit_test(test_reordered),
-		cmocka_unit_test(test_release_behind),
-		cmocka_unit_test(test_restart),
-		cmocka_unit_test(test_keep_waiting),
-		cmocka_unit_test(test_invalidate_in_flight),
-		cmocka_unit_test(test_version_change),
-		cmocka_unit_test(test_version_now),
-		cmocka_unit_test(test_coarse_timestamps),
-		cmocka_unit_test(test_end_of_file),
+		cmocka_unit_test(test_miss_then_hits),
+		cmocka_unit_test(test_no_prefetch),
+		cmocka_unit_test(test_buffer),
+		cmocka_unit_test(test_waiter_woken),
+		cmocka_unit_test(test_write_while_filling),
+		cmocka_unit_test(test_truncate_while_filling),
+		cmocka_unit_test(test_foreign_write_while_filling),
+		cmocka_unit_test(test_stale_copy_served_again),
 		cmocka_unit_test(test_failed_fill),
-		cmocka_unit_test(test_pinned_dropped),
-		cmocka_unit_test(test_pinned_end_of_file),
-		cmocka_unit_test(test_wanted),
-		cmocka_unit_test(test_grow_serves_large_reads),
-		cmocka_unit_test(test_grow_in_flight),
-		cmocka_unit_test(test_grow_off),
+		cmocka_unit_test(test_submit_refused),
+		cmocka_unit_test(test_copy_refused),
+		cmocka_unit_test(test_finished),
+		cmocka_unit_test(test_orphans),
+		cmocka_unit_test(test_cancel),
+		cmocka_unit_test(test_grow_refused),
 		cmocka_unit_test(test_random_mix),
 	};
 

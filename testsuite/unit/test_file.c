@@ -34,7 +34,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "cacheguard.h"
+#include "cg_file.h"
 #include "cg_sys.h"
 #include "cg_write.h"
 
@@ -109,44 +109,10 @@ static void test_resolve(void **state)
 	}
 }
 
-/*
- * Which filesystems auto treats as network or FUSE, by statfs f_type;
- * f_type is a signed long on some architectures, so a magic with the
- * high bit set may arrive sign-extended
- */
-static void test_fs_type(void **state)
-{
-	static const struct {
-		uint64_t f_type;
-		unsigned lacks;
-	} cases[] = {
-		{0xEF53, 0},			/* ext4 */
-		{0x58465342, 0},		/* xfs */
-		{0x9123683E, 0},		/* btrfs */
-		{0x01021994, 0},		/* tmpfs */
-		{0x6969, REMOTE},		/* NFS */
-		{0x65735546, REMOTE},		/* FUSE */
-		{0xFE534D42, REMOTE},		/* SMB2 */
-		{0xFFFFFFFFFF534D42ULL, REMOTE},	/* CIFS, sign-extended */
-		{0x00C36400, REMOTE},		/* Ceph */
-		{0x01021997, REMOTE},		/* 9p */
-	};
-	size_t i;
-
-	for (i = 0; i < N_ELEM(cases); i++) {
-		if (cg_fs_type_lacks(cases[i].f_type) != cases[i].lacks) {
-			fail_msg("f_type %#" PRIx64 ": %u, want %u",
-				 cases[i].f_type,
-				 cg_fs_type_lacks(cases[i].f_type),
-				 cases[i].lacks);
-		}
-	}
-}
-
 static enum cg_path choose(struct cg_file *f, uint64_t off, size_t n)
 {
 	struct cg_io io = cg_read_begin(&f->stream, 3, off, n);
-	enum cg_path path = cg_file_choose(f, &io, n);
+	enum cg_path path = cg_file_choose(f, &io, n, false);
 
 	io.uncached = path != CG_PATH_NEXT;
 	cg_read_end(&f->stream, 3, &io, (ssize_t)n);
@@ -187,77 +153,17 @@ static void test_choose(void **state)
 	assert_int_equal(choose(&f, 700 * MiB, MiB), CG_PATH_NEXT);
 	start(&f, &cfg, CG_MODE_DONTCACHE, NONE);
 	assert_int_equal(choose(&f, 8 * MiB, MiB), CG_PATH_UNCACHED);
+	/* a read smbd makes synchronously: uncached yes, direct no */
+	assert_int_equal(cg_file_choose(&f, &(struct cg_io){.in_stream = true},
+					MiB, true),
+			 CG_PATH_UNCACHED);
 	start(&f, &cfg, CG_MODE_DIRECT, NONE);
+	assert_int_equal(cg_file_choose(&f, &(struct cg_io){.in_stream = true},
+					MiB, true),
+			 CG_PATH_NEXT);
 	assert_int_equal(choose(&f, 8 * MiB, MiB), CG_PATH_DIRECT);
 	/* below direct min io (64K): buffered */
 	assert_int_equal(choose(&f, 9 * MiB, 4096), CG_PATH_NEXT);
-}
-
-/* The filesystems other machines may mount: no place for lock files */
-static void test_fs_shared(void **state)
-{
-	static const struct {
-		uint64_t f_type;
-		bool shared;
-	} cases[] = {
-		{0xEF53, false},	/* ext4 */
-		{0x58465342, false},	/* XFS */
-		{0x9123683E, false},	/* btrfs */
-		{0x01021994, false},	/* tmpfs */
-		{0x6969, true},		/* NFS */
-		{0x65735546, true},	/* FUSE */
-		{0xFE534D42, true},	/* SMB2 */
-		{0x00C36400, true},	/* Ceph */
-		{0x47504653, true},	/* GPFS */
-		{0x01161970, true},	/* GFS2 */
-		{0x7461636F, true},	/* OCFS2 */
-	};
-	size_t i;
-
-	for (i = 0; i < N_ELEM(cases); i++) {
-		assert_int_equal(cg_fs_type_shared(cases[i].f_type),
-				 cases[i].shared);
-	}
-}
-
-/*
- * The module's directory in smbd's state directory: one per node where
- * a cluster's nodes would otherwise share it, else the plain name
- */
-static void test_state_dir_name(void **state)
-{
-	char name[32];
-
-	(void)state;
-	assert_false(cg_state_dir_name(false, false, 3, name, sizeof(name)));
-	assert_string_equal(name, "cacheguard");
-	/* a shared filesystem without clustering: smbd's own choice */
-	assert_false(cg_state_dir_name(false, true, 3, name, sizeof(name)));
-	assert_string_equal(name, "cacheguard");
-	assert_false(cg_state_dir_name(true, false, 3, name, sizeof(name)));
-	assert_string_equal(name, "cacheguard");
-	assert_true(cg_state_dir_name(true, true, 3, name, sizeof(name)));
-	assert_string_equal(name, "cacheguard.node3");
-	assert_true(cg_state_dir_name(true, true, 4294967295U, name,
-				      sizeof(name)));
-	assert_string_equal(name, "cacheguard.node4294967295");
-}
-
-/* Lock files only where nobody but root can create or hold them */
-static void test_state_dir_trust(void **state)
-{
-	(void)state;
-	assert_null(cg_state_dir_untrusted(0, 040700));
-	assert_null(cg_state_dir_untrusted(0, 040755));
-	assert_null(cg_state_dir_untrusted(0, 041755 & ~022));
-	assert_string_equal(cg_state_dir_untrusted(1000, 040700),
-			    "not owned by root");
-	assert_string_equal(cg_state_dir_untrusted(0, 040775),
-			    "writable by group or others");
-	assert_string_equal(cg_state_dir_untrusted(0, 040757),
-			    "writable by group or others");
-	assert_string_equal(cg_state_dir_untrusted(0, 041777),
-			    "writable by group or others");
 }
 
 /*
@@ -283,7 +189,7 @@ static void test_below(void **state)
 		start(&f, &cfg, modes[i], CG_BELOW_READS);
 		assert_int_equal(f.mode, CG_MODE_DONTNEED);
 		io = cg_read_begin(&f.stream, 3, 8 * MiB, MiB);
-		assert_int_equal(cg_file_choose(&f, &io, MiB), CG_PATH_NEXT);
+		assert_int_equal(cg_file_choose(&f, &io, MiB, false), CG_PATH_NEXT);
 		assert_false(io.drop_pieces);
 		cg_read_end(&f.stream, 3, &io, MiB);
 		assert_true(cg_file_zerocopy_ok(&f));
@@ -485,60 +391,6 @@ static void test_track(void **state)
 	assert_false(cg_file_may_track(&cfg, min, true));
 	assert_false(cg_file_tracks(&cfg, min));
 	assert_false(cg_config_probes(&cfg, 0, CG_BELOW_READS));
-}
-
-/* Mode auto's probe: which errno teaches what, and when to reopen */
-static void test_probe(void **state)
-{
-	static const struct {
-		const char *what;
-		int err;
-		bool may_reopen;
-		uint64_t f_type;
-		enum cg_probe probe;
-		unsigned lacks;
-	} cases[] = {
-		/* O_DIRECT is learnt too, by a reopen, wherever it may be */
-		{"uncached read works", 0, true, 0xEF53, CG_PROBE_REOPEN,
-		 NONE},
-		{"works, a lease held", 0, false, 0xEF53, CG_PROBE_NO_ANSWER,
-		 NONE},
-		{"no RWF_DONTCACHE", EOPNOTSUPP, true, 0xEF53, CG_PROBE_REOPEN,
-		 NO_DC},
-		{"RWF_DONTCACHE refused", EINVAL, true, 0xEF53,
-		 CG_PROBE_REOPEN, NO_DC},
-		{"no RWF_DONTCACHE, a lease held", EOPNOTSUPP, false, 0xEF53,
-		 CG_PROBE_NO_ANSWER, NO_DC},
-		/* network and FUSE never read direct: no reopen to try */
-		{"works on NFS", 0, true, 0x6969, CG_PROBE_DONE, CG_FS_REMOTE},
-		{"NFS, a lease held", 0, false, 0x6969, CG_PROBE_DONE,
-		 CG_FS_REMOTE},
-		{"NFS without RWF_DONTCACHE", EOPNOTSUPP, true, 0x6969,
-		 CG_PROBE_DONE, CG_FS_REMOTE | NO_DC},
-		{"write-only descriptor", EBADF, true, 0xEF53,
-		 CG_PROBE_NO_ANSWER, NONE},
-		{"EIO", EIO, true, 0xEF53, CG_PROBE_NO_ANSWER, NONE},
-	};
-	size_t i;
-
-	(void)state;
-	for (i = 0; i < N_ELEM(cases); i++) {
-		unsigned lacks = 99;
-		enum cg_probe p = cg_probe_uncached(cases[i].err,
-						    cases[i].may_reopen,
-						    cases[i].f_type,
-						    &lacks);
-
-		if (p != cases[i].probe || lacks != cases[i].lacks) {
-			fail_msg("%s: probe %d, lacks %#x", cases[i].what, p,
-				 lacks);
-		}
-	}
-	/* open(2) says EINVAL where the filesystem has no O_DIRECT */
-	assert_int_equal(cg_probe_direct(0), 0);
-	assert_int_equal(cg_probe_direct(EINVAL), NO_DIO);
-	assert_int_equal(cg_probe_direct(EACCES), 0);
-	assert_int_equal(cg_probe_direct(EMFILE), 0);
 }
 
 /*
@@ -817,10 +669,6 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_resolve),
-		cmocka_unit_test(test_fs_type),
-		cmocka_unit_test(test_fs_shared),
-		cmocka_unit_test(test_state_dir_name),
-		cmocka_unit_test(test_state_dir_trust),
 		cmocka_unit_test(test_open_questions),
 		cmocka_unit_test(test_choose),
 		cmocka_unit_test(test_zerocopy),
@@ -829,7 +677,6 @@ int main(void)
 		cmocka_unit_test(test_failures),
 		cmocka_unit_test(test_read_after),
 		cmocka_unit_test(test_track),
-		cmocka_unit_test(test_probe),
 		cmocka_unit_test(test_direct_unavailable),
 		cmocka_unit_test(test_hints_follow_mode),
 		cmocka_unit_test(test_summary),

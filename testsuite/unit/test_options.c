@@ -33,7 +33,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "cacheguard.h"
+#include "cg_options.h"
 
 #define KiB (1ULL << 10)
 #define MiB (1ULL << 20)
@@ -746,7 +746,9 @@ static void test_option_known(void **state)
 
 /*
  * The module runs only in the smbd of the release it was built for: the
- * structures it uses may change with any upstream release
+ * structures it uses may change with any upstream release. Debian's
+ * version string carries its package version since 4.20, which a
+ * security update changes: the same release all the same.
  */
 static void test_samba_compatible(void **state)
 {
@@ -754,6 +756,19 @@ static void test_samba_compatible(void **state)
 	assert_true(cg_samba_compatible("4.17.12-Debian", "4.17.12-Debian"));
 	assert_true(cg_samba_compatible("4.22.6-Debian-4.22.6+dfsg-0+deb13u1",
 					"4.22.6-Debian-4.22.6+dfsg-0+deb13u1"));
+	assert_true(cg_samba_compatible(
+		"4.22.11-Debian-4.22.11+dfsg-0+deb13u1",
+		"4.22.11-Debian-4.22.11+dfsg-0+deb13u2"));
+	assert_true(cg_samba_compatible(
+		"4.22.6-Debian-4.22.6+dfsg-0+deb13u1~bpo12+1",
+		"4.22.6-Debian-4.22.6+dfsg-0+deb13u2~bpo12+1"));
+	assert_false(cg_samba_compatible(
+		"4.22.11-Debian-4.22.11+dfsg-0+deb13u1",
+		"4.22.12-Debian-4.22.12+dfsg-0+deb13u1"));
+	assert_false(cg_samba_compatible("4.22.11-Debian-4.22.11+dfsg-0",
+					 "4.22.11-Ubuntu-4.22.11+dfsg-0"));
+	assert_false(cg_samba_compatible("4.22.1-Debian", "4.22.11-Debian"));
+	assert_false(cg_samba_compatible("4.22.11-Debian", "4.22.1-Debian"));
 	assert_false(cg_samba_compatible("4.17.12-Debian", "4.17.13-Debian"));
 	assert_false(cg_samba_compatible("4.17.12-Debian", "4.17.12"));
 	assert_false(cg_samba_compatible("4.17.12", "4.17.12-Debian"));

@@ -44,7 +44,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cacheguard.h"
+#include "cg_stream.h"
 #include "cg_sys.h"
 
 #define KiB (1ULL << 10)

@@ -40,7 +40,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cacheguard.h"
+#include "cg_file.h"
+#include "cg_share.h"
 #include "cg_sys.h"
 
 #define MiB (1ULL << 20)
@@ -159,7 +160,7 @@ static void reader_read_to(struct reader *r, uint64_t to)
 		struct cg_io io = cg_read_begin(&r->f.stream, r->fd, r->pos,
 						READ_SIZE);
 
-		io.uncached = cg_file_choose(&r->f, &io, READ_SIZE) !=
+		io.uncached = cg_file_choose(&r->f, &io, READ_SIZE, false) !=
 			      CG_PATH_NEXT;
 		cg_read_end(&r->f.stream, r->fd, &io, READ_SIZE);
 		r->pos += READ_SIZE;
@@ -387,12 +388,6 @@ static void test_alone(void **state)
 	assert_int_equal(a.f.stream.state, CG_ACTIVE);
 	assert_int_equal(h.opens, 0);
 	cg_stream_close(&a.f.stream, a.fd);
-
-	/* Direct streams read the device by design: they take no part */
-	reader_init(&a, 7, CG_MODE_DIRECT, cg_share_slot(8, 16));
-	reader_read_to(&a, 16 * MiB);
-	assert_int_equal(h.opens, 0);
-	cg_stream_close(&a.f.stream, a.fd);
 }
 
 /* Without the stream file every stream drops as if alone */
@@ -427,7 +422,7 @@ static void test_dontcache_joins(void **state)
 	reader_init(&b, 8, CG_MODE_DONTCACHE, slot);
 	reader_read_to(&a, 16 * MiB);
 	io = cg_read_begin(&a.f.stream, a.fd, a.pos, READ_SIZE);
-	assert_int_equal(cg_file_choose(&a.f, &io, READ_SIZE),
+	assert_int_equal(cg_file_choose(&a.f, &io, READ_SIZE, false),
 			 CG_PATH_UNCACHED);
 	cg_read_end(&a.f.stream, a.fd, &io, READ_SIZE);
 	a.pos += READ_SIZE;
@@ -436,7 +431,7 @@ static void test_dontcache_joins(void **state)
 	reader_read_to(&b, 8 * MiB);
 	assert_true(b.f.stream.share.seen);
 	io = cg_read_begin(&b.f.stream, b.fd, b.pos, READ_SIZE);
-	assert_int_equal(cg_file_choose(&b.f, &io, READ_SIZE), CG_PATH_NEXT);
+	assert_int_equal(cg_file_choose(&b.f, &io, READ_SIZE, false), CG_PATH_NEXT);
 	cg_read_end(&b.f.stream, b.fd, &io, READ_SIZE);
 	b.pos += READ_SIZE;
 
@@ -444,11 +439,57 @@ static void test_dontcache_joins(void **state)
 	reader_read_to(&a, a.pos + 16 * MiB);
 	assert_true(a.f.stream.share.seen);
 	io = cg_read_begin(&a.f.stream, a.fd, a.pos, READ_SIZE);
-	assert_int_equal(cg_file_choose(&a.f, &io, READ_SIZE), CG_PATH_NEXT);
+	assert_int_equal(cg_file_choose(&a.f, &io, READ_SIZE, false), CG_PATH_NEXT);
 	cg_read_end(&a.f.stream, a.fd, &io, READ_SIZE);
 	a.pos += READ_SIZE;
 	/* and keeps what B still needs, from when B began */
 	assert_int_equal(dropped(7, 16 * MiB, 40 * MiB), 0);
+	cg_stream_close(&a.f.stream, a.fd);
+	cg_stream_close(&b.f.stream, b.fd);
+}
+
+/*
+ * A direct stream reads the device while alone; once it sees another
+ * stream of its file both read through the cache, where the claims keep
+ * what one reads for the other: four direct copies of one file would
+ * read it from the device four times
+ */
+static void test_direct_joins(void **state)
+{
+	struct reader a, b;
+	uint64_t slot = cg_share_slot(8, 20);
+	struct cg_io io;
+
+	reader_init(&a, 7, CG_MODE_DIRECT, slot);
+	reader_init(&b, 8, CG_MODE_DIRECT, slot);
+	reader_read_to(&a, 16 * MiB);
+	io = cg_read_begin(&a.f.stream, a.fd, a.pos, READ_SIZE);
+	assert_int_equal(cg_file_choose(&a.f, &io, READ_SIZE, false),
+			 CG_PATH_DIRECT);
+	io.uncached = true;
+	cg_read_end(&a.f.stream, a.fd, &io, READ_SIZE);
+	a.pos += READ_SIZE;
+
+	/* B starts behind A and sees A's claim at once */
+	reader_read_to(&b, 8 * MiB);
+	assert_true(b.f.stream.share.seen);
+	io = cg_read_begin(&b.f.stream, b.fd, b.pos, READ_SIZE);
+	assert_int_equal(cg_file_choose(&b.f, &io, READ_SIZE, false),
+			 CG_PATH_NEXT);
+	cg_read_end(&b.f.stream, b.fd, &io, READ_SIZE);
+	b.pos += READ_SIZE;
+
+	/* A sees B at its next completion */
+	reader_read_to(&a, a.pos + READ_SIZE);
+	assert_true(a.f.stream.share.seen);
+	io = cg_read_begin(&a.f.stream, a.fd, a.pos, READ_SIZE);
+	assert_int_equal(cg_file_choose(&a.f, &io, READ_SIZE, false),
+			 CG_PATH_NEXT);
+	cg_read_end(&a.f.stream, a.fd, &io, READ_SIZE);
+	a.pos += READ_SIZE;
+	/* and keeps what B still needs */
+	reader_read_to(&a, a.pos + 16 * MiB);
+	assert_int_equal(dropped(7, 17 * MiB, 40 * MiB), 0);
 	cg_stream_close(&a.f.stream, a.fd);
 	cg_stream_close(&b.f.stream, b.fd);
 }
@@ -531,6 +572,7 @@ int main(void)
 		T(test_alone),
 		T(test_no_stream_file),
 		T(test_dontcache_joins),
+		T(test_direct_joins),
 		T(test_drop_pieces),
 		T(test_slots),
 	};

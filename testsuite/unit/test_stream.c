@@ -53,7 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cacheguard.h"
+#include "cg_stream.h"
 #include "cg_sys.h"
 
 #define KiB (1ULL << 10)

@@ -26,10 +26,9 @@
  * device at every request. So the table (cg_prefetch.c) keeps the next
  * cacheguard:direct prefetch bytes loading, in segments of one buffer
  * counted against cacheguard:direct memory. A client with more in
- * flight than that (smbclient: 8 MiB reads, several at once) would find
- * its reads half loaded and read them again on their own, so the buffer
- * grows to the reads in flight plus two, up to half of the budget,
- * while the budget has room (cg_dsched_adapt).
+ * flight than that would find its reads half loaded, so the buffer grows
+ * to the reads in flight plus two, up to half of the budget, while the
+ * budget has room (cg_direct_adapt).
  *
  *   request --> look up --+-- HIT -----> pin, copy out (ops->start_copy)
  *                         +-- PENDING -> wait for the fill (waiters)
@@ -41,10 +40,10 @@
  *   copy done --> unpin; the version check failed: serve it again
  *
  * Coherence. A segment never hands out bytes older than the file:
- * writes this smbd makes are noted (cg_dsched_note_write) before and
+ * writes this smbd makes are noted (cg_direct_note_write) before and
  * after they run and drop what overlaps, loaded or loading; the file's
  * version, taken by every job in its thread, catches the rest
- * (cacheguard.h, cg_pf_version). A copy whose pieces are not current is
+ * (cg_prefetch.h, cg_pf_version). A copy whose pieces are not current is
  * served again; a version the check could not take drops everything.
  *
  * A failed fill turns prefetch off for the stream: its requests then
@@ -53,18 +52,18 @@
 
 #include "lib/util/dlinklist.h"
 
-#include "cg_dsched.h"
+#include "cg_direct.h"
 #include "cg_util.h"
 
-void cg_dsched_init(struct cg_dsched *s,
-		    const struct cg_dsched_ops *ops,
+void cg_direct_init(struct cg_direct *s,
+		    const struct cg_direct_ops *ops,
 		    void *priv,
 		    uint64_t ahead,
 		    size_t align,
 		    uint64_t file_size,
 		    uint64_t limit)
 {
-	*s = (struct cg_dsched){
+	*s = (struct cg_direct){
 		.ops = ops,
 		.priv = priv,
 		.file_size = file_size,
@@ -74,30 +73,30 @@ void cg_dsched_init(struct cg_dsched *s,
 	s->base = cg_prefetch_memory(&s->pf);
 }
 
-size_t cg_dsched_buffer(const struct cg_dsched *s, size_t *reserve)
+size_t cg_direct_buffer(const struct cg_direct *s, size_t *reserve)
 {
 	*reserve = s->pf.seg_size * CG_PREFETCH_MAX_SEGS;
 	return cg_prefetch_memory(&s->pf);
 }
 
 /* Samba's list: the head's prev is its tail, so adding there is O(1) */
-static void cg_dsched_enqueue(struct cg_dsched *s, struct cg_dsched_req *r)
+static void cg_direct_enqueue(struct cg_direct *s, struct cg_direct_req *r)
 {
 	r->waiting = true;
 	DLIST_ADD_END(s->waiters, r);
 }
 
-static void cg_dsched_dequeue(struct cg_dsched *s, struct cg_dsched_req *r)
+static void cg_direct_dequeue(struct cg_direct *s, struct cg_direct_req *r)
 {
 	DLIST_REMOVE(s->waiters, r);
 	r->waiting = false;
 }
 
 /* Load what the table asks for; a fill that cannot start ends prefetch */
-static void cg_dsched_refill(struct cg_dsched *s)
+static void cg_direct_refill(struct cg_direct *s)
 {
 	const struct cg_pf_version none = {0};
-	const struct cg_dsched_req *w = NULL;
+	const struct cg_direct_req *w = NULL;
 	uint64_t keep = UINT64_MAX;
 	unsigned slot;
 	uint64_t off;
@@ -119,22 +118,20 @@ static void cg_dsched_refill(struct cg_dsched *s)
 }
 
 /*
- * The client's reads grew larger, or more of them are in flight, than
- * the table covers: grow it (cg_prefetch_wanted), if the server's budget
- * has room for the new segments. Without room the stream goes on as it
- * is, and asks again only for more than was refused. A growth takes
- * units only below direct memory less one stream's starting buffer
- * (base): the next copy to start always finds room for its own, where
- * it would otherwise read without direct and its prefetch.
+ * The client's reads outgrew the table: grow it (cg_prefetch_wanted) if
+ * the server's budget has room, else go on and ask again only for more
+ * than was refused. A growth takes units only below direct memory less
+ * one stream's starting buffer (base), so that the next copy to start
+ * always finds room for its own.
  */
-static void cg_dsched_adapt(struct cg_dsched *s, unsigned inflight)
+static void cg_direct_adapt(struct cg_direct *s, unsigned inflight)
 {
 	unsigned want = cg_prefetch_wanted(&s->pf, inflight,
 					   s->limit / CG_PREFETCH_STREAM_SHARE);
 	size_t extra;
 
 	if (want <= s->pf.nseg || want <= s->grow_refused ||
-	    s->prefetch_off || s->grows == CG_DSCHED_MAX_GROWS ||
+	    s->prefetch_off || s->grows == CG_DIRECT_MAX_GROWS ||
 	    s->limit <= s->base) {
 		return;
 	}
@@ -148,18 +145,18 @@ static void cg_dsched_adapt(struct cg_dsched *s, unsigned inflight)
 }
 
 /* r waits for a fill, to be served again */
-static void cg_dsched_wait(struct cg_dsched *s, struct cg_dsched_req *r)
+static void cg_direct_wait(struct cg_direct *s, struct cg_direct_req *r)
 {
 	if (!r->deferred) {
 		/* woken from a read's completion: do not nest */
 		s->ops->defer(s->priv, r);
 		r->deferred = true;
 	}
-	cg_dsched_enqueue(s, r);
+	cg_direct_enqueue(s, r);
 }
 
 /* Serve a request from the table, queue it behind a fill, or read it */
-static void cg_dsched_serve(struct cg_dsched *s, struct cg_dsched_req *r)
+static void cg_direct_serve(struct cg_direct *s, struct cg_direct_req *r)
 {
 	enum cg_pf_lookup look = CG_PF_MISS;
 	size_t avail = 0;
@@ -178,7 +175,7 @@ static void cg_dsched_serve(struct cg_dsched *s, struct cg_dsched_req *r)
 		if (!r->deferred) {
 			s->waits++;
 		}
-		cg_dsched_wait(s, r);
+		cg_direct_wait(s, r);
 		return;
 	case CG_PF_MISS:
 		break;
@@ -188,11 +185,11 @@ static void cg_dsched_serve(struct cg_dsched *s, struct cg_dsched_req *r)
 }
 
 /* A fill ended: serve, or read, what waited for it */
-static void cg_dsched_wake(struct cg_dsched *s)
+static void cg_direct_wake(struct cg_direct *s)
 {
-	struct cg_dsched_req *list = s->waiters;
-	struct cg_dsched_req *r = NULL;
-	struct cg_dsched_req *next = NULL;
+	struct cg_direct_req *list = s->waiters;
+	struct cg_direct_req *r = NULL;
+	struct cg_direct_req *next = NULL;
 
 	/* detach the list: who still has to wait is queued again */
 	s->waiters = NULL;
@@ -201,12 +198,12 @@ static void cg_dsched_wake(struct cg_dsched *s)
 		r->prev = NULL;
 		r->next = NULL;
 		r->waiting = false;
-		cg_dsched_serve(s, r);
+		cg_direct_serve(s, r);
 	}
 }
 
-void cg_dsched_request(struct cg_dsched *s,
-		       struct cg_dsched_req *r,
+void cg_direct_request(struct cg_direct *s,
+		       struct cg_direct_req *r,
 		       uint64_t off,
 		       size_t n,
 		       unsigned inflight)
@@ -214,132 +211,45 @@ void cg_dsched_request(struct cg_dsched *s,
 	r->off = off;
 	r->n = n;
 	cg_prefetch_note_read(&s->pf, off, n);
-	cg_dsched_adapt(s, inflight);
-	cg_dsched_serve(s, r);
-	cg_dsched_refill(s);
+	cg_direct_adapt(s, inflight);
+	cg_direct_serve(s, r);
+	cg_direct_refill(s);
 }
 
-/*
- * How [off, off + n) can be served now: the table is first checked
- * against the file's current version, so nothing stale is a HIT.
- */
-static enum cg_pf_lookup cg_dsched_lookup(struct cg_dsched *s,
-					  uint64_t off,
-					  size_t n,
-					  size_t *avail)
-{
-	struct cg_pf_version now;
-
-	if (s->pf.nseg == 0) {
-		return CG_PF_MISS;
-	}
-	if (!s->ops->file_version(s->priv, &now)) {
-		cg_prefetch_reset(&s->pf);
-		return CG_PF_MISS;
-	}
-	cg_dsched_saw_version(s, &now);
-	return cg_prefetch_lookup(&s->pf, off, n, avail);
-}
-
-/*
- * How often the sync path finishes fills: once for those it found, once
- * more for one that came back stale and loads again. Then it reads on
- * its own: a sync read costs at most about what a plain one would.
- */
-#define CG_DSCHED_SYNC_WAITS 2
-
-ssize_t cg_dsched_pread(struct cg_dsched *s,
-			const struct cg_sys *sys,
-			const uint8_t *mem,
-			uint64_t off,
-			size_t n,
-			unsigned inflight,
-			uint8_t *dst)
-{
-	enum cg_pf_lookup look;
-	size_t avail = 0;
-	size_t got;
-	unsigned i;
-
-	cg_prefetch_note_read(&s->pf, off, n);
-	cg_dsched_adapt(s, inflight);
-	cg_dsched_refill(s);
-	look = cg_dsched_lookup(s, off, n, &avail);
-	for (i = 0; i < CG_DSCHED_SYNC_WAITS && look == CG_PF_PENDING; i++) {
-		if (!s->ops->finish_fills(s->priv, off, n)) {
-			break;
-		}
-		s->waits++;
-		look = cg_dsched_lookup(s, off, n, &avail);
-	}
-	if (look == CG_PF_HIT) {
-		s->hits++;
-		got = cg_prefetch_copy(&s->pf, sys, mem, off, n, dst);
-		cg_dsched_refill(s);
-		return (ssize_t)got;
-	}
-	s->misses++;
-	cg_dsched_refill(s);	/* the fills overlap the caller's read */
-	return -1;
-}
-
-void cg_dsched_saw_version(struct cg_dsched *s,
+void cg_direct_saw_version(struct cg_direct *s,
 			   const struct cg_pf_version *v)
 {
 	s->file_size = v->size;
 	cg_prefetch_validate(&s->pf, v);
 }
 
-void cg_dsched_fill_took(struct cg_dsched *s, uint64_t ns)
-{
-	s->fill_ns = s->fill_ns == 0 ? ns : (s->fill_ns * 7 + ns) / 8;
-}
-
-uint64_t cg_dsched_sync_deadline(const struct cg_dsched *s,
-				 uint64_t started_ns)
-{
-	uint64_t wait = CG_DSCHED_FIRST_WAIT_NS;
-
-	if (s->fill_ns != 0) {
-		wait = 2 * s->fill_ns;
-		if (wait < 1000 * 1000ULL) {
-			wait = 1000 * 1000ULL;
-		}
-	}
-	return started_ns + wait;
-}
-
-bool cg_dsched_fill_done(struct cg_dsched *s,
+bool cg_direct_fill_done(struct cg_direct *s,
 			 unsigned slot,
 			 ssize_t got,
-			 const struct cg_pf_version *ver,
-			 uint64_t ns)
+			 const struct cg_pf_version *ver)
 {
 	bool turned_off = false;
 
-	if (ns != 0) {
-		cg_dsched_fill_took(s, ns);
-	}
 	if (got == -1 && !s->prefetch_off) {
 		/* requests still read on demand, and fall back from there */
 		s->prefetch_off = true;
 		turned_off = true;
 	}
 	cg_prefetch_filled(&s->pf, slot, got, ver);
-	cg_dsched_wake(s);
-	cg_dsched_refill(s);
+	cg_direct_wake(s);
+	cg_direct_refill(s);
 	return turned_off;
 }
 
-unsigned cg_dsched_pieces_max(const struct cg_dsched *s,
-			      const struct cg_dsched_req *r)
+unsigned cg_direct_pieces_max(const struct cg_direct *s,
+			      const struct cg_direct_req *r)
 {
 	return (unsigned)CG_MIN(r->n / s->pf.seg_size + 2,
 				CG_PREFETCH_MAX_SEGS + 1);
 }
 
-bool cg_dsched_pin(struct cg_dsched *s,
-		   const struct cg_dsched_req *r,
+bool cg_direct_pin(struct cg_direct *s,
+		   const struct cg_direct_req *r,
 		   size_t avail,
 		   struct cg_pf_piece *pieces,
 		   unsigned max,
@@ -361,15 +271,15 @@ bool cg_dsched_pin(struct cg_dsched *s,
 	return true;
 }
 
-void cg_dsched_unpin(struct cg_dsched *s,
+void cg_direct_unpin(struct cg_direct *s,
 		     const struct cg_pf_piece *pieces,
 		     unsigned np)
 {
 	cg_prefetch_unpin(&s->pf, pieces, np, false);
 }
 
-bool cg_dsched_copy_done(struct cg_dsched *s,
-			 struct cg_dsched_req *r,
+bool cg_direct_copy_done(struct cg_direct *s,
+			 struct cg_direct_req *r,
 			 const struct cg_pf_piece *pieces,
 			 unsigned np,
 			 bool copied,
@@ -384,19 +294,19 @@ bool cg_dsched_copy_done(struct cg_dsched *s,
 	if (!version_ok) {
 		cg_prefetch_reset(&s->pf);
 	}
-	cg_dsched_serve(s, r);
-	cg_dsched_refill(s);
+	cg_direct_serve(s, r);
+	cg_direct_refill(s);
 	return false;
 }
 
-void cg_dsched_cancel(struct cg_dsched *s, struct cg_dsched_req *r)
+void cg_direct_cancel(struct cg_direct *s, struct cg_direct_req *r)
 {
 	if (r->waiting) {
-		cg_dsched_dequeue(s, r);
+		cg_direct_dequeue(s, r);
 	}
 }
 
-void cg_dsched_note_write(struct cg_dsched *s, int64_t off, uint64_t n)
+void cg_direct_note_write(struct cg_direct *s, int64_t off, uint64_t n)
 {
 	if (off < 0) {
 		cg_prefetch_reset(&s->pf);
@@ -405,18 +315,18 @@ void cg_dsched_note_write(struct cg_dsched *s, int64_t off, uint64_t n)
 	}
 }
 
-bool cg_dsched_finished(const struct cg_dsched *s, bool still_direct)
+bool cg_direct_finished(const struct cg_direct *s, bool still_direct)
 {
 	return s->waiters == NULL &&
 	       (!still_direct || s->pf.front >= s->file_size);
 }
 
-struct cg_dsched_req *cg_dsched_orphan(struct cg_dsched *s)
+struct cg_direct_req *cg_direct_orphan(struct cg_direct *s)
 {
-	struct cg_dsched_req *r = s->waiters;
+	struct cg_direct_req *r = s->waiters;
 
 	if (r != NULL) {
-		cg_dsched_dequeue(s, r);
+		cg_direct_dequeue(s, r);
 	}
 	return r;
 }

@@ -1,6 +1,6 @@
 /*
  * vfs_cacheguard engine: transparent huge pages under direct mode's
- * buffers (cg_huge.h)
+ * buffers (cg_buf.h)
  *
  * Copyright (C) 2026 The vfs_cacheguard authors
  *
@@ -21,16 +21,9 @@
 #define _GNU_SOURCE
 #include <sys/mman.h>
 
-#include "cg_huge.h"
+#include "cg_buf.h"
 
-/*
- * Buffers for O_DIRECT come straight from mmap, page-aligned, and go
- * back to the kernel when freed. From malloc, megabyte buffers raise
- * glibc's mmap threshold once freed, and later ones then come from the
- * heap, which it does not give back: an idle smbd process that had
- * served a dozen direct copies was seen holding 155 MiB.
- */
-void *cg_huge_map(size_t len)
+void *cg_buf_map(size_t len)
 {
 	void *p = mmap(NULL, (len > 0 ? len : 1), PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -43,16 +36,8 @@ void *cg_huge_map(size_t len)
 	return p;
 }
 
-/*
- * The prefetch buffer: address space for the largest table, of which
- * only [0, used) is usable (and, with strict overcommit, committed);
- * cg_huge_commit makes more of it usable when the table grows.
- * It starts on a huge-page boundary and asks for transparent huge
- * pages (CG_HUGE_PAGE): where THP is "never", or none is free, the
- * kernel gives 4 KiB pages and the reads are only smaller. The pages
- * are faulted in by the fills' O_DIRECT reads, in the thread pool.
- */
-void *cg_huge_reserve(size_t reserve, size_t used)
+/* The pages are faulted in by the fills' O_DIRECT reads, in the pool */
+void *cg_buf_reserve(size_t reserve, size_t used)
 {
 	size_t len = reserve + CG_HUGE_PAGE;
 	uint8_t *p = mmap(NULL, len, PROT_NONE,
@@ -81,12 +66,12 @@ void *cg_huge_reserve(size_t reserve, size_t used)
 	return a;
 }
 
-bool cg_huge_commit(void *p, size_t off, size_t len)
+bool cg_buf_commit(void *p, size_t off, size_t len)
 {
 	return mprotect((uint8_t *)p + off, len, PROT_READ | PROT_WRITE) == 0;
 }
 
-void cg_huge_unmap(void *p, size_t len)
+void cg_buf_unmap(void *p, size_t len)
 {
 	if (p != NULL) {
 		munmap(p, (len > 0 ? len : 1));
