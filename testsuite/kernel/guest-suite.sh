@@ -50,6 +50,10 @@
 # In every set but cifs and speed, a share on NFS (guest-nfs.sh): auto
 # drops behind there, and another NFS client's writes are seen.
 #
+# ioshare: nothing of the above, the device-sharing experiment alone
+# (guest-ioshare.sh): a disk-bound neighbour beside SMB copies on a
+# throttled scratch disk, under each scheduler and I/O control.
+#
 # Prints PASS:/FAIL:/SKIPPED: lines like every integration script.
 set -u
 . "$(dirname "$0")/../lib/check.sh"
@@ -57,6 +61,7 @@ cg_need_root "the kernel suite"
 . "$(dirname "$0")/../lib/smbd.sh"
 . "$(dirname "$0")/guest-nfs.sh"
 . "$(dirname "$0")/guest-fork.sh"
+. "$(dirname "$0")/guest-ioshare.sh"
 cg_enter_namespace "$0" "$@"
 
 MiB=1048576
@@ -358,6 +363,10 @@ speed_pairs()
 	done
 }
 
+if [ "$set" = ioshare ]; then
+	ioshare_main
+	exit 0
+fi
 cg_smbd_init
 # SMB writes of 16 KiB and more go through recvfile (unsigned ones)
 cg_global "min receivefile size = 16384"
