@@ -119,6 +119,10 @@ summaries()
 	fi
 }
 
+# what qemu-user takes away (checked on qemu 7.2): preadv2's
+# RWF_DONTCACHE (EOPNOTSUPP) and statx's STATX_DIOALIGN values (the mask
+# bit set, the alignments 0)
+qemu_lacks="no RWF_DONTCACHE|no O_DIRECT for this file: no alignment, or no reopen"
 for m in plain $modes; do
 	share=guard_$m
 	[ "$m" = plain ] && share=plain
@@ -140,6 +144,11 @@ for m in plain $modes; do
 			grep -qE "f${b}g: .*$path.*streams 1 .*fallbacks 0" <<<"$s"
 		then
 			cg_pass "[$m] past $b GiB: one stream, $path, no fallback"
+		elif [ -n "${CG_I386_QEMU:-}" ] && [ "$(wc -l <<<"$s")" = 1 ] &&
+			grep -qE "f${b}g: .*mode dontneed;.*dropped [1-9].*streams 1 .*fallbacks [0-9]+: ($qemu_lacks)\$" <<<"$s"
+		then
+			cg_skip "[$m] past $b GiB: one stream, $path" \
+				"qemu-user refuses RWF_DONTCACHE and reports statx's direct-I/O alignment as 0 (none), so the stream fell back as on such a kernel and dropped behind; the bytes were checked"
 		else
 			cg_fail "[$m] past $b GiB: one stream, $path, no fallback" \
 				"${s:-no summary}"
