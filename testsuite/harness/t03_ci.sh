@@ -41,27 +41,28 @@ part()
 part test 'PASS: a\n7 passed, 0 failed, 1 skipped\n' 0
 part test-trixie 'PASS: a\nFAIL: b\n5 passed, 3 failed, 2 skipped\nmake: *** [Makefile:79: test] Error 1\nmake: *** [Makefile:141: test-trixie] Error 2\n' 2
 part test-kernels-ci 'PASS: a\n2 passed, 0 failed, 0 skipped\n' 0
+part test-i386-ci 'PASS: a\n3 passed, 0 failed, 2 skipped\n' 0
 # a release row's subset (tools/test-row), for make test-releases below:
 # a row whose samba the archive lacks (SKIPPED)
 part test-trixie-backports 'SKIPPED: trixie-backports: no source\n0 passed, 0 failed, 1 skipped\n' 0
 ci_case "a part that failed, make's errors after its count" \
-	"14 passed, 3 failed, 3 skipped" 1
+	"17 passed, 3 failed, 5 skipped" 1
 cg_expect "the failures are listed again just above the sum" \
 	test "$(tail -n 3 <<<"$last_out" | head -n 2)" = \
 	"==== the failures"$'\n'"[make test-trixie] FAIL: b"
 
 part test-trixie 'PASS: a\nSegmentation fault\n' 2
 ci_case "a part that died before its count" \
-	"9 passed, 1 failed, 1 skipped" 1
+	"12 passed, 1 failed, 3 skipped" 1
 cg_expect "a part that died is listed among the failures" \
 	grep -qx "FAIL: make test-trixie exited 2 without a count" <<<"$last_out"
 
 part test-trixie '5 passed, 0 failed, 0 skipped\nmake: *** Error 2\n' 2
 ci_case "a part that exited non-zero with no failure counted" \
-	"14 passed, 1 failed, 1 skipped" 1
+	"17 passed, 1 failed, 3 skipped" 1
 
 part test-trixie '5 passed, 0 failed, 0 skipped\n' 0
-ci_case "every part passed" "14 passed, 0 failed, 1 skipped" 0
+ci_case "every part passed" "17 passed, 0 failed, 3 skipped" 0
 cg_expect "no failures, no list" \
 	bash -c '! grep -q "the failures" <<<"$1"' _ "$last_out"
 
@@ -69,12 +70,12 @@ cg_expect "no failures, no list" \
 # skipped it whenever its estimate passed 80 minutes, as it always did),
 # and one that cannot run is a failure
 CI_KERNELS_NEED=100 ci_case "the kernels' subset runs, estimate or not" \
-	"14 passed, 0 failed, 1 skipped" 0
+	"17 passed, 0 failed, 3 skipped" 0
 cg_expect "the kernels' subset ran" \
 	grep -qx "==== make test-kernels-ci" <<<"$last_out"
 part test-kernels-ci 'qemu-system-x86_64: command not found\n' 127
 ci_case "a kernels' subset that cannot run" \
-	"12 passed, 1 failed, 1 skipped" 1
+	"15 passed, 1 failed, 3 skipped" 1
 
 
 # make test-releases: .ci/run over the parts it names, and those alone
