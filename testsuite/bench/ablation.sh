@@ -14,8 +14,9 @@
 #		(reader gap 128M, the default) and without (0)
 #   hot		the hot check (cacheguard:hot threshold): a 256 MiB file
 #		fully cached (someone else's hot data) copied through the
-#		default share; what of it is still cached after the copy,
-#		with the check (50, the default) and without (0)
+#		default share and a dontneed one: MB/s, what the device
+#		read, what of it is still cached after the copy, with the
+#		check (50, the default) and without (0)
 #   upload	RWF_DONTCACHE writes: a 1 GiB upload through a dontcache
 #		share and a dontneed one (write-behind alone), ABL_ROUNDS
 #		rounds alternating: MB/s, what is cached after, smbd's CPU
@@ -105,21 +106,30 @@ readers()
 
 hot()
 {
-	local c share left
+	local c share left before got t0 t1
 
 	head -c $((256 * MiB)) /dev/urandom >"$fs/hot.bin"
 	chmod 0644 "$fs/hot.bin"
 	echo "== the hot check: a fully cached 256 MiB file copied"
-	printf '%-28s %20s\n' configuration "cached after, MiB"
-	for c in default default@hot_threshold=0; do
+	printf '%-28s %8s %12s %20s\n' configuration MB/s "device MiB" \
+		"cached after, MiB"
+	for c in default default@hot_threshold=0 dontneed \
+		dontneed@hot_threshold=0; do
 		share=$(cg_guard_share_name "$c")
 		cat "$fs/hot.bin" >/dev/null
+		before=$(cg_dev_read "$dev")
+		t0=$EPOCHREALTIME
 		cg_smbclient "$share" "get hot.bin /dev/null" >/dev/null 2>&1 ||
 			fail "the copy of hot.bin through $c"
+		t1=$EPOCHREALTIME
+		got=$(($(cg_dev_read "$dev") - before))
 		left=$(cg_number "residency of hot.bin" \
 			"$(cg_resident "$fs/hot.bin")") || fail "residency"
-		printf '%-28s %20.1f\n' "$c" "$(awk -v b="$left" \
-			'BEGIN { print b / 1048576 }')"
+		printf '%-28s %8.0f %12.1f %20.1f\n' "$c" \
+			"$(awk -v a="$t0" -v b="$t1" -v n=$((256 * MiB)) \
+				'BEGIN { print n / (b - a) / 1e6 }')" \
+			"$(awk -v b="$got" 'BEGIN { print b / 1048576 }')" \
+			"$(awk -v b="$left" 'BEGIN { print b / 1048576 }')"
 	done
 	rm -f "$fs/hot.bin"
 }
