@@ -36,6 +36,9 @@
  * dontneed, as when the budget is spent.
  */
 
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE	/* F_OFD_GETLK, F_OFD_SETLK */
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -43,11 +46,6 @@
 
 #include "cg_budget.h"
 #include "cg_sys.h"
-
-#ifndef F_OFD_GETLK
-#define F_OFD_GETLK 36
-#define F_OFD_SETLK 37
-#endif
 
 static uint64_t cg_budget_units(uint64_t bytes)
 {

@@ -67,6 +67,9 @@
  * every stream drops as if alone.
  */
 
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE	/* F_OFD_GETLK, F_OFD_SETLK */
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -74,11 +77,6 @@
 #include "cg_util.h"
 #include "cg_share.h"
 #include "cg_sys.h"
-
-#ifndef F_OFD_GETLK
-#define F_OFD_GETLK 36
-#define F_OFD_SETLK 37
-#endif
 
 #define CG_FREE UINT64_MAX
 /*
