@@ -42,8 +42,8 @@ MiB=1048576
 parts=${ABL_PARTS:-readers hot upload}
 rounds=${ABL_ROUNDS:-3}
 cg_smbd_init
-cg_guard_shares "dontneed dontneed@reader_gap=0 default default@hot_threshold=0
-	dontcache" ""
+cg_guard_shares "dontneed dontneed@reader_gap=0 dontneed@hot_threshold=0
+	default default@hot_threshold=0 dontcache" ""
 cg_smbd_start || { echo "ablation.sh: smbd does not start" >&2; exit 2; }
 fs=$CG_SHARE
 dev=$(lsblk -no PKNAME "$(df --output=source "$fs" | tail -n 1)" \
