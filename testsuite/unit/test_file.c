@@ -140,6 +140,17 @@ static void start(struct cg_file *f,
 	assert_int_equal(f->stream.state, CG_ACTIVE);
 }
 
+/* No room in the budget for one request: not a failure at all */
+static void not_now_is_no_failure(struct cg_file *f, struct cg_config *cfg)
+{
+	start(f, cfg, CG_MODE_DIRECT, NONE);
+	assert_int_equal(cg_file_read_failed(f, 3, CG_PATH_DIRECT,
+					     CG_DIRECT_NOT_NOW, NONE),
+			 0);
+	assert_int_equal(f->mode, CG_MODE_DIRECT);
+	assert_int_equal(f->fallbacks, 0);
+}
+
 static void test_choose(void **state)
 {
 	struct cg_config cfg;
@@ -315,13 +326,7 @@ static void test_failures(void **state)
 	struct cg_file f;
 	size_t i;
 
-	/* No room in the budget for one request: not a failure at all */
-	start(&f, &cfg, CG_MODE_DIRECT, NONE);
-	assert_int_equal(cg_file_read_failed(&f, 3, CG_PATH_DIRECT,
-					     CG_DIRECT_NOT_NOW, NONE),
-			 0);
-	assert_int_equal(f.mode, CG_MODE_DIRECT);
-	assert_int_equal(f.fallbacks, 0);
+	not_now_is_no_failure(&f, &cfg);
 
 	for (i = 0; i < N_ELEM(cases); i++) {
 		unsigned learnt;
@@ -512,13 +517,7 @@ static void test_direct_unavailable(void **state)
 	struct cg_file f;
 	size_t i;
 
-	/* No room in the budget for one request: not a failure at all */
-	start(&f, &cfg, CG_MODE_DIRECT, NONE);
-	assert_int_equal(cg_file_read_failed(&f, 3, CG_PATH_DIRECT,
-					     CG_DIRECT_NOT_NOW, NONE),
-			 0);
-	assert_int_equal(f.mode, CG_MODE_DIRECT);
-	assert_int_equal(f.fallbacks, 0);
+	not_now_is_no_failure(&f, &cfg);
 
 	for (i = 0; i < N_ELEM(cases); i++) {
 		unsigned learnt;
