@@ -25,10 +25,7 @@
  */
 
 #define _GNU_SOURCE
-#include <stdarg.h>
 #include <stdbool.h>
-#include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <errno.h>
@@ -38,12 +35,10 @@
 #include <unistd.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
-#include <cmocka.h>
 
 #include "cg_budget.h"
 #include "cg_sys.h"
-
-#define MiB (1024 * 1024ULL)
+#include "cg_test.h"
 
 static char path[] = "/tmp/cg_budget_test.XXXXXX";
 
@@ -412,18 +407,12 @@ static void test_crash_gives_back(void **state)
 	close(pipefd[1]);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_take_and_give),
-		cmocka_unit_test(test_limits_share_a_pool),
-		cmocka_unit_test(test_fragments),
-		cmocka_unit_test(test_crash_gives_back),
-		cmocka_unit_test(test_failure_is_no_room),
-		cmocka_unit_test(test_lock_failures),
-		cmocka_unit_test(test_local_room),
-		cmocka_unit_test(test_room),
-	};
-
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+CG_TEST_MAIN(setup, teardown,
+	     cmocka_unit_test(test_take_and_give),
+	     cmocka_unit_test(test_limits_share_a_pool),
+	     cmocka_unit_test(test_fragments),
+	     cmocka_unit_test(test_crash_gives_back),
+	     cmocka_unit_test(test_failure_is_no_room),
+	     cmocka_unit_test(test_lock_failures),
+	     cmocka_unit_test(test_local_room),
+	     cmocka_unit_test(test_room))

@@ -20,10 +20,7 @@
  * along with this program.  If not, see <http://www.gnu.org/licenses/>.
  */
 
-#include <stdarg.h>
 #include <stdbool.h>
-#include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -34,16 +31,15 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <cmocka.h>
 
 #include "cg_dev.h"
 #include "cg_file.h"
 #include "cg_sys.h"
+#include "cg_test.h"
 #include "cg_write.h"
 
 #define EXT4_MAGIC 0xEF53
 #define NFS_MAGIC 0x6969
-#define N_ELEM(a) (sizeof(a) / sizeof((a)[0]))
 #define NONE 0
 #define NO_DC CG_FS_NO_DONTCACHE
 #define NO_DIO CG_FS_NO_DIRECT
@@ -515,22 +511,16 @@ static void test_probe_linux(void **state)
 	cg_devs_free(&t);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_queue),
-		cmocka_unit_test(test_learn),
-		cmocka_unit_test(test_fs_type),
-		cmocka_unit_test(test_fs_shared),
-		cmocka_unit_test(test_state_dir_name),
-		cmocka_unit_test(test_state_dir_trust),
-		cmocka_unit_test(test_probe),
-		cmocka_unit_test_setup(test_probe_uncached, fake_reset),
-		cmocka_unit_test_setup(test_probe_no_dontcache, fake_reset),
-		cmocka_unit_test_setup(test_probe_later, fake_reset),
-		cmocka_unit_test_setup(test_probe_remote, fake_reset),
-		cmocka_unit_test(test_probe_linux),
-	};
-
-	return cmocka_run_group_tests(tests, sysfs_setup, sysfs_teardown);
-}
+CG_TEST_MAIN(sysfs_setup, sysfs_teardown,
+	     cmocka_unit_test(test_queue),
+	     cmocka_unit_test(test_learn),
+	     cmocka_unit_test(test_fs_type),
+	     cmocka_unit_test(test_fs_shared),
+	     cmocka_unit_test(test_state_dir_name),
+	     cmocka_unit_test(test_state_dir_trust),
+	     cmocka_unit_test(test_probe),
+	     cmocka_unit_test_setup(test_probe_uncached, fake_reset),
+	     cmocka_unit_test_setup(test_probe_no_dontcache, fake_reset),
+	     cmocka_unit_test_setup(test_probe_later, fake_reset),
+	     cmocka_unit_test_setup(test_probe_remote, fake_reset),
+	     cmocka_unit_test(test_probe_linux))

@@ -17,11 +17,7 @@
  * along with this program.  If not, see <http://www.gnu.org/licenses/>.
  */
 
-
-#include <stdarg.h>
 #include <stdbool.h>
-#include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -32,11 +28,11 @@
 #include <pthread.h>
 #include <unistd.h>
 #include <sys/file.h>
-#include <cmocka.h>
 
 #include "cg_dev.h"
 #include "cg_dio.h"
 #include "cg_prefetch.h"
+#include "cg_test.h"
 
 #define SIZE 10000
 
@@ -582,23 +578,17 @@ static void test_inplace_refuses(void **state)
 
 /* ---- prefetch geometry -------------------------------------------- */
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_alignment),
-		cmocka_unit_test(test_open_failure_scope),
-		cmocka_unit_test(test_may_open),
-		cmocka_unit_test(test_pins_pages),
-		cmocka_unit_test(test_plan_table),
-		cmocka_unit_test(test_plan_refuses),
-		cmocka_unit_test(test_plan_property),
-		cmocka_unit_test(test_inplace_property),
-		cmocka_unit_test(test_inplace_refuses),
-		cmocka_unit_test(test_read_bounce),
-		cmocka_unit_test(test_fill),
-		cmocka_unit_test(test_copy),
-		cmocka_unit_test(test_bad_fd),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CG_TEST_MAIN(NULL, NULL,
+	     cmocka_unit_test(test_alignment),
+	     cmocka_unit_test(test_open_failure_scope),
+	     cmocka_unit_test(test_may_open),
+	     cmocka_unit_test(test_pins_pages),
+	     cmocka_unit_test(test_plan_table),
+	     cmocka_unit_test(test_plan_refuses),
+	     cmocka_unit_test(test_plan_property),
+	     cmocka_unit_test(test_inplace_property),
+	     cmocka_unit_test(test_inplace_refuses),
+	     cmocka_unit_test(test_read_bounce),
+	     cmocka_unit_test(test_fill),
+	     cmocka_unit_test(test_copy),
+	     cmocka_unit_test(test_bad_fd))

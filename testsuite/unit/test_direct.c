@@ -44,12 +44,8 @@
  * the version (ctime and size), as a local process's do.
  */
 
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
 #include <errno.h>
-#include <cmocka.h>
 
 #include <inttypes.h>
 #include <stdbool.h>
@@ -58,12 +54,8 @@
 #include <string.h>
 
 #include "cg_direct.h"
-#include "cg_test_seeds.h"
 #include "cg_sys.h"
-
-#define KiB (1ULL << 10)
-#define MiB (1ULL << 20)
-#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#include "cg_test.h"
 
 #define SEG (64 * KiB)		/* 256 KiB of prefetch: 4 x 64 KiB */
 #define AHEAD (4 * SEG)
@@ -1026,26 +1018,20 @@ static void test_random_mix(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_miss_then_hits),
-		cmocka_unit_test(test_no_prefetch),
-		cmocka_unit_test(test_buffer),
-		cmocka_unit_test(test_waiter_woken),
-		cmocka_unit_test(test_write_while_filling),
-		cmocka_unit_test(test_truncate_while_filling),
-		cmocka_unit_test(test_foreign_write_while_filling),
-		cmocka_unit_test(test_stale_copy_served_again),
-		cmocka_unit_test(test_failed_fill),
-		cmocka_unit_test(test_submit_refused),
-		cmocka_unit_test(test_copy_refused),
-		cmocka_unit_test(test_finished),
-		cmocka_unit_test(test_orphans),
-		cmocka_unit_test(test_cancel),
-		cmocka_unit_test(test_grow_refused),
-		cmocka_unit_test(test_random_mix),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CG_TEST_MAIN(NULL, NULL,
+	     cmocka_unit_test(test_miss_then_hits),
+	     cmocka_unit_test(test_no_prefetch),
+	     cmocka_unit_test(test_buffer),
+	     cmocka_unit_test(test_waiter_woken),
+	     cmocka_unit_test(test_write_while_filling),
+	     cmocka_unit_test(test_truncate_while_filling),
+	     cmocka_unit_test(test_foreign_write_while_filling),
+	     cmocka_unit_test(test_stale_copy_served_again),
+	     cmocka_unit_test(test_failed_fill),
+	     cmocka_unit_test(test_submit_refused),
+	     cmocka_unit_test(test_copy_refused),
+	     cmocka_unit_test(test_finished),
+	     cmocka_unit_test(test_orphans),
+	     cmocka_unit_test(test_cancel),
+	     cmocka_unit_test(test_grow_refused),
+	     cmocka_unit_test(test_random_mix))

@@ -24,22 +24,17 @@
  * to what is remembered of its filesystem. The hints follow the mode.
  */
 
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <string.h>
-#include <cmocka.h>
 
 #include "cg_file.h"
 #include "cg_sys.h"
+#include "cg_test.h"
 #include "cg_write.h"
 
-#define MiB (1ULL << 20)
-#define N_ELEM(a) (sizeof(a) / sizeof((a)[0]))
 #define NONE 0
 #define NO_DC CG_FS_NO_DONTCACHE
 #define NO_DIO CG_FS_NO_DIRECT
@@ -664,22 +659,16 @@ static void test_open_questions(void **state)
 	assert_int_equal(off, -1);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_resolve),
-		cmocka_unit_test(test_open_questions),
-		cmocka_unit_test(test_choose),
-		cmocka_unit_test(test_zerocopy),
-		cmocka_unit_test(test_below),
-		cmocka_unit_test(test_below_kind),
-		cmocka_unit_test(test_failures),
-		cmocka_unit_test(test_read_after),
-		cmocka_unit_test(test_track),
-		cmocka_unit_test(test_direct_unavailable),
-		cmocka_unit_test(test_hints_follow_mode),
-		cmocka_unit_test(test_summary),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CG_TEST_MAIN(NULL, NULL,
+	     cmocka_unit_test(test_resolve),
+	     cmocka_unit_test(test_open_questions),
+	     cmocka_unit_test(test_choose),
+	     cmocka_unit_test(test_zerocopy),
+	     cmocka_unit_test(test_below),
+	     cmocka_unit_test(test_below_kind),
+	     cmocka_unit_test(test_failures),
+	     cmocka_unit_test(test_read_after),
+	     cmocka_unit_test(test_track),
+	     cmocka_unit_test(test_direct_unavailable),
+	     cmocka_unit_test(test_hints_follow_mode),
+	     cmocka_unit_test(test_summary))

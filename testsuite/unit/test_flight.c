@@ -17,17 +17,11 @@
  * along with this program.  If not, see <http://www.gnu.org/licenses/>.
  */
 
-
-#include <stdarg.h>
 #include <stdbool.h>
-#include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
-#include <cmocka.h>
 
 #include "cg_flight.h"
-
-#define MiB (1024 * 1024ULL)
+#include "cg_test.h"
 
 /* Reads one by one: the count, and the lowest of those still in flight */
 static void test_slots(void **state)
@@ -128,13 +122,7 @@ static void test_batches_switch(void **state)
 	assert_int_equal(cg_flight_count(&f), 2);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_slots),
-		cmocka_unit_test(test_spill),
-		cmocka_unit_test(test_batches_switch),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CG_TEST_MAIN(NULL, NULL,
+	     cmocka_unit_test(test_slots),
+	     cmocka_unit_test(test_spill),
+	     cmocka_unit_test(test_batches_switch))

@@ -24,26 +24,18 @@
  * needs in the log (the option, the value, what would have been valid).
  */
 
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <cmocka.h>
 
 #include "cg_options.h"
+#include "cg_test.h"
 
-#define KiB (1ULL << 10)
-#define MiB (1ULL << 20)
-#define GiB (1ULL << 30)
 #define TiB (1ULL << 40)
 
 /* A value no parser produces: shows that a failed parse wrote nothing */
 #define SENTINEL 0x5a5a5a5a5a5a5a5aULL
-
-#define N_ELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Field by field: struct copies need not copy the padding */
 static void assert_cfg_equal(const struct cg_config *a,
@@ -776,25 +768,19 @@ static void test_samba_compatible(void **state)
 	assert_false(cg_samba_compatible("4.17.12-Debian", NULL));
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse_size),
-		cmocka_unit_test(test_mode_names),
-		cmocka_unit_test(test_mode_name_round_trip),
-		cmocka_unit_test(test_percent),
-		cmocka_unit_test(test_stream_ioprio),
-		cmocka_unit_test(test_set_size_fields),
-		cmocka_unit_test(test_set_error_text),
-		cmocka_unit_test(test_mode_error_lists_every_mode),
-		cmocka_unit_test(test_unknown_option),
-		cmocka_unit_test(test_defaults_match_table),
-		cmocka_unit_test(test_config_check),
-		cmocka_unit_test(test_describe),
-		cmocka_unit_test(test_option_known),
-		cmocka_unit_test(test_long_bad_value),
-		cmocka_unit_test(test_samba_compatible),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CG_TEST_MAIN(NULL, NULL,
+	     cmocka_unit_test(test_parse_size),
+	     cmocka_unit_test(test_mode_names),
+	     cmocka_unit_test(test_mode_name_round_trip),
+	     cmocka_unit_test(test_percent),
+	     cmocka_unit_test(test_stream_ioprio),
+	     cmocka_unit_test(test_set_size_fields),
+	     cmocka_unit_test(test_set_error_text),
+	     cmocka_unit_test(test_mode_error_lists_every_mode),
+	     cmocka_unit_test(test_unknown_option),
+	     cmocka_unit_test(test_defaults_match_table),
+	     cmocka_unit_test(test_config_check),
+	     cmocka_unit_test(test_describe),
+	     cmocka_unit_test(test_option_known),
+	     cmocka_unit_test(test_long_bad_value),
+	     cmocka_unit_test(test_samba_compatible))

@@ -38,12 +38,8 @@
  * with the model file as it is at that moment.
  */
 
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
 #include <errno.h>
-#include <cmocka.h>
 
 #include <inttypes.h>
 #include <stdbool.h>
@@ -55,7 +51,7 @@
 
 #include "cg_prefetch.h"
 #include "cg_sys.h"
-#include "cg_test_seeds.h"
+#include "cg_test.h"
 
 /*
  * Every byte a HIT hands out is copied through the syscall layer's copy
@@ -1137,31 +1133,25 @@ static void test_grow_off(void **state)
 	assert_int_equal(cg_prefetch_memory(&pf), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_geometry),
-		cmocka_unit_test(test_device_segment),
-		cmocka_unit_test(test_lookup_table),
-		cmocka_unit_test(test_in_order),
-		cmocka_unit_test(test_reordered),
-		cmocka_unit_test(test_release_behind),
-		cmocka_unit_test(test_restart),
-		cmocka_unit_test(test_keep_waiting),
-		cmocka_unit_test(test_invalidate_in_flight),
-		cmocka_unit_test(test_version_change),
-		cmocka_unit_test(test_version_now),
-		cmocka_unit_test(test_coarse_timestamps),
-		cmocka_unit_test(test_end_of_file),
-		cmocka_unit_test(test_failed_fill),
-		cmocka_unit_test(test_pinned_dropped),
-		cmocka_unit_test(test_pinned_end_of_file),
-		cmocka_unit_test(test_wanted),
-		cmocka_unit_test(test_grow_serves_large_reads),
-		cmocka_unit_test(test_grow_in_flight),
-		cmocka_unit_test(test_grow_off),
-		cmocka_unit_test(test_random_mix),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CG_TEST_MAIN(NULL, NULL,
+	     cmocka_unit_test(test_geometry),
+	     cmocka_unit_test(test_device_segment),
+	     cmocka_unit_test(test_lookup_table),
+	     cmocka_unit_test(test_in_order),
+	     cmocka_unit_test(test_reordered),
+	     cmocka_unit_test(test_release_behind),
+	     cmocka_unit_test(test_restart),
+	     cmocka_unit_test(test_keep_waiting),
+	     cmocka_unit_test(test_invalidate_in_flight),
+	     cmocka_unit_test(test_version_change),
+	     cmocka_unit_test(test_version_now),
+	     cmocka_unit_test(test_coarse_timestamps),
+	     cmocka_unit_test(test_end_of_file),
+	     cmocka_unit_test(test_failed_fill),
+	     cmocka_unit_test(test_pinned_dropped),
+	     cmocka_unit_test(test_pinned_end_of_file),
+	     cmocka_unit_test(test_wanted),
+	     cmocka_unit_test(test_grow_serves_large_reads),
+	     cmocka_unit_test(test_grow_in_flight),
+	     cmocka_unit_test(test_grow_off),
+	     cmocka_unit_test(test_random_mix))

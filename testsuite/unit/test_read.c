@@ -25,14 +25,10 @@
  */
 
 #define _GNU_SOURCE	/* O_DIRECT, mkstemp64, pwrite64 */
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <cmocka.h>
 
 #include <fcntl.h>
 #include <stdbool.h>
@@ -41,6 +37,7 @@
 
 #include "cg_dio.h"
 #include "cg_sys.h"
+#include "cg_test.h"
 
 #define FILE_SIZE 100000
 #define MAX_STEPS 8
@@ -467,16 +464,10 @@ static void test_real_past_4g(void **state)
 	free(got);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_pread_full),
-		cmocka_unit_test(test_dio_read_full),
-		cmocka_unit_test(test_sys_copy),
-		cmocka_unit_test(test_pread_pieces),
-		cmocka_unit_test(test_pread_drop),
-		cmocka_unit_test(test_real_past_4g),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CG_TEST_MAIN(NULL, NULL,
+	     cmocka_unit_test(test_pread_full),
+	     cmocka_unit_test(test_dio_read_full),
+	     cmocka_unit_test(test_sys_copy),
+	     cmocka_unit_test(test_pread_pieces),
+	     cmocka_unit_test(test_pread_drop),
+	     cmocka_unit_test(test_real_past_4g))

@@ -30,11 +30,7 @@
  * hint is undone (FADV_NORMAL) when the stream ends.
  */
 
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
-#include <cmocka.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -46,10 +42,7 @@
 
 #include "cg_stream.h"
 #include "cg_sys.h"
-
-#define KiB (1ULL << 10)
-#define MiB (1ULL << 20)
-#define GiB (1ULL << 30)
+#include "cg_test.h"
 
 #define NSTREAMS 4
 /* Stream i reads on descriptor FD0 + i */
@@ -334,22 +327,12 @@ static void test_budget_restart(void **state)
 	cg_stream_close(&s[1], FD0 + 1);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_budget_holds_one, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_budget_follows_device,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_budget_none, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_budget_paths, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_budget_restart, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_budget_eof, setup,
-						teardown),
-	};
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CG_TEST_MAIN(NULL, NULL,
+	     T(test_budget_holds_one),
+	     T(test_budget_follows_device),
+	     T(test_budget_none),
+	     T(test_budget_paths),
+	     T(test_budget_restart),
+	     T(test_budget_eof))

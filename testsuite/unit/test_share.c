@@ -26,11 +26,7 @@
  * so a test can ask which bytes a stream dropped.
  */
 
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
-#include <cmocka.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -43,8 +39,8 @@
 #include "cg_file.h"
 #include "cg_share.h"
 #include "cg_sys.h"
+#include "cg_test.h"
 
-#define MiB (1ULL << 20)
 #define FILE_SIZE (256 * MiB)
 #define READ_SIZE MiB
 #define MAX_DROPS 4096
@@ -552,21 +548,15 @@ static void test_slots(void **state)
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		T(test_leader_keeps_for_trailer),
-		T(test_trailer_gone),
-		T(test_trailer_leaves_early),
-		T(test_one_client_two_handles),
-		T(test_one_client_jumping_handle),
-		T(test_alone),
-		T(test_no_stream_file),
-		T(test_dontcache_joins),
-		T(test_direct_joins),
-		T(test_drop_pieces),
-		T(test_slots),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CG_TEST_MAIN(NULL, NULL,
+	     T(test_leader_keeps_for_trailer),
+	     T(test_trailer_gone),
+	     T(test_trailer_leaves_early),
+	     T(test_one_client_two_handles),
+	     T(test_one_client_jumping_handle),
+	     T(test_alone),
+	     T(test_no_stream_file),
+	     T(test_dontcache_joins),
+	     T(test_direct_joins),
+	     T(test_drop_pieces),
+	     T(test_slots))

@@ -39,11 +39,7 @@
  * small files.
  */
 
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
-#include <cmocka.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -55,10 +51,8 @@
 
 #include "cg_stream.h"
 #include "cg_sys.h"
+#include "cg_test.h"
 
-#define KiB (1ULL << 10)
-#define MiB (1ULL << 20)
-#define GiB (1ULL << 30)
 #define PAGE 4096ULL
 
 #define TEST_FD 7
@@ -69,9 +63,6 @@
 /* CG_REDROP_WINDOWS */
 #define REDROP 4
 
-#define N_ELEM(a) (sizeof(a) / sizeof((a)[0]))
-#define MIN(a, b) ((a) < (b) ? (a) : (b))
-#define MAX(a, b) ((a) > (b) ? (a) : (b))
 /* The engine's readahead window when the device's is unknown (cg_stream.c) */
 #define RA_SLACK (4 * MiB)
 
@@ -2487,40 +2478,34 @@ static void test_property_many(void **state)
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		T(test_inorder),
-		T(test_reordered),
-		T(test_windows_replay),
-		T(test_random_never_activates),
-		T(test_mixed),
-		T(test_hot_file),
-		T(test_hot_bounded),
-		T(test_hot_state),
-		T(test_readahead),
-		T(test_own_readahead_lifecycle),
-		T(test_own_readahead_paths),
-		T(test_own_readahead_covers_a_read),
-		T(test_strays_keep_stream),
-		T(test_strays_restart),
-		T(test_close),
-		T(test_close_drops_own_ranges),
-		T(test_uncached_hints),
-		T(test_dontcache_cold_or_shared),
-		T(test_redrop),
-		T(test_inflight_overflow),
-		T(test_failed_read),
-		T(test_short_read_at_eof),
-		T(test_zero_length_reads),
-		T(test_late_read_within_window),
-		T(test_reads_below_start_dropped),
-		T(test_deep_queue_keeps_dropping),
-		T(test_restart_tail_covers_readahead),
-		T(test_stray_completion_releases_drops),
-		T(test_property_fixed_seed),
-		T(test_property_many),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CG_TEST_MAIN(NULL, NULL,
+	     T(test_inorder),
+	     T(test_reordered),
+	     T(test_windows_replay),
+	     T(test_random_never_activates),
+	     T(test_mixed),
+	     T(test_hot_file),
+	     T(test_hot_bounded),
+	     T(test_hot_state),
+	     T(test_readahead),
+	     T(test_own_readahead_lifecycle),
+	     T(test_own_readahead_paths),
+	     T(test_own_readahead_covers_a_read),
+	     T(test_strays_keep_stream),
+	     T(test_strays_restart),
+	     T(test_close),
+	     T(test_close_drops_own_ranges),
+	     T(test_uncached_hints),
+	     T(test_dontcache_cold_or_shared),
+	     T(test_redrop),
+	     T(test_inflight_overflow),
+	     T(test_failed_read),
+	     T(test_short_read_at_eof),
+	     T(test_zero_length_reads),
+	     T(test_late_read_within_window),
+	     T(test_reads_below_start_dropped),
+	     T(test_deep_queue_keeps_dropping),
+	     T(test_restart_tail_covers_readahead),
+	     T(test_stray_completion_releases_drops),
+	     T(test_property_fixed_seed),
+	     T(test_property_many))

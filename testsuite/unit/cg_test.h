@@ -1,5 +1,5 @@
 /*
- * vfs_cacheguard unit tests: how many seeds the random passes run
+ * vfs_cacheguard unit tests: what every test program shares
  *
  * Copyright (C) 2026 The vfs_cacheguard authors
  *
@@ -17,6 +17,37 @@
  * along with this program.  If not, see <http://www.gnu.org/licenses/>.
  */
 
+#ifndef CG_TEST_H
+#define CG_TEST_H
+
+/* cmocka.h wants these before it */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#define KiB (1ULL << 10)
+#define MiB (1ULL << 20)
+#define GiB (1ULL << 30)
+#define N_ELEM(a) (sizeof(a) / sizeof((a)[0]))
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/*
+ * main() of a test program: run the tests given, with group_setup and
+ * group_teardown around them all (NULL: none)
+ */
+#define CG_TEST_MAIN(group_setup, group_teardown, ...)                 \
+	int main(void)                                                 \
+	{                                                              \
+		const struct CMUnitTest tests[] = {__VA_ARGS__};       \
+									       \
+		return cmocka_run_group_tests(tests, group_setup,      \
+					      group_teardown);         \
+	}
+
 /*
  * How many seeds the random passes run (test_prefetch,
  * test_direct): seeds 1 to 8, or to CG_TEST_SEEDS. t02 runs 4 under
@@ -24,12 +55,6 @@
  * not the eight seeds' mixes (the plain run and t01's sanitizers run them
  * all).
  */
-
-#ifndef CG_TEST_SEEDS_H
-#define CG_TEST_SEEDS_H
-
-#include <stdlib.h>
-
 static inline unsigned cg_test_seeds(void)
 {
 	const char *s = getenv("CG_TEST_SEEDS");
