@@ -28,6 +28,8 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
+#include <unistd.h>
+
 #define KiB (1ULL << 10)
 #define MiB (1ULL << 20)
 #define GiB (1ULL << 30)
@@ -47,6 +49,43 @@
 		return cmocka_run_group_tests(tests, group_setup,      \
 					      group_teardown);         \
 	}
+
+/*
+ * A new empty file at template ("/tmp/NAME.XXXXXX", which mkstemp()
+ * fills in), closed again: a lock file for the test to open. 0, or -1.
+ */
+static inline int cg_test_file(char *template)
+{
+	int fd = mkstemp(template);
+
+	if (fd == -1) {
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+/* A file of the n bytes at data, already unlinked: its descriptor */
+static inline int cg_test_unlinked(const void *data, size_t n)
+{
+	char path[] = "/tmp/cg_test.XXXXXX";
+	int fd = mkstemp(path);
+
+	assert_int_not_equal(fd, -1);
+	unlink(path);
+	assert_int_equal(write(fd, data, n), n);
+	return fd;
+}
+
+/* cg_sys.resident of a machine where every file is cold */
+static inline int cg_test_cold(int fd,
+			       uint64_t off,
+			       uint64_t len,
+			       uint64_t *bytes)
+{
+	*bytes = 0;
+	return 0;
+}
 
 /*
  * How many seeds the random passes run (test_prefetch,

@@ -55,14 +55,8 @@ static int budget_open(void)
 
 static int setup(void **state)
 {
-	int fd = mkstemp(path);
-
 	(void)state;
-	if (fd < 0) {
-		return -1;
-	}
-	close(fd);
-	return 0;
+	return cg_test_file(path);
 }
 
 static int teardown(void **state)

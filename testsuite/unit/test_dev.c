@@ -496,13 +496,9 @@ static void test_probe_remote(void **state)
 static void test_probe_linux(void **state)
 {
 	struct cg_devs t = {0};
-	char path[] = "/tmp/cg_dev_file.XXXXXX";
-	int fd = mkstemp(path);
+	int fd = cg_test_unlinked("x", 1);
 	struct stat st;
 
-	assert_int_not_equal(fd, -1);
-	unlink(path);
-	assert_int_equal(write(fd, "x", 1), 1);
 	assert_int_equal(fstat(fd, &st), 0);
 	assert_true(cg_dev_probe(&t, &cg_sys_linux, st.st_dev, fd, true));
 	assert_true(cg_dev_get(&t, st.st_dev)->flags & CG_DEV_PROBED);

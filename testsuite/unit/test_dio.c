@@ -41,17 +41,12 @@ static uint8_t want[SIZE];
 /* A file of SIZE known bytes, unlinked: its descriptor */
 static int file_new(void)
 {
-	char path[] = "/tmp/cg_dio_job.XXXXXX";
 	unsigned i;
-	int fd = mkstemp(path);
 
-	assert_int_not_equal(fd, -1);
-	unlink(path);
 	for (i = 0; i < SIZE; i++) {
 		want[i] = (uint8_t)(i * 7 + 3);
 	}
-	assert_int_equal(write(fd, want, SIZE), SIZE);
-	return fd;
+	return cg_test_unlinked(want, SIZE);
 }
 
 /* A fill: the bytes, short at end of file, the version taken before */

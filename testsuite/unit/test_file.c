@@ -54,15 +54,9 @@ static int fake_fadvise(int fd, uint64_t off, uint64_t len, int advice)
 	return 0;
 }
 
-static int fake_resident(int fd, uint64_t off, uint64_t len, uint64_t *bytes)
-{
-	*bytes = 0;	/* every file is cold */
-	return 0;
-}
-
 static const struct cg_sys fake_sys = {
 	.fadvise = fake_fadvise,
-	.resident = fake_resident,
+	.resident = cg_test_cold,
 };
 
 static void test_resolve(void **state)

@@ -685,16 +685,12 @@ static void test_invalidate_in_flight(void **state)
  */
 static void test_version_now(void **state)
 {
-	char path[] = "/tmp/cg_version.XXXXXX";
 	struct cg_pf_version v;
 	struct stat st;
 	int fd;
 
 	(void)state;
-	fd = mkstemp(path);
-	assert_int_not_equal(fd, -1);
-	unlink(path);
-	assert_int_equal(write(fd, "0123456789", 10), 10);
+	fd = cg_test_unlinked("0123456789", 10);
 	assert_int_equal(cg_pf_version_now(fd, &v), 0);
 	assert_int_equal(fstat(fd, &st), 0);
 	assert_int_equal(v.size, 10);

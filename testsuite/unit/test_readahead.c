@@ -76,12 +76,6 @@ static int fake_fadvise(int fd, uint64_t off, uint64_t len, int advice)
 	return 0;
 }
 
-static int fake_resident(int fd, uint64_t off, uint64_t len, uint64_t *bytes)
-{
-	*bytes = 0;	/* every file cold */
-	return 0;
-}
-
 static int fake_ra_open(void)
 {
 	if (fx.fail_open) {
@@ -93,7 +87,7 @@ static int fake_ra_open(void)
 
 static const struct cg_sys fake_sys = {
 	.fadvise = fake_fadvise,
-	.resident = fake_resident,
+	.resident = cg_test_cold,
 	.ra_open = fake_ra_open,
 };
 
@@ -102,14 +96,10 @@ static struct cg_stream s[NSTREAMS];
 
 static int setup(void **state)
 {
-	int fd;
-
 	snprintf(fx.path, sizeof(fx.path), "/tmp/cg-test-ra.XXXXXX");
-	fd = mkstemp(fx.path);
-	if (fd == -1) {
+	if (cg_test_file(fx.path) == -1) {
 		return -1;
 	}
-	close(fd);
 	fx.fail_open = false;
 	memset(fx.h, 0, sizeof(fx.h));
 	cg_config_init(&cfg);

@@ -68,12 +68,6 @@ static int fake_fadvise(int fd, uint64_t off, uint64_t len, int advice)
 	return 0;
 }
 
-static int fake_resident(int fd, uint64_t off, uint64_t len, uint64_t *bytes)
-{
-	*bytes = 0;	/* every file is cold */
-	return 0;
-}
-
 static int fake_share_open(void)
 {
 	h.opens++;
@@ -86,7 +80,7 @@ static int fake_share_open(void)
 
 static const struct cg_sys fake_sys = {
 	.fadvise = fake_fadvise,
-	.resident = fake_resident,
+	.resident = cg_test_cold,
 	.share_open = fake_share_open,
 };
 
@@ -204,13 +198,9 @@ static void pair_close(struct reader *a, struct reader *b)
 
 static int setup(void **state)
 {
-	int fd;
-
 	memset(&h, 0, sizeof(h));
 	snprintf(h.path, sizeof(h.path), "/tmp/cg-share-test.XXXXXX");
-	fd = mkstemp(h.path);
-	assert_true(fd != -1);
-	close(fd);
+	assert_int_equal(cg_test_file(h.path), 0);
 	return 0;
 }
 
