@@ -28,6 +28,9 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #define KiB (1ULL << 10)
@@ -63,6 +66,35 @@ static inline int cg_test_file(char *template)
 	}
 	close(fd);
 	return 0;
+}
+
+/*
+ * A lock file the engine opens through a fake of cg_sys (share_open,
+ * ra_open), which counts the opens and, while fail is set, fails them
+ * with fail (an errno)
+ */
+struct cg_test_lock {
+	char path[64];
+	int fail;
+	unsigned opens;
+};
+
+/* A new lock file, /tmp/cg-NAME.XXXXXX: 0, or -1 */
+static inline int cg_test_lock_new(struct cg_test_lock *l, const char *name)
+{
+	*l = (struct cg_test_lock){0};
+	snprintf(l->path, sizeof(l->path), "/tmp/cg-%s.XXXXXX", name);
+	return cg_test_file(l->path);
+}
+
+static inline int cg_test_lock_open(struct cg_test_lock *l)
+{
+	l->opens++;
+	if (l->fail != 0) {
+		errno = l->fail;
+		return -1;
+	}
+	return open(l->path, O_RDWR | O_CLOEXEC);
 }
 
 /* A file of the n bytes at data, already unlinked: its descriptor */

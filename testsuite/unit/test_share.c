@@ -52,12 +52,10 @@ struct drop {
 };
 
 static struct {
-	char path[64];
+	struct cg_test_lock lock;	/* the stream file */
 	struct drop drops[MAX_DROPS];
 	unsigned ndrops;
 	unsigned mark;		/* dropped() looks at drops from here */
-	unsigned opens;
-	bool open_fails;
 } h;
 
 static int fake_fadvise(int fd, uint64_t off, uint64_t len, int advice)
@@ -70,12 +68,7 @@ static int fake_fadvise(int fd, uint64_t off, uint64_t len, int advice)
 
 static int fake_share_open(void)
 {
-	h.opens++;
-	if (h.open_fails) {
-		errno = EACCES;
-		return -1;
-	}
-	return open(h.path, O_RDWR | O_CLOEXEC);
+	return cg_test_lock_open(&h.lock);
 }
 
 static const struct cg_sys fake_sys = {
@@ -199,14 +192,13 @@ static void pair_close(struct reader *a, struct reader *b)
 static int setup(void **state)
 {
 	memset(&h, 0, sizeof(h));
-	snprintf(h.path, sizeof(h.path), "/tmp/cg-share-test.XXXXXX");
-	assert_int_equal(cg_test_file(h.path), 0);
+	assert_int_equal(cg_test_lock_new(&h.lock, "share-test"), 0);
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	unlink(h.path);
+	unlink(h.lock.path);
 	return 0;
 }
 
@@ -391,12 +383,12 @@ static void test_alone(void **state)
 	pair_close(&a, &b);
 
 	/* reader gap = 0: the stream file is not even opened */
-	h.opens = 0;
+	h.lock.opens = 0;
 	reader_init(&a, 7, CG_MODE_DONTNEED, cg_share_slot(8, 16));
 	a.cfg.reader_gap = 0;
 	reader_read_to(&a, 16 * MiB);
 	assert_int_equal(a.f.stream.state, CG_ACTIVE);
-	assert_int_equal(h.opens, 0);
+	assert_int_equal(h.lock.opens, 0);
 	cg_stream_close(&a.f.stream, a.fd);
 }
 
@@ -406,10 +398,10 @@ static void test_no_stream_file(void **state)
 	struct reader a, b;
 	uint64_t slot = cg_share_slot(8, 17);
 
-	h.open_fails = true;
+	h.lock.fail = EACCES;
 	pair_init(&a, &b, CG_MODE_DONTNEED, slot);
 	pair_lead(&a, &b);
-	assert_true(h.opens >= 2);
+	assert_true(h.lock.opens >= 2);
 	assert_int_equal(dropped(7, 0, 48 * MiB), 48 * MiB);
 	pair_close(&a, &b);
 }

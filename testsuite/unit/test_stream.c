@@ -2502,8 +2502,7 @@ struct ra_hints {
 };
 
 static struct {
-	char path[64];
-	bool fail_open;
+	struct cg_test_lock lock;	/* the budget file */
 	struct ra_hints h[NSTREAMS];
 } rb;
 
@@ -2527,11 +2526,7 @@ static int rb_fadvise(int fd, uint64_t off, uint64_t len, int advice)
 
 static int rb_open(void)
 {
-	if (rb.fail_open) {
-		errno = EMFILE;
-		return -1;
-	}
-	return open(rb.path, O_RDWR | O_CLOEXEC);
+	return cg_test_lock_open(&rb.lock);
 }
 
 static const struct cg_sys rb_sys = {
@@ -2545,11 +2540,9 @@ static struct cg_stream rb_s[NSTREAMS];
 
 static int rb_setup(void **state)
 {
-	snprintf(rb.path, sizeof(rb.path), "/tmp/cg-test-ra.XXXXXX");
-	if (cg_test_file(rb.path) == -1) {
+	if (cg_test_lock_new(&rb.lock, "test-ra") == -1) {
 		return -1;
 	}
-	rb.fail_open = false;
 	memset(rb.h, 0, sizeof(rb.h));
 	cg_config_init(&rb_cfg);
 	rb_cfg.mode = CG_MODE_DONTNEED;
@@ -2558,7 +2551,7 @@ static int rb_setup(void **state)
 
 static int rb_teardown(void **state)
 {
-	unlink(rb.path);
+	unlink(rb.lock.path);
 	return 0;
 }
 
@@ -2685,13 +2678,13 @@ static void test_budget_none(void **state)
 	rb_close(0);
 
 	rb_cfg.readahead_memory = 32 * MiB;
-	rb.fail_open = true;
+	rb.lock.fail = EMFILE;
 	rb_start(1, CG_VIA_CACHE, 8 * MiB);
 	io = rb_read_to(1, 0, 32 * MiB);
 	assert_false(rb_kernel_ra(1));
 	assert_true(io.drop_pieces);
 	rb_close(1);
-	rb.fail_open = false;
+	rb.lock.fail = 0;
 
 	rb_cfg.readahead = 0;
 	rb_start(2, CG_VIA_CACHE, 8 * MiB);
