@@ -189,9 +189,28 @@ static const struct cg_sys fake_sys = {
 	.lock = fake_lock,
 };
 
+/*
+ * An acquire with the lock calls failing so fails: -1, want_err, and
+ * whether that error means there is no budget file to be had
+ */
+static void acquire_fails(int getlk_err,
+			  int setlk_err,
+			  int want_err,
+			  bool absent)
+{
+	int err = 0;
+
+	fake = (typeof(fake)){.getlk_err = getlk_err, .setlk_err = setlk_err};
+	assert_int_equal(cg_budget_acquire(&fake_sys, budget_open, MiB,
+					   8 * MiB, &err),
+			 -1);
+	assert_int_equal(err, want_err);
+	assert_int_equal(cg_budget_absent(err), absent);
+}
+
 static void test_lock_failures(void **state)
 {
-	int held = budget_open(), fd, err = 0;
+	int held = budget_open(), fd;
 
 	(void)state;
 	/* an interrupted lock call is made again */
@@ -203,30 +222,18 @@ static void test_lock_failures(void **state)
 	close(fd);
 
 	/* no OFD locks in this kernel: no budget file can be had */
-	fake = (typeof(fake)){.getlk_err = EINVAL};
-	fd = cg_budget_acquire(&fake_sys, budget_open, MiB, 8 * MiB, &err);
-	assert_int_equal(fd, -1);
-	assert_int_equal(err, EINVAL);
-	assert_true(cg_budget_absent(err));
+	acquire_fails(EINVAL, 0, EINVAL, true);
 
 	/*
 	 * Races lost (each free run taken between the query and the lock,
 	 * EAGAIN or EACCES) end after nine tries as EAGAIN: no room this
 	 * time, never a missing budget file
 	 */
-	fake = (typeof(fake)){.setlk_err = EACCES};
-	fd = cg_budget_acquire(&fake_sys, budget_open, MiB, 8 * MiB, &err);
-	assert_int_equal(fd, -1);
-	assert_int_equal(err, EAGAIN);
-	assert_false(cg_budget_absent(err));
+	acquire_fails(0, EACCES, EAGAIN, false);
 	assert_int_equal(fake.setlks, 9);
 
 	/* any other failure of the lock itself is reported as it is */
-	fake = (typeof(fake)){.setlk_err = ENOLCK};
-	fd = cg_budget_acquire(&fake_sys, budget_open, MiB, 8 * MiB, &err);
-	assert_int_equal(fd, -1);
-	assert_int_equal(err, ENOLCK);
-	assert_false(cg_budget_absent(err));
+	acquire_fails(0, ENOLCK, ENOLCK, false);
 	assert_int_equal(fake.setlks, 1);
 	assert_int_equal(cg_budget_used(kern, held, 8 * MiB), 0);
 	close(held);
