@@ -137,11 +137,6 @@ static void test_bad_fd(void **state)
 	assert_int_equal(j.err, EBADF);
 }
 
-#define KiB (1ULL << 10)
-#define MiB (1ULL << 20)
-#define N_ELEM(a) (sizeof(a) / sizeof((a)[0]))
-#define MIN(a, b) ((a) < (b) ? (a) : (b))
-
 /* ---- planning ---------------------------------------------------- */
 
 struct align_case {

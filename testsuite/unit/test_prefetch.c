@@ -67,12 +67,6 @@ static void count_copy(void *dst, const void *src, size_t n)
 
 static const struct cg_sys counting_sys = {.copy = count_copy};
 
-#define KiB (1ULL << 10)
-#define MiB (1ULL << 20)
-
-#define N_ELEM(a) (sizeof(a) / sizeof((a)[0]))
-#define MIN(a, b) ((a) < (b) ? (a) : (b))
-
 /* Bytes pread() returns for [off, off + n) of a file of size bytes */
 static size_t pread_len(uint64_t size, uint64_t off, size_t n)
 {
