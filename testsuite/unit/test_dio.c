@@ -1,5 +1,6 @@
 /*
- * Unit tests of a direct job's work (cg_dio_job.c) on a real file
+ * Unit tests of direct I/O (cg_dio.c): a job's work on a real file,
+ * alignment and the planning of a read
  *
  * Copyright (C) 2026 The vfs_cacheguard authors
  *
@@ -137,7 +138,14 @@ static void test_bad_fd(void **state)
 	assert_int_equal(j.err, EBADF);
 }
 
-/* ---- planning ---------------------------------------------------- */
+/*
+ * ---- planning ----------------------------------------------------
+ *
+ * Planning is checked against pread() semantics: a widened read of a
+ * file of a given size returns what O_DIRECT returns there (the bytes up
+ * to end of file, a final partial block included), and trimming it must
+ * give exactly what pread() of the request would.
+ */
 
 struct align_case {
 	bool have;

@@ -1,6 +1,5 @@
 /*
- * vfs_cacheguard unit tests: direct-read planning and the prefetch
- * segment table (cg_prefetch.c)
+ * vfs_cacheguard unit tests: the prefetch segment table (cg_prefetch.c)
  *
  * Copyright (C) 2026 The vfs_cacheguard authors
  *
@@ -21,11 +20,6 @@
 /*
  * The harness
  * -----------
- *
- * Planning is checked against pread() semantics: a widened read of a
- * file of a given size returns what O_DIRECT returns there (the bytes up
- * to end of file, a final partial block included), and trimming it must
- * give exactly what pread() of the request would.
  *
  * The prefetch table is driven the way the glue drives it, against a
  * model file whose bytes are a function of (offset, generation). A fill
