@@ -137,13 +137,52 @@ static void test_parse_size(void **state)
 	}
 }
 
-struct mode_case {
+/*
+ * An option that parses a word or a number into one field of the
+ * config (an unsigned or an enum): what a text gives
+ */
+struct field_case {
 	const char *text;
 	int ret;
-	enum cg_mode mode;
+	unsigned value;		/* the field after, when ret is 0 */
 };
 
-static const struct mode_case mode_cases[] = {
+_Static_assert(sizeof(((struct cg_config *)NULL)->mode) == sizeof(unsigned),
+	       "check_field_cases reads the mode as an unsigned");
+
+/*
+ * Each case set on the defaults, the field at offset first given a value
+ * no text gives (777, not a real mode either), to show whether it was
+ * written: the return, and the value or, on an error, the field untouched
+ */
+static void check_field_cases(const char *option,
+			      size_t offset,
+			      const struct field_case *cases,
+			      size_t n)
+{
+	struct cg_config cfg;
+	char err[256];
+	unsigned v;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct field_case *c = &cases[i];
+		int ret;
+
+		cg_config_init(&cfg);
+		v = 777;
+		memcpy((char *)&cfg + offset, &v, sizeof(v));
+		ret = cg_config_set(&cfg, option, c->text, err, sizeof(err));
+		if (ret != c->ret) {
+			fail_msg("%s \"%s\": returned %d, expected %d", option,
+				 c->text, ret, c->ret);
+		}
+		memcpy(&v, (char *)&cfg + offset, sizeof(v));
+		assert_int_equal(v, c->ret == 0 ? c->value : 777);
+	}
+}
+
+static const struct field_case mode_cases[] = {
 	{"off", 0, CG_MODE_OFF},
 	{"auto", 0, CG_MODE_AUTO},
 	{"dontneed", 0, CG_MODE_DONTNEED},
@@ -166,30 +205,8 @@ static const struct mode_case mode_cases[] = {
 
 static void test_mode_names(void **state)
 {
-	struct cg_config cfg;
-	char err[256];
-	size_t i;
-
-	for (i = 0; i < N_ELEM(mode_cases); i++) {
-		const struct mode_case *c = &mode_cases[i];
-		int ret;
-
-		cg_config_init(&cfg);
-		/* Not a real mode: shows whether the field was written */
-		cfg.mode = (enum cg_mode)77;
-		ret = cg_config_set(&cfg, "mode", c->text, err, sizeof(err));
-		if (ret != c->ret) {
-			fail_msg("mode \"%s\": returned %d, expected %d",
-				 c->text,
-				 ret,
-				 c->ret);
-		}
-		if (c->ret == 0) {
-			assert_int_equal(cfg.mode, c->mode);
-		} else {
-			assert_int_equal(cfg.mode, 77);
-		}
-	}
+	check_field_cases("mode", offsetof(struct cg_config, mode), mode_cases,
+			  N_ELEM(mode_cases));
 }
 
 /* Every name cg_mode_name() prints parses back to the same mode */
@@ -220,13 +237,7 @@ static void test_mode_name_round_trip(void **state)
 	assert_string_equal(name, "invalid");
 }
 
-struct percent_case {
-	const char *text;
-	int ret;
-	unsigned value;
-};
-
-static const struct percent_case percent_cases[] = {
+static const struct field_case percent_cases[] = {
 	{"0", 0, 0},
 	{"1", 0, 1},
 	{"50", 0, 50},
@@ -250,34 +261,9 @@ static const struct percent_case percent_cases[] = {
 
 static void test_percent(void **state)
 {
-	struct cg_config cfg;
-	char err[256];
-	size_t i;
-
-	for (i = 0; i < N_ELEM(percent_cases); i++) {
-		const struct percent_case *c = &percent_cases[i];
-		int ret;
-
-		cg_config_init(&cfg);
-		cfg.hot_threshold = 777;
-		ret = cg_config_set(&cfg,
-				    "hot threshold",
-				    c->text,
-				    err,
-				    sizeof(err));
-		if (ret != c->ret) {
-			fail_msg("hot threshold \"%s\": returned %d, "
-				 "expected %d",
-				 c->text,
-				 ret,
-				 c->ret);
-		}
-		if (c->ret == 0) {
-			assert_int_equal(cfg.hot_threshold, c->value);
-		} else {
-			assert_int_equal(cfg.hot_threshold, 777);
-		}
-	}
+	check_field_cases("hot threshold",
+			  offsetof(struct cg_config, hot_threshold),
+			  percent_cases, N_ELEM(percent_cases));
 }
 
 /* Sizes through cg_config_set land in the field the table names */
