@@ -366,6 +366,18 @@ static bool probe(struct cg_devs *t, bool may_reopen)
 	return cg_dev_probe(t, &fake_sys, makedev(8, 1), 0, may_reopen);
 }
 
+/* What the probed filesystem lacks, as learnt */
+static unsigned lacks(struct cg_devs *t)
+{
+	return cg_dev_lacks(t, makedev(8, 1));
+}
+
+/* The mode auto resolves to on the probed filesystem */
+static enum cg_mode auto_mode(struct cg_devs *t)
+{
+	return cg_mode_resolve(CG_MODE_AUTO, lacks(t));
+}
+
 /*
  * RWF_DONTCACHE works and so does O_DIRECT: nothing lacking, auto reads
  * direct; both are asked once
@@ -377,10 +389,8 @@ static void test_probe_uncached(void **state)
 	assert_true(probe(&t, true));
 	assert_int_equal(fake.read_flags, CG_RWF_DONTCACHE);
 	assert_int_equal(fake.reopens, 1);
-	assert_int_equal(cg_dev_lacks(&t, makedev(8, 1)), 0);
-	assert_int_equal(cg_mode_resolve(CG_MODE_AUTO,
-					 cg_dev_lacks(&t, makedev(8, 1))),
-			 CG_MODE_DIRECT);
+	assert_int_equal(lacks(&t), 0);
+	assert_int_equal(auto_mode(&t), CG_MODE_DIRECT);
 	assert_false(probe(&t, true));
 	assert_int_equal(fake.reads, 1);
 	assert_int_equal(fake.reopens, 1);
@@ -391,10 +401,8 @@ static void test_probe_uncached(void **state)
 	fake_reset(state);
 	fake.reopen_err = EINVAL;
 	assert_true(probe(&t, true));
-	assert_int_equal(cg_dev_lacks(&t, makedev(8, 1)), CG_FS_NO_DIRECT);
-	assert_int_equal(cg_mode_resolve(CG_MODE_AUTO,
-					 cg_dev_lacks(&t, makedev(8, 1))),
-			 CG_MODE_DONTCACHE);
+	assert_int_equal(lacks(&t), CG_FS_NO_DIRECT);
+	assert_int_equal(auto_mode(&t), CG_MODE_DONTCACHE);
 	cg_devs_free(&t);
 }
 
@@ -406,10 +414,8 @@ static void test_probe_no_dontcache(void **state)
 	fake.read_err = EOPNOTSUPP;
 	assert_true(probe(&t, true));
 	assert_int_equal(fake.reopens, 1);
-	assert_int_equal(cg_dev_lacks(&t, makedev(8, 1)), CG_FS_NO_DONTCACHE);
-	assert_int_equal(cg_mode_resolve(CG_MODE_AUTO,
-					 cg_dev_lacks(&t, makedev(8, 1))),
-			 CG_MODE_DIRECT);
+	assert_int_equal(lacks(&t), CG_FS_NO_DONTCACHE);
+	assert_int_equal(auto_mode(&t), CG_MODE_DIRECT);
 	cg_devs_free(&t);
 
 	/* tmpfs: no O_DIRECT either (open(2) says EINVAL) */
@@ -417,8 +423,7 @@ static void test_probe_no_dontcache(void **state)
 	fake.read_err = EINVAL;
 	fake.reopen_err = EINVAL;
 	assert_true(probe(&t, true));
-	assert_int_equal(cg_dev_lacks(&t, makedev(8, 1)),
-			 CG_FS_NO_DONTCACHE | CG_FS_NO_DIRECT);
+	assert_int_equal(lacks(&t), CG_FS_NO_DONTCACHE | CG_FS_NO_DIRECT);
 	cg_devs_free(&t);
 
 	/* a reopen refused for the file's sake teaches nothing of the fs */
@@ -426,7 +431,7 @@ static void test_probe_no_dontcache(void **state)
 	fake.read_err = EOPNOTSUPP;
 	fake.reopen_err = EACCES;
 	assert_true(probe(&t, true));
-	assert_int_equal(cg_dev_lacks(&t, makedev(8, 1)), CG_FS_NO_DONTCACHE);
+	assert_int_equal(lacks(&t), CG_FS_NO_DONTCACHE);
 	cg_devs_free(&t);
 }
 
@@ -442,7 +447,7 @@ static void test_probe_later(void **state)
 	fake.read_err = EOPNOTSUPP;
 	assert_false(probe(&t, false));
 	assert_int_equal(fake.reopens, 0);
-	assert_int_equal(cg_dev_lacks(&t, makedev(8, 1)), 0);
+	assert_int_equal(lacks(&t), 0);
 	fake.read_err = 0;
 	assert_false(probe(&t, false));
 	assert_int_equal(fake.reopens, 0);
@@ -459,7 +464,7 @@ static void test_probe_later(void **state)
 	fake.read_err = EOPNOTSUPP;
 	assert_true(probe(&t, true));
 	assert_int_equal(fake.reopens, 1);
-	assert_int_equal(cg_dev_lacks(&t, makedev(8, 1)), CG_FS_NO_DONTCACHE);
+	assert_int_equal(lacks(&t), CG_FS_NO_DONTCACHE);
 	cg_devs_free(&t);
 }
 
@@ -475,10 +480,8 @@ static void test_probe_remote(void **state)
 	fake.f_type = NFS_MAGIC;
 	assert_true(probe(&t, false));
 	assert_int_equal(fake.reopens, 0);
-	assert_int_equal(cg_dev_lacks(&t, makedev(8, 1)), CG_FS_REMOTE);
-	assert_int_equal(cg_mode_resolve(CG_MODE_AUTO,
-					 cg_dev_lacks(&t, makedev(8, 1))),
-			 CG_MODE_DONTCACHE);
+	assert_int_equal(lacks(&t), CG_FS_REMOTE);
+	assert_int_equal(auto_mode(&t), CG_MODE_DONTCACHE);
 	cg_devs_free(&t);
 
 	fake_reset(state);
@@ -486,9 +489,7 @@ static void test_probe_remote(void **state)
 	fake.read_err = EOPNOTSUPP;
 	assert_true(probe(&t, true));
 	assert_int_equal(fake.reopens, 0);
-	assert_int_equal(cg_mode_resolve(CG_MODE_AUTO,
-					 cg_dev_lacks(&t, makedev(8, 1))),
-			 CG_MODE_DONTNEED);
+	assert_int_equal(auto_mode(&t), CG_MODE_DONTNEED);
 	cg_devs_free(&t);
 }
 
