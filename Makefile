@@ -126,6 +126,7 @@ FUZZ_CFLAGS = -g -O1 -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
 build-fuzz: deps $(FUZZERS)
 
 build-fuzz/%: testsuite/fuzz/%.c testsuite/fuzz/fuzz_common.h \
+		testsuite/unit/cg_model_file.h \
 		$(wildcard source/*.c source/*.h)
 	@mkdir -p build-fuzz
 	@clang $(FUZZ_CFLAGS) -o $@ $< $(wildcard source/*.c)

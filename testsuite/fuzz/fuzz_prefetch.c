@@ -52,6 +52,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "../unit/cg_model_file.h"
 #include "cg_prefetch.h"
 #include "cg_sys.h"
 #include "fuzz_common.h"
@@ -86,9 +87,7 @@ struct waiter {
 
 struct fz_pf {
 	/* the file */
-	uint64_t size;
-	uint64_t ctime;
-	uint64_t clock;		/* CLOCK_REALTIME_COARSE */
+	struct cg_model_file m;	/* size, ctime, coarse clock */
 	uint8_t gen[MAX_SIZE / BLOCK * 2];
 	bool writing;		/* a write through smbd has begun */
 	uint64_t w_off;
@@ -108,13 +107,6 @@ static uint8_t file_byte(const struct fz_pf *f, uint64_t pos)
 	return (uint8_t)(pos + (pos >> 12) * 7 + f->gen[pos / BLOCK] * 0x9d);
 }
 
-static struct cg_pf_version file_version(const struct fz_pf *f)
-{
-	return (struct cg_pf_version){.ctime_ns = f->ctime,
-				      .size = f->size,
-				      .clock_ns = f->clock};
-}
-
 /* The bytes change: a write (n > 0) or a truncate to off (n == 0) */
 static void file_change(struct fz_pf *f, uint64_t off, uint64_t n)
 {
@@ -124,14 +116,14 @@ static void file_change(struct fz_pf *f, uint64_t off, uint64_t n)
 		for (b = off / BLOCK; b < FZ_N_ELEM(f->gen); b++) {
 			f->gen[b]++;	/* what comes back later is new */
 		}
-		f->size = off;
+		f->m.size = off;
 	} else {
 		for (b = off / BLOCK; b <= (off + n - 1) / BLOCK; b++) {
 			f->gen[b]++;
 		}
-		f->size = FZ_MAX(f->size, off + n);
+		f->m.size = FZ_MAX(f->m.size, off + n);
 	}
-	f->ctime = f->clock;
+	cg_model_stamp(&f->m);
 }
 
 static void serve(struct fz_pf *f, uint64_t off, size_t n, bool waiting);
@@ -159,10 +151,10 @@ static void claimed(struct fz_pf *f, unsigned slot, uint64_t off, size_t len)
 			     slot, f->jobs[slot].off);
 	}
 	if (len != f->pf.seg_size || off % f->pf.seg_size != 0 ||
-	    off >= f->size) {
+	    off >= f->m.size) {
 		fz_violation("fill [%" PRIu64 ", +%zu): segment %zu, file %"
 			     PRIu64,
-			     off, len, f->pf.seg_size, f->size);
+			     off, len, f->pf.seg_size, f->m.size);
 	}
 	f->jobs[slot] = (struct job){
 		.step = JOB_STARTED,
@@ -177,7 +169,7 @@ static void refill(struct fz_pf *f)
 	uint64_t off;
 	size_t len;
 
-	while (cg_prefetch_next_fill(&f->pf, f->size, keep_from(f), &slot,
+	while (cg_prefetch_next_fill(&f->pf, f->m.size, keep_from(f), &slot,
 				     &off, &len)) {
 		claimed(f, slot, off, len);
 	}
@@ -186,16 +178,13 @@ static void refill(struct fz_pf *f)
 static void check_hit(const struct fz_pf *f, uint64_t off, size_t n,
 		      size_t avail, size_t done, const uint8_t *dst)
 {
-	size_t want = 0;
+	size_t want = cg_model_pread_len(f->m.size, off, n);
 	size_t i;
 
-	if (off < f->size) {
-		want = (size_t)FZ_MIN((uint64_t)n, f->size - off);
-	}
 	if (avail != want || done != want) {
 		fz_violation("HIT [%" PRIu64 ", +%zu) gave %zu (lookup said "
 			     "%zu), the file has %zu there (size %" PRIu64
-			     ")", off, n, done, avail, want, f->size);
+			     ")", off, n, done, avail, want, f->m.size);
 	}
 	for (i = 0; i < done; i++) {
 		if (dst[i] != file_byte(f, off + i)) {
@@ -210,7 +199,7 @@ static void check_hit(const struct fz_pf *f, uint64_t off, size_t n,
 
 static void serve(struct fz_pf *f, uint64_t off, size_t n, bool waiting)
 {
-	struct cg_pf_version now = file_version(f);
+	struct cg_pf_version now = cg_model_version(&f->m);
 	enum cg_pf_lookup res;
 	size_t avail = 0;
 
@@ -269,15 +258,12 @@ static void job_step(struct fz_pf *f, unsigned s, bool fail)
 	case JOB_NONE:
 		return;
 	case JOB_STARTED:
-		j->ver = file_version(f);
+		j->ver = cg_model_version(&f->m);
 		j->step = JOB_STATED;
 		return;
 	case JOB_STATED:
-		j->got = 0;
-		if (j->off < f->size) {
-			j->got = (ssize_t)FZ_MIN((uint64_t)j->len,
-						 f->size - j->off);
-		}
+		j->got = (ssize_t)cg_model_pread_len(f->m.size, j->off,
+						     j->len);
 		for (i = 0; i < (uint64_t)j->got; i++) {
 			f->mem[s * f->pf.seg_size + i] =
 				file_byte(f, j->off + i);
@@ -395,9 +381,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	free(f.mem);
 	memset(&f, 0, sizeof(f));
-	f.size = (uint64_t)fz_u16(&in) * 256 % (MAX_SIZE + 1);
-	f.clock = 1700000000ULL * 1000000000ULL + 4000000;
-	f.ctime = f.clock - 1000000000ULL;
+	f.m.size = (uint64_t)fz_u16(&in) * 256 % (MAX_SIZE + 1);
+	f.m.clock = 1700000000ULL * 1000000000ULL + 4000000;
+	f.m.ctime = f.m.clock - 1000000000ULL;
 	open_stream(&f, &in);
 	while (in.n > 0) {
 		op = fz_u8(&in);
@@ -435,9 +421,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		default:
 			if (op < 0x60) {
-				f.clock += 4000000;
+				f.m.clock += 4000000;
 			} else if (op < 0x68) {
-				f.clock += 1000000000;
+				f.m.clock += 1000000000;
 			} else if (op < 0xb0) {
 				cg_prefetch_reset(&f.pf);
 			} else {

@@ -25,10 +25,7 @@
  */
 
 #define _GNU_SOURCE
-#include <stdarg.h>
 #include <stdbool.h>
-#include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <errno.h>
@@ -38,12 +35,10 @@
 #include <unistd.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
-#include <cmocka.h>
 
 #include "cg_budget.h"
 #include "cg_sys.h"
-
-#define MiB (1024 * 1024ULL)
+#include "cg_test.h"
 
 static char path[] = "/tmp/cg_budget_test.XXXXXX";
 
@@ -60,14 +55,8 @@ static int budget_open(void)
 
 static int setup(void **state)
 {
-	int fd = mkstemp(path);
-
 	(void)state;
-	if (fd < 0) {
-		return -1;
-	}
-	close(fd);
-	return 0;
+	return cg_test_file(path);
 }
 
 static int teardown(void **state)
@@ -200,9 +189,28 @@ static const struct cg_sys fake_sys = {
 	.lock = fake_lock,
 };
 
+/*
+ * An acquire with the lock calls failing so fails: -1, want_err, and
+ * whether that error means there is no budget file to be had
+ */
+static void acquire_fails(int getlk_err,
+			  int setlk_err,
+			  int want_err,
+			  bool absent)
+{
+	int err = 0;
+
+	fake = (typeof(fake)){.getlk_err = getlk_err, .setlk_err = setlk_err};
+	assert_int_equal(cg_budget_acquire(&fake_sys, budget_open, MiB,
+					   8 * MiB, &err),
+			 -1);
+	assert_int_equal(err, want_err);
+	assert_int_equal(cg_budget_absent(err), absent);
+}
+
 static void test_lock_failures(void **state)
 {
-	int held = budget_open(), fd, err = 0;
+	int held = budget_open(), fd;
 
 	(void)state;
 	/* an interrupted lock call is made again */
@@ -214,30 +222,18 @@ static void test_lock_failures(void **state)
 	close(fd);
 
 	/* no OFD locks in this kernel: no budget file can be had */
-	fake = (typeof(fake)){.getlk_err = EINVAL};
-	fd = cg_budget_acquire(&fake_sys, budget_open, MiB, 8 * MiB, &err);
-	assert_int_equal(fd, -1);
-	assert_int_equal(err, EINVAL);
-	assert_true(cg_budget_absent(err));
+	acquire_fails(EINVAL, 0, EINVAL, true);
 
 	/*
 	 * Races lost (each free run taken between the query and the lock,
 	 * EAGAIN or EACCES) end after nine tries as EAGAIN: no room this
 	 * time, never a missing budget file
 	 */
-	fake = (typeof(fake)){.setlk_err = EACCES};
-	fd = cg_budget_acquire(&fake_sys, budget_open, MiB, 8 * MiB, &err);
-	assert_int_equal(fd, -1);
-	assert_int_equal(err, EAGAIN);
-	assert_false(cg_budget_absent(err));
+	acquire_fails(0, EACCES, EAGAIN, false);
 	assert_int_equal(fake.setlks, 9);
 
 	/* any other failure of the lock itself is reported as it is */
-	fake = (typeof(fake)){.setlk_err = ENOLCK};
-	fd = cg_budget_acquire(&fake_sys, budget_open, MiB, 8 * MiB, &err);
-	assert_int_equal(fd, -1);
-	assert_int_equal(err, ENOLCK);
-	assert_false(cg_budget_absent(err));
+	acquire_fails(0, ENOLCK, ENOLCK, false);
 	assert_int_equal(fake.setlks, 1);
 	assert_int_equal(cg_budget_used(kern, held, 8 * MiB), 0);
 	close(held);
@@ -412,18 +408,12 @@ static void test_crash_gives_back(void **state)
 	close(pipefd[1]);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_take_and_give),
-		cmocka_unit_test(test_limits_share_a_pool),
-		cmocka_unit_test(test_fragments),
-		cmocka_unit_test(test_crash_gives_back),
-		cmocka_unit_test(test_failure_is_no_room),
-		cmocka_unit_test(test_lock_failures),
-		cmocka_unit_test(test_local_room),
-		cmocka_unit_test(test_room),
-	};
-
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+CG_TEST_MAIN(setup, teardown,
+	     cmocka_unit_test(test_take_and_give),
+	     cmocka_unit_test(test_limits_share_a_pool),
+	     cmocka_unit_test(test_fragments),
+	     cmocka_unit_test(test_crash_gives_back),
+	     cmocka_unit_test(test_failure_is_no_room),
+	     cmocka_unit_test(test_lock_failures),
+	     cmocka_unit_test(test_local_room),
+	     cmocka_unit_test(test_room))

@@ -18,10 +18,7 @@
  */
 
 #define _GNU_SOURCE
-#include <stdarg.h>
 #include <stdbool.h>
-#include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,11 +27,9 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <cmocka.h>
 
 #include "cg_buf.h"
-
-#define MiB (1024 * 1024ULL)
+#include "cg_test.h"
 
 /*
  * The prefetch buffer starts on a huge page, its first used bytes are
@@ -136,12 +131,6 @@ static void test_no_fork(void **state)
 	cg_buf_unmap(q, 64 * 1024);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_buffers),
-		cmocka_unit_test(test_no_fork),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CG_TEST_MAIN(NULL, NULL,
+	     cmocka_unit_test(test_buffers),
+	     cmocka_unit_test(test_no_fork))

@@ -20,10 +20,7 @@
  * along with this program.  If not, see <http://www.gnu.org/licenses/>.
  */
 
-#include <stdarg.h>
 #include <stdbool.h>
-#include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -34,16 +31,15 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <cmocka.h>
 
 #include "cg_dev.h"
 #include "cg_file.h"
 #include "cg_sys.h"
+#include "cg_test.h"
 #include "cg_write.h"
 
 #define EXT4_MAGIC 0xEF53
 #define NFS_MAGIC 0x6969
-#define N_ELEM(a) (sizeof(a) / sizeof((a)[0]))
 #define NONE 0
 #define NO_DC CG_FS_NO_DONTCACHE
 #define NO_DIO CG_FS_NO_DIRECT
@@ -370,6 +366,18 @@ static bool probe(struct cg_devs *t, bool may_reopen)
 	return cg_dev_probe(t, &fake_sys, makedev(8, 1), 0, may_reopen);
 }
 
+/* What the probed filesystem lacks, as learnt */
+static unsigned lacks(struct cg_devs *t)
+{
+	return cg_dev_lacks(t, makedev(8, 1));
+}
+
+/* The mode auto resolves to on the probed filesystem */
+static enum cg_mode auto_mode(struct cg_devs *t)
+{
+	return cg_mode_resolve(CG_MODE_AUTO, lacks(t));
+}
+
 /*
  * RWF_DONTCACHE works and so does O_DIRECT: nothing lacking, auto reads
  * direct; both are asked once
@@ -381,10 +389,8 @@ static void test_probe_uncached(void **state)
 	assert_true(probe(&t, true));
 	assert_int_equal(fake.read_flags, CG_RWF_DONTCACHE);
 	assert_int_equal(fake.reopens, 1);
-	assert_int_equal(cg_dev_lacks(&t, makedev(8, 1)), 0);
-	assert_int_equal(cg_mode_resolve(CG_MODE_AUTO,
-					 cg_dev_lacks(&t, makedev(8, 1))),
-			 CG_MODE_DIRECT);
+	assert_int_equal(lacks(&t), 0);
+	assert_int_equal(auto_mode(&t), CG_MODE_DIRECT);
 	assert_false(probe(&t, true));
 	assert_int_equal(fake.reads, 1);
 	assert_int_equal(fake.reopens, 1);
@@ -395,10 +401,8 @@ static void test_probe_uncached(void **state)
 	fake_reset(state);
 	fake.reopen_err = EINVAL;
 	assert_true(probe(&t, true));
-	assert_int_equal(cg_dev_lacks(&t, makedev(8, 1)), CG_FS_NO_DIRECT);
-	assert_int_equal(cg_mode_resolve(CG_MODE_AUTO,
-					 cg_dev_lacks(&t, makedev(8, 1))),
-			 CG_MODE_DONTCACHE);
+	assert_int_equal(lacks(&t), CG_FS_NO_DIRECT);
+	assert_int_equal(auto_mode(&t), CG_MODE_DONTCACHE);
 	cg_devs_free(&t);
 }
 
@@ -410,10 +414,8 @@ static void test_probe_no_dontcache(void **state)
 	fake.read_err = EOPNOTSUPP;
 	assert_true(probe(&t, true));
 	assert_int_equal(fake.reopens, 1);
-	assert_int_equal(cg_dev_lacks(&t, makedev(8, 1)), CG_FS_NO_DONTCACHE);
-	assert_int_equal(cg_mode_resolve(CG_MODE_AUTO,
-					 cg_dev_lacks(&t, makedev(8, 1))),
-			 CG_MODE_DIRECT);
+	assert_int_equal(lacks(&t), CG_FS_NO_DONTCACHE);
+	assert_int_equal(auto_mode(&t), CG_MODE_DIRECT);
 	cg_devs_free(&t);
 
 	/* tmpfs: no O_DIRECT either (open(2) says EINVAL) */
@@ -421,8 +423,7 @@ static void test_probe_no_dontcache(void **state)
 	fake.read_err = EINVAL;
 	fake.reopen_err = EINVAL;
 	assert_true(probe(&t, true));
-	assert_int_equal(cg_dev_lacks(&t, makedev(8, 1)),
-			 CG_FS_NO_DONTCACHE | CG_FS_NO_DIRECT);
+	assert_int_equal(lacks(&t), CG_FS_NO_DONTCACHE | CG_FS_NO_DIRECT);
 	cg_devs_free(&t);
 
 	/* a reopen refused for the file's sake teaches nothing of the fs */
@@ -430,7 +431,7 @@ static void test_probe_no_dontcache(void **state)
 	fake.read_err = EOPNOTSUPP;
 	fake.reopen_err = EACCES;
 	assert_true(probe(&t, true));
-	assert_int_equal(cg_dev_lacks(&t, makedev(8, 1)), CG_FS_NO_DONTCACHE);
+	assert_int_equal(lacks(&t), CG_FS_NO_DONTCACHE);
 	cg_devs_free(&t);
 }
 
@@ -446,7 +447,7 @@ static void test_probe_later(void **state)
 	fake.read_err = EOPNOTSUPP;
 	assert_false(probe(&t, false));
 	assert_int_equal(fake.reopens, 0);
-	assert_int_equal(cg_dev_lacks(&t, makedev(8, 1)), 0);
+	assert_int_equal(lacks(&t), 0);
 	fake.read_err = 0;
 	assert_false(probe(&t, false));
 	assert_int_equal(fake.reopens, 0);
@@ -463,7 +464,7 @@ static void test_probe_later(void **state)
 	fake.read_err = EOPNOTSUPP;
 	assert_true(probe(&t, true));
 	assert_int_equal(fake.reopens, 1);
-	assert_int_equal(cg_dev_lacks(&t, makedev(8, 1)), CG_FS_NO_DONTCACHE);
+	assert_int_equal(lacks(&t), CG_FS_NO_DONTCACHE);
 	cg_devs_free(&t);
 }
 
@@ -479,10 +480,8 @@ static void test_probe_remote(void **state)
 	fake.f_type = NFS_MAGIC;
 	assert_true(probe(&t, false));
 	assert_int_equal(fake.reopens, 0);
-	assert_int_equal(cg_dev_lacks(&t, makedev(8, 1)), CG_FS_REMOTE);
-	assert_int_equal(cg_mode_resolve(CG_MODE_AUTO,
-					 cg_dev_lacks(&t, makedev(8, 1))),
-			 CG_MODE_DONTCACHE);
+	assert_int_equal(lacks(&t), CG_FS_REMOTE);
+	assert_int_equal(auto_mode(&t), CG_MODE_DONTCACHE);
 	cg_devs_free(&t);
 
 	fake_reset(state);
@@ -490,9 +489,7 @@ static void test_probe_remote(void **state)
 	fake.read_err = EOPNOTSUPP;
 	assert_true(probe(&t, true));
 	assert_int_equal(fake.reopens, 0);
-	assert_int_equal(cg_mode_resolve(CG_MODE_AUTO,
-					 cg_dev_lacks(&t, makedev(8, 1))),
-			 CG_MODE_DONTNEED);
+	assert_int_equal(auto_mode(&t), CG_MODE_DONTNEED);
 	cg_devs_free(&t);
 }
 
@@ -500,13 +497,9 @@ static void test_probe_remote(void **state)
 static void test_probe_linux(void **state)
 {
 	struct cg_devs t = {0};
-	char path[] = "/tmp/cg_dev_file.XXXXXX";
-	int fd = mkstemp(path);
+	int fd = cg_test_unlinked("x", 1);
 	struct stat st;
 
-	assert_int_not_equal(fd, -1);
-	unlink(path);
-	assert_int_equal(write(fd, "x", 1), 1);
 	assert_int_equal(fstat(fd, &st), 0);
 	assert_true(cg_dev_probe(&t, &cg_sys_linux, st.st_dev, fd, true));
 	assert_true(cg_dev_get(&t, st.st_dev)->flags & CG_DEV_PROBED);
@@ -515,22 +508,16 @@ static void test_probe_linux(void **state)
 	cg_devs_free(&t);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_queue),
-		cmocka_unit_test(test_learn),
-		cmocka_unit_test(test_fs_type),
-		cmocka_unit_test(test_fs_shared),
-		cmocka_unit_test(test_state_dir_name),
-		cmocka_unit_test(test_state_dir_trust),
-		cmocka_unit_test(test_probe),
-		cmocka_unit_test_setup(test_probe_uncached, fake_reset),
-		cmocka_unit_test_setup(test_probe_no_dontcache, fake_reset),
-		cmocka_unit_test_setup(test_probe_later, fake_reset),
-		cmocka_unit_test_setup(test_probe_remote, fake_reset),
-		cmocka_unit_test(test_probe_linux),
-	};
-
-	return cmocka_run_group_tests(tests, sysfs_setup, sysfs_teardown);
-}
+CG_TEST_MAIN(sysfs_setup, sysfs_teardown,
+	     cmocka_unit_test(test_queue),
+	     cmocka_unit_test(test_learn),
+	     cmocka_unit_test(test_fs_type),
+	     cmocka_unit_test(test_fs_shared),
+	     cmocka_unit_test(test_state_dir_name),
+	     cmocka_unit_test(test_state_dir_trust),
+	     cmocka_unit_test(test_probe),
+	     cmocka_unit_test_setup(test_probe_uncached, fake_reset),
+	     cmocka_unit_test_setup(test_probe_no_dontcache, fake_reset),
+	     cmocka_unit_test_setup(test_probe_later, fake_reset),
+	     cmocka_unit_test_setup(test_probe_remote, fake_reset),
+	     cmocka_unit_test(test_probe_linux))

@@ -1,5 +1,6 @@
 /*
- * Unit tests of a direct job's work (cg_dio_job.c) on a real file
+ * Unit tests of direct I/O (cg_dio.c): a job's work on a real file,
+ * alignment and the planning of a read
  *
  * Copyright (C) 2026 The vfs_cacheguard authors
  *
@@ -17,11 +18,7 @@
  * along with this program.  If not, see <http://www.gnu.org/licenses/>.
  */
 
-
-#include <stdarg.h>
 #include <stdbool.h>
-#include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -32,11 +29,11 @@
 #include <pthread.h>
 #include <unistd.h>
 #include <sys/file.h>
-#include <cmocka.h>
 
 #include "cg_dev.h"
 #include "cg_dio.h"
 #include "cg_prefetch.h"
+#include "cg_test.h"
 
 #define SIZE 10000
 
@@ -45,17 +42,12 @@ static uint8_t want[SIZE];
 /* A file of SIZE known bytes, unlinked: its descriptor */
 static int file_new(void)
 {
-	char path[] = "/tmp/cg_dio_job.XXXXXX";
 	unsigned i;
-	int fd = mkstemp(path);
 
-	assert_int_not_equal(fd, -1);
-	unlink(path);
 	for (i = 0; i < SIZE; i++) {
 		want[i] = (uint8_t)(i * 7 + 3);
 	}
-	assert_int_equal(write(fd, want, SIZE), SIZE);
-	return fd;
+	return cg_test_unlinked(want, SIZE);
 }
 
 /* A fill: the bytes, short at end of file, the version taken before */
@@ -146,12 +138,14 @@ static void test_bad_fd(void **state)
 	assert_int_equal(j.err, EBADF);
 }
 
-#define KiB (1ULL << 10)
-#define MiB (1ULL << 20)
-#define N_ELEM(a) (sizeof(a) / sizeof((a)[0]))
-#define MIN(a, b) ((a) < (b) ? (a) : (b))
-
-/* ---- planning ---------------------------------------------------- */
+/*
+ * ---- planning ----------------------------------------------------
+ *
+ * Planning is checked against pread() semantics: a widened read of a
+ * file of a given size returns what O_DIRECT returns there (the bytes up
+ * to end of file, a final partial block included), and trimming it must
+ * give exactly what pread() of the request would.
+ */
 
 struct align_case {
 	bool have;
@@ -582,23 +576,17 @@ static void test_inplace_refuses(void **state)
 
 /* ---- prefetch geometry -------------------------------------------- */
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_alignment),
-		cmocka_unit_test(test_open_failure_scope),
-		cmocka_unit_test(test_may_open),
-		cmocka_unit_test(test_pins_pages),
-		cmocka_unit_test(test_plan_table),
-		cmocka_unit_test(test_plan_refuses),
-		cmocka_unit_test(test_plan_property),
-		cmocka_unit_test(test_inplace_property),
-		cmocka_unit_test(test_inplace_refuses),
-		cmocka_unit_test(test_read_bounce),
-		cmocka_unit_test(test_fill),
-		cmocka_unit_test(test_copy),
-		cmocka_unit_test(test_bad_fd),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CG_TEST_MAIN(NULL, NULL,
+	     cmocka_unit_test(test_alignment),
+	     cmocka_unit_test(test_open_failure_scope),
+	     cmocka_unit_test(test_may_open),
+	     cmocka_unit_test(test_pins_pages),
+	     cmocka_unit_test(test_plan_table),
+	     cmocka_unit_test(test_plan_refuses),
+	     cmocka_unit_test(test_plan_property),
+	     cmocka_unit_test(test_inplace_property),
+	     cmocka_unit_test(test_inplace_refuses),
+	     cmocka_unit_test(test_read_bounce),
+	     cmocka_unit_test(test_fill),
+	     cmocka_unit_test(test_copy),
+	     cmocka_unit_test(test_bad_fd))

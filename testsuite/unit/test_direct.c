@@ -44,12 +44,8 @@
  * the version (ctime and size), as a local process's do.
  */
 
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
 #include <errno.h>
-#include <cmocka.h>
 
 #include <inttypes.h>
 #include <stdbool.h>
@@ -58,12 +54,9 @@
 #include <string.h>
 
 #include "cg_direct.h"
-#include "cg_test_seeds.h"
+#include "cg_model_file.h"
 #include "cg_sys.h"
-
-#define KiB (1ULL << 10)
-#define MiB (1ULL << 20)
-#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#include "cg_test.h"
 
 #define SEG (64 * KiB)		/* 256 KiB of prefetch: 4 x 64 KiB */
 #define AHEAD (4 * SEG)
@@ -111,8 +104,7 @@ struct fake {
 	unsigned *wrote;	/* per byte: the change that put it there */
 	struct change log[MAX_LOG];	/* change i at log[i], 0: none */
 	unsigned nlog;
-	uint64_t size;
-	uint64_t clock, ctime;	/* coarse clock, and the file's ctime */
+	struct cg_model_file m;	/* size, ctime, coarse clock */
 	struct fill fills[MAX_JOBS];
 	unsigned nfills;
 	struct copy copies[MAX_JOBS];
@@ -139,21 +131,6 @@ static uint8_t byte_of(uint64_t pos, unsigned change, const struct fake *f)
 	return (uint8_t)(pos * 7 + (pos >> 9) + change * 131);
 }
 
-static struct cg_pf_version f_version(const struct fake *f)
-{
-	return (struct cg_pf_version){
-		.ctime_ns = f->ctime,
-		.size = f->size,
-		.clock_ns = f->clock,
-	};
-}
-
-/* pread()'s answer for a file of size bytes */
-static size_t pread_len(uint64_t size, uint64_t off, size_t n)
-{
-	return off >= size ? 0 : (size_t)MIN((uint64_t)n, size - off);
-}
-
 /*
  * Change [off, off + len) (zero: a truncate's new zeros) and set the
  * size; ours: this smbd's, noted around it and moving no ctime
@@ -176,9 +153,9 @@ static void f_change(struct fake *f, uint64_t off, uint64_t len,
 		f->wrote[i] = c;
 		f->file[i] = byte_of(i, c, f);
 	}
-	f->size = size;
+	f->m.size = size;
 	if (!ours) {
-		f->ctime = f->clock;
+		cg_model_stamp(&f->m);
 	}
 	if (ours) {
 		cg_direct_note_write(&f->s, zero ? -1 : (int64_t)off, len);
@@ -187,7 +164,7 @@ static void f_change(struct fake *f, uint64_t off, uint64_t len,
 
 static void f_write(struct fake *f, uint64_t off, uint64_t len, bool ours)
 {
-	f_change(f, off, len, f->size > off + len ? f->size : off + len,
+	f_change(f, off, len, f->m.size > off + len ? f->m.size : off + len,
 		 false, ours);
 }
 
@@ -223,14 +200,16 @@ static void f_check_served(const struct fake *f, const struct req *r,
 	unsigned c;
 	bool ok;
 
-	ok = (size_t)got == pread_len(f->size, r->off, r->n) ||
-	     (size_t)got == pread_len(f->log[r->arrival].size, r->off, r->n);
+	ok = (size_t)got == cg_model_pread_len(f->m.size, r->off, r->n) ||
+	     (size_t)got == cg_model_pread_len(f->log[r->arrival].size,
+					       r->off, r->n);
 	for (c = r->arrival + 1; c <= f->nlog && !ok; c++) {
-		ok = (size_t)got == pread_len(f->log[c].size, r->off, r->n);
+		ok = (size_t)got ==
+		     cg_model_pread_len(f->log[c].size, r->off, r->n);
 	}
 	if (!ok) {
 		fail_msg("%" PRIu64 "+%zu served %zd bytes, file size %" PRIu64,
-			 r->off, r->n, got, f->size);
+			 r->off, r->n, got, f->m.size);
 	}
 	if (got == 0 || memcmp(r->buf, f->file + r->off, (size_t)got) == 0) {
 		return;
@@ -378,11 +357,11 @@ static void f_init(struct fake *f, uint64_t ahead, uint64_t size)
 	for (i = 0; i < CAP; i++) {
 		f->file[i] = byte_of(i, 0, f);
 	}
-	f->size = size;
+	f->m.size = size;
 	f->log[0].size = size;
 	/* settled: the clock is well past ctime's tick */
-	f->ctime = 1700000000ULL * 1000000000ULL + 12345;
-	f->clock = f->ctime + 100000000;
+	f->m.ctime = 1700000000ULL * 1000000000ULL + 12345;
+	f->m.clock = f->m.ctime + 100000000;
 	f->room = UINT64_MAX;
 	cg_direct_init(&f->s, &fake_ops, f, ahead, 4096, size, 64 * MiB);
 }
@@ -426,8 +405,8 @@ static void f_run_fill(struct fake *f, unsigned i)
 {
 	struct fill *fl = &f->fills[i];
 
-	fl->ver = f_version(f);
-	fl->got = (ssize_t)pread_len(f->size, fl->off, fl->len);
+	fl->ver = cg_model_version(&f->m);
+	fl->got = (ssize_t)cg_model_pread_len(f->m.size, fl->off, fl->len);
 	memcpy(f->mem + (size_t)fl->slot * f->s.pf.seg_size,
 	       f->file + fl->off, (size_t)fl->got);
 	fl->ran = true;
@@ -469,7 +448,7 @@ static void f_fill_all(struct fake *f)
 static void f_complete_copy(struct fake *f, unsigned i, bool version_fails)
 {
 	struct copy c = f->copies[i];
-	struct cg_pf_version now = f_version(f);
+	struct cg_pf_version now = cg_model_version(&f->m);
 	bool copied = false;
 	size_t got = 0;
 	unsigned k;
@@ -501,8 +480,8 @@ static void f_complete_copy(struct fake *f, unsigned i, bool version_fails)
 static void f_complete_read(struct fake *f, unsigned i)
 {
 	struct req *r = f->reads[i];
-	struct cg_pf_version now = f_version(f);
-	size_t got = pread_len(f->size, r->off, r->n);
+	struct cg_pf_version now = cg_model_version(&f->m);
+	size_t got = cg_model_pread_len(f->m.size, r->off, r->n);
 
 	f->reads[i] = f->reads[--f->nreads];
 	cg_direct_saw_version(&f->s, &now);
@@ -658,7 +637,7 @@ static void invalidated_while_filling(int how)
 	b = f_send(&f, 64 * KiB, 64 * KiB, 2);
 	assert_true(b->sr.waiting);
 	f_run_all(&f);	/* every fill has read the old bytes */
-	f.clock += 50000000;
+	f.m.clock += 50000000;
 	switch (how) {
 	case 0:
 		f_write(&f, 100 * KiB, 10, true);
@@ -668,7 +647,7 @@ static void invalidated_while_filling(int how)
 		break;
 	default:
 		f_write(&f, 100 * KiB, 10, false);
-		f.clock += 50000000;
+		f.m.clock += 50000000;
 		break;
 	}
 	for (i = 0; i < f.nfills; i++) {
@@ -714,9 +693,9 @@ static void test_stale_copy_served_again(void **state)
 	f_fill_all(&f);
 	b = f_send(&f, 8192, 8192, 2);
 	assert_int_equal(f.ncopies, 1);
-	f.clock += 50000000;
+	f.m.clock += 50000000;
 	f_write(&f, 9000, 1, false);
-	f.clock += 50000000;
+	f.m.clock += 50000000;
 	f_complete_copy(&f, 0, false);
 	assert_int_equal(f.s.stale, 1);
 	assert_int_equal(b->done, 0);
@@ -984,12 +963,12 @@ static void random_pass(unsigned seed)
 		} else if (r < 97 && random() % 2 == 0) {
 			off = cursor + (uint64_t)(random() % (4 * SEG));
 			f_truncate(&f, MIN(off, CAP), random() % 2 == 0);
-		} else if (r < 98 || cursor > f.size) {
+		} else if (r < 98 || cursor > f.m.size) {
 			cursor = (uint64_t)(random() % SEG);
 		}
 		f.version_fails = random() % 500 == 0;
 		/* the coarse clock ticks, sometimes not past a change's */
-		f.clock += (uint64_t)(random() % 3) * 4000000;
+		f.m.clock += (uint64_t)(random() % 3) * 4000000;
 	}
 	f.version_fails = false;
 	f_drain(&f);
@@ -1026,26 +1005,20 @@ static void test_random_mix(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_miss_then_hits),
-		cmocka_unit_test(test_no_prefetch),
-		cmocka_unit_test(test_buffer),
-		cmocka_unit_test(test_waiter_woken),
-		cmocka_unit_test(test_write_while_filling),
-		cmocka_unit_test(test_truncate_while_filling),
-		cmocka_unit_test(test_foreign_write_while_filling),
-		cmocka_unit_test(test_stale_copy_served_again),
-		cmocka_unit_test(test_failed_fill),
-		cmocka_unit_test(test_submit_refused),
-		cmocka_unit_test(test_copy_refused),
-		cmocka_unit_test(test_finished),
-		cmocka_unit_test(test_orphans),
-		cmocka_unit_test(test_cancel),
-		cmocka_unit_test(test_grow_refused),
-		cmocka_unit_test(test_random_mix),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CG_TEST_MAIN(NULL, NULL,
+	     cmocka_unit_test(test_miss_then_hits),
+	     cmocka_unit_test(test_no_prefetch),
+	     cmocka_unit_test(test_buffer),
+	     cmocka_unit_test(test_waiter_woken),
+	     cmocka_unit_test(test_write_while_filling),
+	     cmocka_unit_test(test_truncate_while_filling),
+	     cmocka_unit_test(test_foreign_write_while_filling),
+	     cmocka_unit_test(test_stale_copy_served_again),
+	     cmocka_unit_test(test_failed_fill),
+	     cmocka_unit_test(test_submit_refused),
+	     cmocka_unit_test(test_copy_refused),
+	     cmocka_unit_test(test_finished),
+	     cmocka_unit_test(test_orphans),
+	     cmocka_unit_test(test_cancel),
+	     cmocka_unit_test(test_grow_refused),
+	     cmocka_unit_test(test_random_mix))

@@ -17,17 +17,11 @@
  * along with this program.  If not, see <http://www.gnu.org/licenses/>.
  */
 
-
-#include <stdarg.h>
 #include <stdbool.h>
-#include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
-#include <cmocka.h>
 
 #include "cg_done.h"
-
-#define MiB (1024 * 1024ULL)
+#include "cg_test.h"
 
 /* In order, out of order, overlapping: contig follows what is whole */
 static void test_merge(void **state)
@@ -100,13 +94,7 @@ static void test_full(void **state)
 	assert_int_equal(d.contig, MiB / 2 + 4096);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_merge),
-		cmocka_unit_test(test_floor),
-		cmocka_unit_test(test_full),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CG_TEST_MAIN(NULL, NULL,
+	     cmocka_unit_test(test_merge),
+	     cmocka_unit_test(test_floor),
+	     cmocka_unit_test(test_full))

@@ -24,22 +24,17 @@
  * to what is remembered of its filesystem. The hints follow the mode.
  */
 
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <string.h>
-#include <cmocka.h>
 
 #include "cg_file.h"
 #include "cg_sys.h"
+#include "cg_test.h"
 #include "cg_write.h"
 
-#define MiB (1ULL << 20)
-#define N_ELEM(a) (sizeof(a) / sizeof((a)[0]))
 #define NONE 0
 #define NO_DC CG_FS_NO_DONTCACHE
 #define NO_DIO CG_FS_NO_DIRECT
@@ -59,15 +54,9 @@ static int fake_fadvise(int fd, uint64_t off, uint64_t len, int advice)
 	return 0;
 }
 
-static int fake_resident(int fd, uint64_t off, uint64_t len, uint64_t *bytes)
-{
-	*bytes = 0;	/* every file is cold */
-	return 0;
-}
-
 static const struct cg_sys fake_sys = {
 	.fadvise = fake_fadvise,
-	.resident = fake_resident,
+	.resident = cg_test_cold,
 };
 
 static void test_resolve(void **state)
@@ -138,6 +127,17 @@ static void start(struct cg_file *f,
 	}
 	choose(f, off, MiB);
 	assert_int_equal(f->stream.state, CG_ACTIVE);
+}
+
+/* No room in the budget for one request: not a failure at all */
+static void not_now_is_no_failure(struct cg_file *f, struct cg_config *cfg)
+{
+	start(f, cfg, CG_MODE_DIRECT, NONE);
+	assert_int_equal(cg_file_read_failed(f, 3, CG_PATH_DIRECT,
+					     CG_DIRECT_NOT_NOW, NONE),
+			 0);
+	assert_int_equal(f->mode, CG_MODE_DIRECT);
+	assert_int_equal(f->fallbacks, 0);
 }
 
 static void test_choose(void **state)
@@ -315,13 +315,7 @@ static void test_failures(void **state)
 	struct cg_file f;
 	size_t i;
 
-	/* No room in the budget for one request: not a failure at all */
-	start(&f, &cfg, CG_MODE_DIRECT, NONE);
-	assert_int_equal(cg_file_read_failed(&f, 3, CG_PATH_DIRECT,
-					     CG_DIRECT_NOT_NOW, NONE),
-			 0);
-	assert_int_equal(f.mode, CG_MODE_DIRECT);
-	assert_int_equal(f.fallbacks, 0);
+	not_now_is_no_failure(&f, &cfg);
 
 	for (i = 0; i < N_ELEM(cases); i++) {
 		unsigned learnt;
@@ -512,13 +506,7 @@ static void test_direct_unavailable(void **state)
 	struct cg_file f;
 	size_t i;
 
-	/* No room in the budget for one request: not a failure at all */
-	start(&f, &cfg, CG_MODE_DIRECT, NONE);
-	assert_int_equal(cg_file_read_failed(&f, 3, CG_PATH_DIRECT,
-					     CG_DIRECT_NOT_NOW, NONE),
-			 0);
-	assert_int_equal(f.mode, CG_MODE_DIRECT);
-	assert_int_equal(f.fallbacks, 0);
+	not_now_is_no_failure(&f, &cfg);
 
 	for (i = 0; i < N_ELEM(cases); i++) {
 		unsigned learnt;
@@ -665,22 +653,16 @@ static void test_open_questions(void **state)
 	assert_int_equal(off, -1);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_resolve),
-		cmocka_unit_test(test_open_questions),
-		cmocka_unit_test(test_choose),
-		cmocka_unit_test(test_zerocopy),
-		cmocka_unit_test(test_below),
-		cmocka_unit_test(test_below_kind),
-		cmocka_unit_test(test_failures),
-		cmocka_unit_test(test_read_after),
-		cmocka_unit_test(test_track),
-		cmocka_unit_test(test_direct_unavailable),
-		cmocka_unit_test(test_hints_follow_mode),
-		cmocka_unit_test(test_summary),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CG_TEST_MAIN(NULL, NULL,
+	     cmocka_unit_test(test_resolve),
+	     cmocka_unit_test(test_open_questions),
+	     cmocka_unit_test(test_choose),
+	     cmocka_unit_test(test_zerocopy),
+	     cmocka_unit_test(test_below),
+	     cmocka_unit_test(test_below_kind),
+	     cmocka_unit_test(test_failures),
+	     cmocka_unit_test(test_read_after),
+	     cmocka_unit_test(test_track),
+	     cmocka_unit_test(test_direct_unavailable),
+	     cmocka_unit_test(test_hints_follow_mode),
+	     cmocka_unit_test(test_summary))

@@ -17,17 +17,11 @@
  * along with this program.  If not, see <http://www.gnu.org/licenses/>.
  */
 
-
-#include <stdarg.h>
 #include <stdbool.h>
-#include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
-#include <cmocka.h>
 
 #include "cg_flight.h"
-
-#define MiB (1024 * 1024ULL)
+#include "cg_test.h"
 
 /* Reads one by one: the count, and the lowest of those still in flight */
 static void test_slots(void **state)
@@ -67,19 +61,28 @@ static void test_slots(void **state)
 	assert_true(cg_flight_lowest(&f) == UINT64_MAX);
 }
 
+/* A new set with every slot taken: read i at base + i MiB in r[i] */
+static void fill_slots(struct cg_flight *f,
+		       struct cg_flight_ref r[CG_FLIGHT_SLOTS],
+		       uint64_t base)
+{
+	unsigned i;
+
+	cg_flight_init(f);
+	for (i = 0; i < CG_FLIGHT_SLOTS; i++) {
+		cg_flight_add(f, base + i * MiB, &r[i]);
+	}
+}
+
 /* Beyond the slots, reads are counted in a batch with its lowest offset */
 static void test_spill(void **state)
 {
 	struct cg_flight f;
 	struct cg_flight_ref r[CG_FLIGHT_SLOTS];
 	struct cg_flight_ref x;
-	unsigned i;
 
 	(void)state;
-	cg_flight_init(&f);
-	for (i = 0; i < CG_FLIGHT_SLOTS; i++) {
-		cg_flight_add(&f, (100 + i) * MiB, &r[i]);
-	}
+	fill_slots(&f, r, 100 * MiB);
 	cg_flight_add(&f, 50 * MiB, &x);
 	assert_int_equal(x.track, CG_TRACK_BATCH);
 	assert_int_equal(cg_flight_count(&f), CG_FLIGHT_SLOTS + 1);
@@ -103,10 +106,7 @@ static void test_batches_switch(void **state)
 	unsigned i;
 
 	(void)state;
-	cg_flight_init(&f);
-	for (i = 0; i < CG_FLIGHT_SLOTS; i++) {
-		cg_flight_add(&f, (1000 + i) * MiB, &r[i]);
-	}
+	fill_slots(&f, r, 1000 * MiB);
 	cg_flight_add(&f, 10 * MiB, &old);
 	cg_flight_add(&f, 2000 * MiB, &mid);
 	assert_int_equal(old.track, CG_TRACK_BATCH);
@@ -128,13 +128,7 @@ static void test_batches_switch(void **state)
 	assert_int_equal(cg_flight_count(&f), 2);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_slots),
-		cmocka_unit_test(test_spill),
-		cmocka_unit_test(test_batches_switch),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CG_TEST_MAIN(NULL, NULL,
+	     cmocka_unit_test(test_slots),
+	     cmocka_unit_test(test_spill),
+	     cmocka_unit_test(test_batches_switch))

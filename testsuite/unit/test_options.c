@@ -24,26 +24,18 @@
  * needs in the log (the option, the value, what would have been valid).
  */
 
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <cmocka.h>
 
 #include "cg_options.h"
+#include "cg_test.h"
 
-#define KiB (1ULL << 10)
-#define MiB (1ULL << 20)
-#define GiB (1ULL << 30)
 #define TiB (1ULL << 40)
 
 /* A value no parser produces: shows that a failed parse wrote nothing */
 #define SENTINEL 0x5a5a5a5a5a5a5a5aULL
-
-#define N_ELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Field by field: struct copies need not copy the padding */
 static void assert_cfg_equal(const struct cg_config *a,
@@ -145,13 +137,52 @@ static void test_parse_size(void **state)
 	}
 }
 
-struct mode_case {
+/*
+ * An option that parses a word or a number into one field of the
+ * config (an unsigned or an enum): what a text gives
+ */
+struct field_case {
 	const char *text;
 	int ret;
-	enum cg_mode mode;
+	unsigned value;		/* the field after, when ret is 0 */
 };
 
-static const struct mode_case mode_cases[] = {
+_Static_assert(sizeof(((struct cg_config *)NULL)->mode) == sizeof(unsigned),
+	       "check_field_cases reads the mode as an unsigned");
+
+/*
+ * Each case set on the defaults, the field at offset first given a value
+ * no text gives (777, not a real mode either), to show whether it was
+ * written: the return, and the value or, on an error, the field untouched
+ */
+static void check_field_cases(const char *option,
+			      size_t offset,
+			      const struct field_case *cases,
+			      size_t n)
+{
+	struct cg_config cfg;
+	char err[256];
+	unsigned v;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct field_case *c = &cases[i];
+		int ret;
+
+		cg_config_init(&cfg);
+		v = 777;
+		memcpy((char *)&cfg + offset, &v, sizeof(v));
+		ret = cg_config_set(&cfg, option, c->text, err, sizeof(err));
+		if (ret != c->ret) {
+			fail_msg("%s \"%s\": returned %d, expected %d", option,
+				 c->text, ret, c->ret);
+		}
+		memcpy(&v, (char *)&cfg + offset, sizeof(v));
+		assert_int_equal(v, c->ret == 0 ? c->value : 777);
+	}
+}
+
+static const struct field_case mode_cases[] = {
 	{"off", 0, CG_MODE_OFF},
 	{"auto", 0, CG_MODE_AUTO},
 	{"dontneed", 0, CG_MODE_DONTNEED},
@@ -174,30 +205,8 @@ static const struct mode_case mode_cases[] = {
 
 static void test_mode_names(void **state)
 {
-	struct cg_config cfg;
-	char err[256];
-	size_t i;
-
-	for (i = 0; i < N_ELEM(mode_cases); i++) {
-		const struct mode_case *c = &mode_cases[i];
-		int ret;
-
-		cg_config_init(&cfg);
-		/* Not a real mode: shows whether the field was written */
-		cfg.mode = (enum cg_mode)77;
-		ret = cg_config_set(&cfg, "mode", c->text, err, sizeof(err));
-		if (ret != c->ret) {
-			fail_msg("mode \"%s\": returned %d, expected %d",
-				 c->text,
-				 ret,
-				 c->ret);
-		}
-		if (c->ret == 0) {
-			assert_int_equal(cfg.mode, c->mode);
-		} else {
-			assert_int_equal(cfg.mode, 77);
-		}
-	}
+	check_field_cases("mode", offsetof(struct cg_config, mode), mode_cases,
+			  N_ELEM(mode_cases));
 }
 
 /* Every name cg_mode_name() prints parses back to the same mode */
@@ -228,13 +237,7 @@ static void test_mode_name_round_trip(void **state)
 	assert_string_equal(name, "invalid");
 }
 
-struct percent_case {
-	const char *text;
-	int ret;
-	unsigned value;
-};
-
-static const struct percent_case percent_cases[] = {
+static const struct field_case percent_cases[] = {
 	{"0", 0, 0},
 	{"1", 0, 1},
 	{"50", 0, 50},
@@ -258,34 +261,9 @@ static const struct percent_case percent_cases[] = {
 
 static void test_percent(void **state)
 {
-	struct cg_config cfg;
-	char err[256];
-	size_t i;
-
-	for (i = 0; i < N_ELEM(percent_cases); i++) {
-		const struct percent_case *c = &percent_cases[i];
-		int ret;
-
-		cg_config_init(&cfg);
-		cfg.hot_threshold = 777;
-		ret = cg_config_set(&cfg,
-				    "hot threshold",
-				    c->text,
-				    err,
-				    sizeof(err));
-		if (ret != c->ret) {
-			fail_msg("hot threshold \"%s\": returned %d, "
-				 "expected %d",
-				 c->text,
-				 ret,
-				 c->ret);
-		}
-		if (c->ret == 0) {
-			assert_int_equal(cfg.hot_threshold, c->value);
-		} else {
-			assert_int_equal(cfg.hot_threshold, 777);
-		}
-	}
+	check_field_cases("hot threshold",
+			  offsetof(struct cg_config, hot_threshold),
+			  percent_cases, N_ELEM(percent_cases));
 }
 
 /* Sizes through cg_config_set land in the field the table names */
@@ -776,25 +754,19 @@ static void test_samba_compatible(void **state)
 	assert_false(cg_samba_compatible("4.17.12-Debian", NULL));
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse_size),
-		cmocka_unit_test(test_mode_names),
-		cmocka_unit_test(test_mode_name_round_trip),
-		cmocka_unit_test(test_percent),
-		cmocka_unit_test(test_stream_ioprio),
-		cmocka_unit_test(test_set_size_fields),
-		cmocka_unit_test(test_set_error_text),
-		cmocka_unit_test(test_mode_error_lists_every_mode),
-		cmocka_unit_test(test_unknown_option),
-		cmocka_unit_test(test_defaults_match_table),
-		cmocka_unit_test(test_config_check),
-		cmocka_unit_test(test_describe),
-		cmocka_unit_test(test_option_known),
-		cmocka_unit_test(test_long_bad_value),
-		cmocka_unit_test(test_samba_compatible),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CG_TEST_MAIN(NULL, NULL,
+	     cmocka_unit_test(test_parse_size),
+	     cmocka_unit_test(test_mode_names),
+	     cmocka_unit_test(test_mode_name_round_trip),
+	     cmocka_unit_test(test_percent),
+	     cmocka_unit_test(test_stream_ioprio),
+	     cmocka_unit_test(test_set_size_fields),
+	     cmocka_unit_test(test_set_error_text),
+	     cmocka_unit_test(test_mode_error_lists_every_mode),
+	     cmocka_unit_test(test_unknown_option),
+	     cmocka_unit_test(test_defaults_match_table),
+	     cmocka_unit_test(test_config_check),
+	     cmocka_unit_test(test_describe),
+	     cmocka_unit_test(test_option_known),
+	     cmocka_unit_test(test_long_bad_value),
+	     cmocka_unit_test(test_samba_compatible))

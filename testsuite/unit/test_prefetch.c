@@ -1,6 +1,5 @@
 /*
- * vfs_cacheguard unit tests: direct-read planning and the prefetch
- * segment table (cg_prefetch.c)
+ * vfs_cacheguard unit tests: the prefetch segment table (cg_prefetch.c)
  *
  * Copyright (C) 2026 The vfs_cacheguard authors
  *
@@ -22,11 +21,6 @@
  * The harness
  * -----------
  *
- * Planning is checked against pread() semantics: a widened read of a
- * file of a given size returns what O_DIRECT returns there (the bytes up
- * to end of file, a final partial block included), and trimming it must
- * give exactly what pread() of the request would.
- *
  * The prefetch table is driven the way the glue drives it, against a
  * model file whose bytes are a function of (offset, generation). A fill
  * the table asks for is "started" by taking the file's version and bytes
@@ -38,12 +32,8 @@
  * with the model file as it is at that moment.
  */
 
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
 #include <errno.h>
-#include <cmocka.h>
 
 #include <inttypes.h>
 #include <stdbool.h>
@@ -53,9 +43,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cg_model_file.h"
 #include "cg_prefetch.h"
 #include "cg_sys.h"
-#include "cg_test_seeds.h"
+#include "cg_test.h"
 
 /*
  * Every byte a HIT hands out is copied through the syscall layer's copy
@@ -70,18 +61,6 @@ static void count_copy(void *dst, const void *src, size_t n)
 }
 
 static const struct cg_sys counting_sys = {.copy = count_copy};
-
-#define KiB (1ULL << 10)
-#define MiB (1ULL << 20)
-
-#define N_ELEM(a) (sizeof(a) / sizeof((a)[0]))
-#define MIN(a, b) ((a) < (b) ? (a) : (b))
-
-/* Bytes pread() returns for [off, off + n) of a file of size bytes */
-static size_t pread_len(uint64_t size, uint64_t off, size_t n)
-{
-	return off >= size ? 0 : (size_t)MIN((uint64_t)n, size - off);
-}
 
 struct geom_case {
 	uint64_t ahead;
@@ -188,11 +167,9 @@ struct copy {
 struct harness {
 	struct cg_prefetch pf;
 	uint8_t *mem;
-	uint64_t size;			/* of the model file */
+	struct cg_model_file m;		/* size; clock and ctime, coarse */
 	uint64_t gen;			/* bumped by every write */
 	bool coarse;			/* ctime from a ticking clock */
-	uint64_t clock;			/* CLOCK_REALTIME_COARSE, coarse */
-	uint64_t ctime;			/* of the last write, coarse */
 	uint8_t *file;			/* its bytes */
 	struct fill fills[MAX_FILLS];	/* started, not completed */
 	unsigned nfills;
@@ -211,12 +188,10 @@ struct harness {
 static struct cg_pf_version h_version(const struct harness *h)
 {
 	if (h->coarse) {
-		return (struct cg_pf_version){.ctime_ns = h->ctime,
-					      .size = h->size,
-					      .clock_ns = h->clock};
+		return cg_model_version(&h->m);
 	}
 	return (struct cg_pf_version){.ctime_ns = 1000 + h->gen,
-				      .size = h->size,
+				      .size = h->m.size,
 				      .clock_ns = 1000000000000ULL};
 }
 
@@ -225,7 +200,7 @@ static void h_init(struct harness *h, uint64_t ahead, uint64_t size,
 {
 	uint64_t i;
 
-	*h = (struct harness){.size = size, .keep = UINT64_MAX};
+	*h = (struct harness){.m.size = size, .keep = UINT64_MAX};
 	cg_prefetch_init(&h->pf, ahead, 4096);
 	h->mem = calloc(1, cg_prefetch_memory(&h->pf) + 1);
 	h->file = malloc(cap);
@@ -249,7 +224,7 @@ static void h_start_fills(struct harness *h)
 	uint64_t off;
 	size_t len;
 
-	while (cg_prefetch_next_fill(&h->pf, h->size, h->keep, &slot, &off,
+	while (cg_prefetch_next_fill(&h->pf, h->m.size, h->keep, &slot, &off,
 				     &len)) {
 		struct fill *f = &h->fills[h->nfills];
 
@@ -268,7 +243,7 @@ static void h_start_fills(struct harness *h)
 		assert_int_equal(off % h->pf.seg_size, 0);
 		*f = (struct fill){.slot = slot, .off = off, .len = len,
 				   .ver = h_version(h)};
-		f->got = (ssize_t)pread_len(h->size, off, len);
+		f->got = (ssize_t)cg_model_pread_len(h->m.size, off, len);
 		memcpy(h->mem + (size_t)slot * h->pf.seg_size,
 		       h->file + off, (size_t)f->got);
 		h->nfills++;
@@ -301,11 +276,11 @@ static void h_write(struct harness *h, uint64_t off, uint64_t n, bool smbd)
 	for (i = off; i < off + n; i++) {
 		h->file[i] ^= 0x5a;
 	}
-	if (off + n > h->size) {
-		h->size = off + n;
+	if (off + n > h->m.size) {
+		h->m.size = off + n;
 	}
 	h->gen++;
-	h->ctime = h->clock;
+	cg_model_stamp(&h->m);
 	if (smbd) {
 		cg_prefetch_invalidate(&h->pf, off, n);
 	}
@@ -341,7 +316,7 @@ static enum cg_pf_lookup h_read(struct harness *h, uint64_t off, size_t n)
 		cg_prefetch_unpin(&h->pf, pieces, np, true);
 		assert_int_equal(sys_copied, got);
 		assert_int_equal(got, avail);
-		assert_int_equal(got, pread_len(h->size, off, n));
+		assert_int_equal(got, cg_model_pread_len(h->m.size, off, n));
 		if (memcmp(dst, h->file + off, got) != 0) {
 			fail_msg("stale or wrong bytes at %" PRIu64 "+%zu",
 				 off, n);
@@ -376,7 +351,8 @@ static void h_copy(struct harness *h, unsigned i)
 		got = cg_prefetch_copy_pieces(&counting_sys, h->mem, c.pieces,
 					      c.np, dst);
 		assert_int_equal(sys_copied, got);
-		assert_int_equal(got, pread_len(h->size, c.off, c.n));
+		assert_int_equal(got,
+				 cg_model_pread_len(h->m.size, c.off, c.n));
 		if (memcmp(dst, h->file + c.off, got) != 0) {
 			fail_msg("stale or wrong bytes copied at %" PRIu64
 				 "+%zu", c.off, c.n);
@@ -689,16 +665,12 @@ static void test_invalidate_in_flight(void **state)
  */
 static void test_version_now(void **state)
 {
-	char path[] = "/tmp/cg_version.XXXXXX";
 	struct cg_pf_version v;
 	struct stat st;
 	int fd;
 
 	(void)state;
-	fd = mkstemp(path);
-	assert_int_not_equal(fd, -1);
-	unlink(path);
-	assert_int_equal(write(fd, "0123456789", 10), 10);
+	fd = cg_test_unlinked("0123456789", 10);
 	assert_int_equal(cg_pf_version_now(fd, &v), 0);
 	assert_int_equal(fstat(fd, &st), 0);
 	assert_int_equal(v.size, 10);
@@ -746,7 +718,7 @@ static void test_coarse_timestamps(void **state)
 
 	h_init(&h, 8 * MiB, size, size);
 	h.coarse = true;
-	h.clock = t0;
+	h.m.clock = t0;
 	/* a quiet file; a local write lands just before the fills' fstat */
 	assert_int_equal(h_read(&h, 0, MiB), CG_PF_MISS);
 	h_write(&h, 0, 1, false);
@@ -762,11 +734,11 @@ static void test_coarse_timestamps(void **state)
 	assert_int_equal(h.nfills, 0);
 
 	/* a tick of 4 ms is not enough: the margin is 10 ms, any HZ */
-	h.clock = t0 + 4000000;
+	h.m.clock = t0 + 4000000;
 	assert_int_equal(h_serve(&h, 3 * MiB, MiB), CG_PF_MISS);
 	assert_int_equal(h.nfills, 0);
 	/* once the clock has left the tick, fills count */
-	h.clock = t0 + CG_PF_TICK_NS;
+	h.m.clock = t0 + CG_PF_TICK_NS;
 	assert_int_equal(h_serve(&h, 4 * MiB, MiB), CG_PF_MISS);
 	assert_true(h.nfills > 0);
 	h_complete_all(&h);
@@ -781,12 +753,12 @@ static void test_coarse_timestamps(void **state)
 	/* whole-second timestamps: quiet for 2 s before anything counts */
 	h_init(&h, 8 * MiB, size, size);
 	h.coarse = true;
-	h.clock = 1700000000ULL * 1000000000ULL;
+	h.m.clock = 1700000000ULL * 1000000000ULL;
 	h_write(&h, 0, 1, false);
-	h.clock += 1500000000;
+	h.m.clock += 1500000000;
 	h_serve(&h, 0, MiB);
 	assert_int_equal(h.nfills, 0);
-	h.clock += 500000000;
+	h.m.clock += 500000000;
 	h_serve(&h, MiB, MiB);
 	assert_true(h.nfills > 0);
 	h_complete_all(&h);
@@ -861,7 +833,7 @@ static void random_mix_pass(unsigned seed, bool coarse)
 	srandom(seed);
 	h_init(&h, 8 * MiB, 64 * MiB + 555, cap);
 	h.coarse = coarse;
-	h.clock = 1700000000ULL * 1000000000ULL;
+	h.m.clock = 1700000000ULL * 1000000000ULL;
 	for (step = 0; step < 8000; step++) {
 		long r = random() % 100;
 		/* around the cursor: reordered, some behind, some ahead */
@@ -894,16 +866,16 @@ static void random_mix_pass(unsigned seed, bool coarse)
 				h_write(&h, off, n, r < 89);
 			}
 		} else if (r < 94) {
-			h.size = cursor + (uint64_t)(random() % (16 * MiB));
-			h.size = MIN(h.size, cap);
+			h.m.size = cursor + (uint64_t)(random() % (16 * MiB));
+			h.m.size = MIN(h.m.size, cap);
 			h.gen++;	/* a truncate: a version change */
-			h.ctime = h.clock;
-		} else if (r < 95 || cursor > h.size) {
+			cg_model_stamp(&h.m);
+		} else if (r < 95 || cursor > h.m.size) {
 			/* the client starts over near the beginning */
 			cursor = (uint64_t)(random() % MiB);
 		}
 		if (coarse && random() % 2 == 0) {
-			h.clock += 4000000;	/* a tick of HZ=250 */
+			h.m.clock += 4000000;	/* a tick of HZ=250 */
 		}
 	}
 	while (h.ncopies > 0) {
@@ -1137,31 +1109,25 @@ static void test_grow_off(void **state)
 	assert_int_equal(cg_prefetch_memory(&pf), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_geometry),
-		cmocka_unit_test(test_device_segment),
-		cmocka_unit_test(test_lookup_table),
-		cmocka_unit_test(test_in_order),
-		cmocka_unit_test(test_reordered),
-		cmocka_unit_test(test_release_behind),
-		cmocka_unit_test(test_restart),
-		cmocka_unit_test(test_keep_waiting),
-		cmocka_unit_test(test_invalidate_in_flight),
-		cmocka_unit_test(test_version_change),
-		cmocka_unit_test(test_version_now),
-		cmocka_unit_test(test_coarse_timestamps),
-		cmocka_unit_test(test_end_of_file),
-		cmocka_unit_test(test_failed_fill),
-		cmocka_unit_test(test_pinned_dropped),
-		cmocka_unit_test(test_pinned_end_of_file),
-		cmocka_unit_test(test_wanted),
-		cmocka_unit_test(test_grow_serves_large_reads),
-		cmocka_unit_test(test_grow_in_flight),
-		cmocka_unit_test(test_grow_off),
-		cmocka_unit_test(test_random_mix),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CG_TEST_MAIN(NULL, NULL,
+	     cmocka_unit_test(test_geometry),
+	     cmocka_unit_test(test_device_segment),
+	     cmocka_unit_test(test_lookup_table),
+	     cmocka_unit_test(test_in_order),
+	     cmocka_unit_test(test_reordered),
+	     cmocka_unit_test(test_release_behind),
+	     cmocka_unit_test(test_restart),
+	     cmocka_unit_test(test_keep_waiting),
+	     cmocka_unit_test(test_invalidate_in_flight),
+	     cmocka_unit_test(test_version_change),
+	     cmocka_unit_test(test_version_now),
+	     cmocka_unit_test(test_coarse_timestamps),
+	     cmocka_unit_test(test_end_of_file),
+	     cmocka_unit_test(test_failed_fill),
+	     cmocka_unit_test(test_pinned_dropped),
+	     cmocka_unit_test(test_pinned_end_of_file),
+	     cmocka_unit_test(test_wanted),
+	     cmocka_unit_test(test_grow_serves_large_reads),
+	     cmocka_unit_test(test_grow_in_flight),
+	     cmocka_unit_test(test_grow_off),
+	     cmocka_unit_test(test_random_mix))

@@ -25,14 +25,10 @@
  */
 
 #define _GNU_SOURCE	/* O_DIRECT, mkstemp64, pwrite64 */
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <cmocka.h>
 
 #include <fcntl.h>
 #include <stdbool.h>
@@ -41,6 +37,7 @@
 
 #include "cg_dio.h"
 #include "cg_sys.h"
+#include "cg_test.h"
 
 #define FILE_SIZE 100000
 #define MAX_STEPS 8
@@ -313,6 +310,30 @@ static void test_sys_copy(void **state)
 }
 
 /*
+ * An 8 MiB read at 16 MiB with flags, of a file with 7.5 MiB left there:
+ * seven full pieces of 1 MiB and a half one, each call answered in full
+ */
+static ssize_t read_in_pieces(unsigned char *buf, size_t len, int flags)
+{
+	static const struct step big[] = {
+		{8 << 20, 0}, {8 << 20, 0}, {8 << 20, 0}, {8 << 20, 0},
+		{8 << 20, 0}, {8 << 20, 0}, {8 << 20, 0}, {8 << 20, 0},
+		{8 << 20, 0},
+	};
+	ssize_t got;
+
+	fake.size = (16 << 20) + (7 << 20) + (1 << 19);
+	fake.steps = big;
+	fake.nsteps = N_ELEM(big);
+	fake.calls = 0;
+	fake.largest = 0;
+	got = cg_pread_full(&fake_sys, 3, buf, len, 16 << 20, flags);
+	assert_int_equal(got, (7 << 20) + (1 << 19));
+	assert_int_equal(fake.largest, 1 << 20);
+	return got;
+}
+
+/*
  * An uncached read of 8 MiB goes in 1 MiB pieces, in order, so that no
  * more than a piece of it is in the page cache at once; the bytes are
  * the file's, and end of file still ends it short. Without the flag it
@@ -320,24 +341,10 @@ static void test_sys_copy(void **state)
  */
 static void test_pread_pieces(void **state)
 {
-	static const struct step big[] = {
-		{8 << 20, 0}, {8 << 20, 0}, {8 << 20, 0}, {8 << 20, 0},
-		{8 << 20, 0}, {8 << 20, 0}, {8 << 20, 0}, {8 << 20, 0},
-		{8 << 20, 0},
-	};
 	static unsigned char buf[8 << 20];
 	ssize_t got;
 
-	/* 7.5 MiB left in the file: seven full pieces and a half one */
-	fake.size = (16 << 20) + (7 << 20) + (1 << 19);
-	fake.steps = big;
-	fake.nsteps = 9;
-	fake.calls = 0;
-	fake.largest = 0;
-	got = cg_pread_full(&fake_sys, 3, buf, sizeof(buf), 16 << 20,
-			    CG_RWF_DONTCACHE);
-	assert_int_equal(got, (7 << 20) + (1 << 19));
-	assert_int_equal(fake.largest, 1 << 20);
+	got = read_in_pieces(buf, sizeof(buf), CG_RWF_DONTCACHE);
 	/* and one more that finds the end of the file */
 	assert_int_equal(fake.calls, 9);
 	check_bytes(buf, 16 << 20, (size_t)got);
@@ -359,25 +366,12 @@ static void test_pread_pieces(void **state)
  */
 static void test_pread_drop(void **state)
 {
-	static const struct step big[] = {
-		{8 << 20, 0}, {8 << 20, 0}, {8 << 20, 0}, {8 << 20, 0},
-		{8 << 20, 0}, {8 << 20, 0}, {8 << 20, 0}, {8 << 20, 0},
-		{8 << 20, 0},
-	};
 	static unsigned char buf[8 << 20];
 	ssize_t got;
 	unsigned i;
 
-	fake.size = (16 << 20) + (7 << 20) + (1 << 19);
-	fake.steps = big;
-	fake.nsteps = 9;
-	fake.calls = 0;
-	fake.largest = 0;
 	drops = (typeof(drops)){0};
-	got = cg_pread_full(&fake_sys, 3, buf, sizeof(buf), 16 << 20,
-			    CG_READ_DROP);
-	assert_int_equal(got, (7 << 20) + (1 << 19));
-	assert_int_equal(fake.largest, 1 << 20);
+	got = read_in_pieces(buf, sizeof(buf), CG_READ_DROP);
 	assert_int_equal(fake.flags_seen, 0);
 	check_bytes(buf, 16 << 20, (size_t)got);
 	assert_false(drops.early);
@@ -467,16 +461,10 @@ static void test_real_past_4g(void **state)
 	free(got);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_pread_full),
-		cmocka_unit_test(test_dio_read_full),
-		cmocka_unit_test(test_sys_copy),
-		cmocka_unit_test(test_pread_pieces),
-		cmocka_unit_test(test_pread_drop),
-		cmocka_unit_test(test_real_past_4g),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CG_TEST_MAIN(NULL, NULL,
+	     cmocka_unit_test(test_pread_full),
+	     cmocka_unit_test(test_dio_read_full),
+	     cmocka_unit_test(test_sys_copy),
+	     cmocka_unit_test(test_pread_pieces),
+	     cmocka_unit_test(test_pread_drop),
+	     cmocka_unit_test(test_real_past_4g))

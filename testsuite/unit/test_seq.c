@@ -17,17 +17,11 @@
  * along with this program.  If not, see <http://www.gnu.org/licenses/>.
  */
 
-
-#include <stdarg.h>
 #include <stdbool.h>
-#include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
-#include <cmocka.h>
 
 #include "cg_seq.h"
-
-#define MiB (1024 * 1024ULL)
+#include "cg_test.h"
 
 /* Near is within tol of the front, either side, once the run began */
 static void test_near(void **state)
@@ -90,13 +84,7 @@ static void test_behind(void **state)
 	assert_int_equal(cg_seq_behind(&q, 8 * MiB), 4 * MiB);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_near),
-		cmocka_unit_test(test_strays),
-		cmocka_unit_test(test_behind),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CG_TEST_MAIN(NULL, NULL,
+	     cmocka_unit_test(test_near),
+	     cmocka_unit_test(test_strays),
+	     cmocka_unit_test(test_behind))

@@ -26,11 +26,7 @@
  * so a test can ask which bytes a stream dropped.
  */
 
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
-#include <cmocka.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -43,8 +39,8 @@
 #include "cg_file.h"
 #include "cg_share.h"
 #include "cg_sys.h"
+#include "cg_test.h"
 
-#define MiB (1ULL << 20)
 #define FILE_SIZE (256 * MiB)
 #define READ_SIZE MiB
 #define MAX_DROPS 4096
@@ -56,12 +52,10 @@ struct drop {
 };
 
 static struct {
-	char path[64];
+	struct cg_test_lock lock;	/* the stream file */
 	struct drop drops[MAX_DROPS];
 	unsigned ndrops;
 	unsigned mark;		/* dropped() looks at drops from here */
-	unsigned opens;
-	bool open_fails;
 } h;
 
 static int fake_fadvise(int fd, uint64_t off, uint64_t len, int advice)
@@ -72,25 +66,14 @@ static int fake_fadvise(int fd, uint64_t off, uint64_t len, int advice)
 	return 0;
 }
 
-static int fake_resident(int fd, uint64_t off, uint64_t len, uint64_t *bytes)
-{
-	*bytes = 0;	/* every file is cold */
-	return 0;
-}
-
 static int fake_share_open(void)
 {
-	h.opens++;
-	if (h.open_fails) {
-		errno = EACCES;
-		return -1;
-	}
-	return open(h.path, O_RDWR | O_CLOEXEC);
+	return cg_test_lock_open(&h.lock);
 }
 
 static const struct cg_sys fake_sys = {
 	.fadvise = fake_fadvise,
-	.resident = fake_resident,
+	.resident = cg_test_cold,
 	.share_open = fake_share_open,
 };
 
@@ -153,6 +136,22 @@ static void reader_init(struct reader *r,
 	r->f.stream.share.slot = slot;
 }
 
+/*
+ * One request of r at its position, which must take path want; uncached:
+ * what the read reports back (it went around the cache)
+ */
+static void reader_read_one(struct reader *r, enum cg_path want,
+			    bool uncached)
+{
+	struct cg_io io = cg_read_begin(&r->f.stream, r->fd, r->pos,
+					READ_SIZE);
+
+	assert_int_equal(cg_file_choose(&r->f, &io, READ_SIZE, false), want);
+	io.uncached = uncached;
+	cg_read_end(&r->f.stream, r->fd, &io, READ_SIZE);
+	r->pos += READ_SIZE;
+}
+
 /* Read sequentially up to "to", one request at a time */
 static void reader_read_to(struct reader *r, uint64_t to)
 {
@@ -167,21 +166,39 @@ static void reader_read_to(struct reader *r, uint64_t to)
 	}
 }
 
+/* A on descriptor 7 and B on 8: streams of the file in slot, in mode */
+static void pair_init(struct reader *a,
+		      struct reader *b,
+		      enum cg_mode mode,
+		      uint64_t slot)
+{
+	reader_init(a, 7, mode, slot);
+	reader_init(b, 8, mode, slot);
+}
+
+/* B, the trailer, reads [0, 8M); then A, the leader, up to 64M */
+static void pair_lead(struct reader *a, struct reader *b)
+{
+	reader_read_to(b, 8 * MiB);
+	reader_read_to(a, 64 * MiB);
+}
+
+static void pair_close(struct reader *a, struct reader *b)
+{
+	cg_stream_close(&a->f.stream, a->fd);
+	cg_stream_close(&b->f.stream, b->fd);
+}
+
 static int setup(void **state)
 {
-	int fd;
-
 	memset(&h, 0, sizeof(h));
-	snprintf(h.path, sizeof(h.path), "/tmp/cg-share-test.XXXXXX");
-	fd = mkstemp(h.path);
-	assert_true(fd != -1);
-	close(fd);
+	assert_int_equal(cg_test_lock_new(&h.lock, "share-test"), 0);
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	unlink(h.path);
+	unlink(h.lock.path);
 	return 0;
 }
 
@@ -195,8 +212,7 @@ static void test_leader_keeps_for_trailer(void **state)
 	struct reader a, b;
 	uint64_t slot = cg_share_slot(8, 12);
 
-	reader_init(&a, 7, CG_MODE_DONTNEED, slot);
-	reader_init(&b, 8, CG_MODE_DONTNEED, slot);
+	pair_init(&a, &b, CG_MODE_DONTNEED, slot);
 	/* B has read [0, 8M) and dropped it; it claims [8M, 40M) */
 	reader_read_to(&b, 8 * MiB);
 	assert_int_equal(b.f.stream.state, CG_ACTIVE);
@@ -238,10 +254,8 @@ static void test_trailer_leaves_early(void **state)
 	struct reader a, b;
 	uint64_t slot = cg_share_slot(8, 19);
 
-	reader_init(&a, 7, CG_MODE_DONTNEED, slot);
-	reader_init(&b, 8, CG_MODE_DONTNEED, slot);
-	reader_read_to(&b, 8 * MiB);
-	reader_read_to(&a, 64 * MiB);
+	pair_init(&a, &b, CG_MODE_DONTNEED, slot);
+	pair_lead(&a, &b);
 	reader_read_to(&b, 9 * MiB);	/* B sees A */
 	assert_true(b.f.stream.share.seen);
 	reader_read_to(&a, FILE_SIZE);
@@ -274,8 +288,7 @@ static void test_one_client_two_handles(void **state)
 	uint64_t slot = cg_share_slot(8, 21);
 	char err[128];
 
-	reader_init(&a, 7, CG_MODE_DONTNEED, slot);
-	reader_init(&b, 8, CG_MODE_DONTNEED, slot);
+	pair_init(&a, &b, CG_MODE_DONTNEED, slot);
 	assert_int_equal(cg_config_set(&a.cfg, "stream trigger", "512K", err,
 				       sizeof(err)),
 			 0);
@@ -294,22 +307,18 @@ static void test_one_client_two_handles(void **state)
 	assert_int_equal(dropped(7, 8 * MiB, 38 * MiB), 30 * MiB);
 	reader_read_at(&a, 208 * MiB, 48 * MiB);
 	reader_read_at(&b, 200 * MiB, 8 * MiB);
-	cg_stream_close(&a.f.stream, a.fd);
-	cg_stream_close(&b.f.stream, b.fd);
+	pair_close(&a, &b);
 	assert_all_dropped(7, 8);
 
 	/* Another client's stream of the file is still kept for */
-	reader_init(&a, 7, CG_MODE_DONTNEED, slot);
-	reader_init(&b, 8, CG_MODE_DONTNEED, slot);
+	pair_init(&a, &b, CG_MODE_DONTNEED, slot);
 	a.f.stream.share.client = 4242;
 	b.f.stream.share.client = 4343;
 	h.mark = h.ndrops;
-	reader_read_to(&b, 8 * MiB);
-	reader_read_to(&a, 64 * MiB);
+	pair_lead(&a, &b);
 	assert_true(a.f.stream.share.seen);
 	assert_int_equal(dropped(7, 8 * MiB, 40 * MiB), 0);
-	cg_stream_close(&a.f.stream, a.fd);
-	cg_stream_close(&b.f.stream, b.fd);
+	pair_close(&a, &b);
 }
 
 /*
@@ -323,8 +332,7 @@ static void test_one_client_jumping_handle(void **state)
 	struct reader a, b;
 	uint64_t slot = cg_share_slot(8, 22), off;
 
-	reader_init(&a, 7, CG_MODE_DONTNEED, slot);
-	reader_init(&b, 8, CG_MODE_DONTNEED, slot);
+	pair_init(&a, &b, CG_MODE_DONTNEED, slot);
 	a.f.stream.share.client = 4242;
 	b.f.stream.share.client = 4242;
 	reader_read_at(&a, 0, 2 * MiB);
@@ -334,8 +342,7 @@ static void test_one_client_jumping_handle(void **state)
 	for (off = 120 * MiB; off < FILE_SIZE; off += 40 * MiB) {
 		reader_read_at(&b, off, 4 * MiB);
 	}
-	cg_stream_close(&a.f.stream, a.fd);
-	cg_stream_close(&b.f.stream, b.fd);
+	pair_close(&a, &b);
 	for (off = 120 * MiB; off < FILE_SIZE; off += 40 * MiB) {
 		assert_int_equal(dropped(8, off, off + 4 * MiB), 4 * MiB);
 	}
@@ -350,10 +357,8 @@ static void test_trailer_gone(void **state)
 	struct reader a, b;
 	uint64_t slot = cg_share_slot(8, 13);
 
-	reader_init(&a, 7, CG_MODE_DONTNEED, slot);
-	reader_init(&b, 8, CG_MODE_DONTNEED, slot);
-	reader_read_to(&b, 8 * MiB);
-	reader_read_to(&a, 64 * MiB);
+	pair_init(&a, &b, CG_MODE_DONTNEED, slot);
+	pair_lead(&a, &b);
 	assert_int_equal(dropped(7, 8 * MiB, 40 * MiB), 0);
 	/* The kernel drops an OFD lock when its last descriptor closes */
 	close(b.f.stream.share.fd);
@@ -361,8 +366,7 @@ static void test_trailer_gone(void **state)
 	reader_read_to(&a, 80 * MiB);
 	assert_int_equal(dropped(7, 0, 64 * MiB), 64 * MiB);
 	assert_int_equal(a.f.stream.share.kept_lo, UINT64_MAX);
-	cg_stream_close(&a.f.stream, a.fd);
-	cg_stream_close(&b.f.stream, b.fd);
+	pair_close(&a, &b);
 }
 
 /* Streams of other files, and a gap of 0, share nothing */
@@ -373,20 +377,18 @@ static void test_alone(void **state)
 	reader_init(&a, 7, CG_MODE_DONTNEED, cg_share_slot(8, 14));
 	reader_init(&b, 8, CG_MODE_DONTNEED, cg_share_slot(8, 15));
 	assert_int_not_equal(a.f.stream.share.slot, b.f.stream.share.slot);
-	reader_read_to(&b, 8 * MiB);
-	reader_read_to(&a, 64 * MiB);
+	pair_lead(&a, &b);
 	assert_false(a.f.stream.share.seen);
 	assert_int_equal(dropped(7, 0, 48 * MiB), 48 * MiB);
-	cg_stream_close(&a.f.stream, a.fd);
-	cg_stream_close(&b.f.stream, b.fd);
+	pair_close(&a, &b);
 
 	/* reader gap = 0: the stream file is not even opened */
-	h.opens = 0;
+	h.lock.opens = 0;
 	reader_init(&a, 7, CG_MODE_DONTNEED, cg_share_slot(8, 16));
 	a.cfg.reader_gap = 0;
 	reader_read_to(&a, 16 * MiB);
 	assert_int_equal(a.f.stream.state, CG_ACTIVE);
-	assert_int_equal(h.opens, 0);
+	assert_int_equal(h.lock.opens, 0);
 	cg_stream_close(&a.f.stream, a.fd);
 }
 
@@ -396,102 +398,71 @@ static void test_no_stream_file(void **state)
 	struct reader a, b;
 	uint64_t slot = cg_share_slot(8, 17);
 
-	h.open_fails = true;
-	reader_init(&a, 7, CG_MODE_DONTNEED, slot);
-	reader_init(&b, 8, CG_MODE_DONTNEED, slot);
-	reader_read_to(&b, 8 * MiB);
-	reader_read_to(&a, 64 * MiB);
-	assert_true(h.opens >= 2);
+	h.lock.fail = EACCES;
+	pair_init(&a, &b, CG_MODE_DONTNEED, slot);
+	pair_lead(&a, &b);
+	assert_true(h.lock.opens >= 2);
 	assert_int_equal(dropped(7, 0, 48 * MiB), 48 * MiB);
-	cg_stream_close(&a.f.stream, a.fd);
-	cg_stream_close(&b.f.stream, b.fd);
+	pair_close(&a, &b);
+}
+
+/*
+ * Two streams of one file in mode: A reads alone on path alone (uncached:
+ * around the cache), then B starts behind A and sees A's claim at once;
+ * A sees B within a_sees bytes more, and from then on both read through
+ * the cache. A then reads a_more bytes and has dropped nothing of what B
+ * still needs, [kept, 40M).
+ */
+static void joins(enum cg_mode mode,
+		  uint64_t slot,
+		  enum cg_path alone,
+		  bool uncached,
+		  uint64_t a_sees,
+		  uint64_t a_more,
+		  uint64_t kept)
+{
+	struct reader a, b;
+
+	pair_init(&a, &b, mode, slot);
+	reader_read_to(&a, 16 * MiB);
+	reader_read_one(&a, alone, uncached);
+
+	reader_read_to(&b, 8 * MiB);
+	assert_true(b.f.stream.share.seen);
+	reader_read_one(&b, CG_PATH_NEXT, false);
+
+	reader_read_to(&a, a.pos + a_sees);
+	assert_true(a.f.stream.share.seen);
+	reader_read_one(&a, CG_PATH_NEXT, false);
+	reader_read_to(&a, a.pos + a_more);
+	assert_int_equal(dropped(7, kept, 40 * MiB), 0);
+	pair_close(&a, &b);
 }
 
 /*
  * A dontcache stream reads uncached while alone; once it sees another
  * stream of its file it reads through the cache (RWF_DONTCACHE would
- * drop what the other is about to read), for the rest of the stream
+ * drop what the other is about to read), for the rest of the stream. A
+ * sees B when its claim next moves, within a window, and keeps what B
+ * still needs from when B began.
  */
 static void test_dontcache_joins(void **state)
 {
-	struct reader a, b;
-	uint64_t slot = cg_share_slot(8, 18);
-	struct cg_io io;
-
-	reader_init(&a, 7, CG_MODE_DONTCACHE, slot);
-	reader_init(&b, 8, CG_MODE_DONTCACHE, slot);
-	reader_read_to(&a, 16 * MiB);
-	io = cg_read_begin(&a.f.stream, a.fd, a.pos, READ_SIZE);
-	assert_int_equal(cg_file_choose(&a.f, &io, READ_SIZE, false),
-			 CG_PATH_UNCACHED);
-	cg_read_end(&a.f.stream, a.fd, &io, READ_SIZE);
-	a.pos += READ_SIZE;
-
-	/* B starts behind A and sees A's claim at once */
-	reader_read_to(&b, 8 * MiB);
-	assert_true(b.f.stream.share.seen);
-	io = cg_read_begin(&b.f.stream, b.fd, b.pos, READ_SIZE);
-	assert_int_equal(cg_file_choose(&b.f, &io, READ_SIZE, false), CG_PATH_NEXT);
-	cg_read_end(&b.f.stream, b.fd, &io, READ_SIZE);
-	b.pos += READ_SIZE;
-
-	/* A sees B when its claim next moves, within a window */
-	reader_read_to(&a, a.pos + 16 * MiB);
-	assert_true(a.f.stream.share.seen);
-	io = cg_read_begin(&a.f.stream, a.fd, a.pos, READ_SIZE);
-	assert_int_equal(cg_file_choose(&a.f, &io, READ_SIZE, false), CG_PATH_NEXT);
-	cg_read_end(&a.f.stream, a.fd, &io, READ_SIZE);
-	a.pos += READ_SIZE;
-	/* and keeps what B still needs, from when B began */
-	assert_int_equal(dropped(7, 16 * MiB, 40 * MiB), 0);
-	cg_stream_close(&a.f.stream, a.fd);
-	cg_stream_close(&b.f.stream, b.fd);
+	joins(CG_MODE_DONTCACHE, cg_share_slot(8, 18), CG_PATH_UNCACHED,
+	      false, 16 * MiB, 0, 16 * MiB);
 }
 
 /*
  * A direct stream reads the device while alone; once it sees another
  * stream of its file both read through the cache, where the claims keep
  * what one reads for the other: four direct copies of one file would
- * read it from the device four times
+ * read it from the device four times. A sees B at its next completion,
+ * and keeps what B still needs.
  */
 static void test_direct_joins(void **state)
 {
-	struct reader a, b;
-	uint64_t slot = cg_share_slot(8, 20);
-	struct cg_io io;
-
-	reader_init(&a, 7, CG_MODE_DIRECT, slot);
-	reader_init(&b, 8, CG_MODE_DIRECT, slot);
-	reader_read_to(&a, 16 * MiB);
-	io = cg_read_begin(&a.f.stream, a.fd, a.pos, READ_SIZE);
-	assert_int_equal(cg_file_choose(&a.f, &io, READ_SIZE, false),
-			 CG_PATH_DIRECT);
-	io.uncached = true;
-	cg_read_end(&a.f.stream, a.fd, &io, READ_SIZE);
-	a.pos += READ_SIZE;
-
-	/* B starts behind A and sees A's claim at once */
-	reader_read_to(&b, 8 * MiB);
-	assert_true(b.f.stream.share.seen);
-	io = cg_read_begin(&b.f.stream, b.fd, b.pos, READ_SIZE);
-	assert_int_equal(cg_file_choose(&b.f, &io, READ_SIZE, false),
-			 CG_PATH_NEXT);
-	cg_read_end(&b.f.stream, b.fd, &io, READ_SIZE);
-	b.pos += READ_SIZE;
-
-	/* A sees B at its next completion */
-	reader_read_to(&a, a.pos + READ_SIZE);
-	assert_true(a.f.stream.share.seen);
-	io = cg_read_begin(&a.f.stream, a.fd, a.pos, READ_SIZE);
-	assert_int_equal(cg_file_choose(&a.f, &io, READ_SIZE, false),
-			 CG_PATH_NEXT);
-	cg_read_end(&a.f.stream, a.fd, &io, READ_SIZE);
-	a.pos += READ_SIZE;
-	/* and keeps what B still needs */
-	reader_read_to(&a, a.pos + 16 * MiB);
-	assert_int_equal(dropped(7, 17 * MiB, 40 * MiB), 0);
-	cg_stream_close(&a.f.stream, a.fd);
-	cg_stream_close(&b.f.stream, b.fd);
+	joins(CG_MODE_DIRECT, cg_share_slot(8, 20), CG_PATH_DIRECT, true,
+	      READ_SIZE, 16 * MiB, 17 * MiB);
 }
 
 /* Whether the next read of r would drop its pieces as it goes */
@@ -518,8 +489,7 @@ static void test_drop_pieces(void **state)
 	struct reader a, b, c;
 	uint64_t slot = cg_share_slot(8, 19);
 
-	reader_init(&a, 7, CG_MODE_DONTNEED, slot);
-	reader_init(&b, 8, CG_MODE_DONTNEED, slot);
+	pair_init(&a, &b, CG_MODE_DONTNEED, slot);
 	assert_false(next_drops(&a));	/* detecting */
 	reader_read_to(&a, 16 * MiB);
 	assert_int_equal(a.f.stream.state, CG_ACTIVE);
@@ -533,8 +503,7 @@ static void test_drop_pieces(void **state)
 	reader_read_to(&a, a.pos + 16 * MiB);
 	assert_true(a.f.stream.share.seen);
 	assert_false(next_drops(&a));
-	cg_stream_close(&a.f.stream, a.fd);
-	cg_stream_close(&b.f.stream, b.fd);
+	pair_close(&a, &b);
 
 	reader_init(&c, 9, CG_MODE_DONTCACHE, cg_share_slot(8, 20));
 	reader_read_to(&c, 16 * MiB);
@@ -561,21 +530,15 @@ static void test_slots(void **state)
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		T(test_leader_keeps_for_trailer),
-		T(test_trailer_gone),
-		T(test_trailer_leaves_early),
-		T(test_one_client_two_handles),
-		T(test_one_client_jumping_handle),
-		T(test_alone),
-		T(test_no_stream_file),
-		T(test_dontcache_joins),
-		T(test_direct_joins),
-		T(test_drop_pieces),
-		T(test_slots),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CG_TEST_MAIN(NULL, NULL,
+	     T(test_leader_keeps_for_trailer),
+	     T(test_trailer_gone),
+	     T(test_trailer_leaves_early),
+	     T(test_one_client_two_handles),
+	     T(test_one_client_jumping_handle),
+	     T(test_alone),
+	     T(test_no_stream_file),
+	     T(test_dontcache_joins),
+	     T(test_direct_joins),
+	     T(test_drop_pieces),
+	     T(test_slots))

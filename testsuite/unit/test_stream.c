@@ -1,5 +1,6 @@
 /*
- * vfs_cacheguard unit tests: stream detection and drop-behind (cg_stream.c)
+ * vfs_cacheguard unit tests: stream detection, drop-behind and who reads
+ * ahead (cg_stream.c)
  *
  * Copyright (C) 2026 The vfs_cacheguard authors
  *
@@ -39,11 +40,7 @@
  * small files.
  */
 
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
-#include <cmocka.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -55,10 +52,8 @@
 
 #include "cg_stream.h"
 #include "cg_sys.h"
+#include "cg_test.h"
 
-#define KiB (1ULL << 10)
-#define MiB (1ULL << 20)
-#define GiB (1ULL << 30)
 #define PAGE 4096ULL
 
 #define TEST_FD 7
@@ -69,9 +64,6 @@
 /* CG_REDROP_WINDOWS */
 #define REDROP 4
 
-#define N_ELEM(a) (sizeof(a) / sizeof((a)[0]))
-#define MIN(a, b) ((a) < (b) ? (a) : (b))
-#define MAX(a, b) ((a) > (b) ? (a) : (b))
 /* The engine's readahead window when the device's is unknown (cg_stream.c) */
 #define RA_SLACK (4 * MiB)
 
@@ -2485,42 +2477,333 @@ static void test_property_many(void **state)
 	assert_true(t.failures > 0);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+/*
+ * Who reads ahead (cg_stream.c, "Who reads ahead"): the kernel for the
+ * streams the server's readahead budget holds, each stream on its own
+ * beyond it. The harness above has one stream on one descriptor; these
+ * tests have several, with a fixture of their own.
+ *
+ * The budget is a real lock file (OFD locks, as in the server), so
+ * streams here exclude each other as those of two smbd processes do.
+ * Each stream reads on a descriptor number of its own, and the fake
+ * fadvise counts the hints per descriptor: a stream with the kernel's
+ * readahead gets FADV_SEQUENTIAL, no FADV_RANDOM and no WILLNEED; one
+ * beyond the budget gets RANDOM and WILLNEED. Through the cache both
+ * read in pieces dropped as read. Every
+ * hint is undone (FADV_NORMAL) when the stream ends.
+ */
 
-int main(void)
+#define NSTREAMS 4
+/* Stream i reads on descriptor FD0 + i */
+#define FD0 100
+
+struct ra_hints {
+	unsigned random, sequential, normal, willneed;
+};
+
+static struct {
+	struct cg_test_lock lock;	/* the budget file */
+	struct ra_hints h[NSTREAMS];
+} rb;
+
+static int rb_fadvise(int fd, uint64_t off, uint64_t len, int advice)
 {
-	const struct CMUnitTest tests[] = {
-		T(test_inorder),
-		T(test_reordered),
-		T(test_windows_replay),
-		T(test_random_never_activates),
-		T(test_mixed),
-		T(test_hot_file),
-		T(test_hot_bounded),
-		T(test_hot_state),
-		T(test_readahead),
-		T(test_own_readahead_lifecycle),
-		T(test_own_readahead_paths),
-		T(test_own_readahead_covers_a_read),
-		T(test_strays_keep_stream),
-		T(test_strays_restart),
-		T(test_close),
-		T(test_close_drops_own_ranges),
-		T(test_uncached_hints),
-		T(test_dontcache_cold_or_shared),
-		T(test_redrop),
-		T(test_inflight_overflow),
-		T(test_failed_read),
-		T(test_short_read_at_eof),
-		T(test_zero_length_reads),
-		T(test_late_read_within_window),
-		T(test_reads_below_start_dropped),
-		T(test_deep_queue_keeps_dropping),
-		T(test_restart_tail_covers_readahead),
-		T(test_stray_completion_releases_drops),
-		T(test_property_fixed_seed),
-		T(test_property_many),
-	};
+	struct ra_hints *h = NULL;
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	assert_true(fd >= FD0 && fd < FD0 + NSTREAMS);
+	h = &rb.h[fd - FD0];
+	if (advice == POSIX_FADV_RANDOM) {
+		h->random++;
+	} else if (advice == POSIX_FADV_SEQUENTIAL) {
+		h->sequential++;
+	} else if (advice == POSIX_FADV_NORMAL) {
+		h->normal++;
+	} else if (advice == POSIX_FADV_WILLNEED) {
+		h->willneed++;
+	}
+	return 0;
 }
+
+static int rb_open(void)
+{
+	return cg_test_lock_open(&rb.lock);
+}
+
+static const struct cg_sys rb_sys = {
+	.fadvise = rb_fadvise,
+	.resident = cg_test_cold,
+	.ra_open = rb_open,
+};
+
+static struct cg_config rb_cfg;
+static struct cg_stream rb_s[NSTREAMS];
+
+static int rb_setup(void **state)
+{
+	if (cg_test_lock_new(&rb.lock, "test-ra") == -1) {
+		return -1;
+	}
+	memset(rb.h, 0, sizeof(rb.h));
+	cg_config_init(&rb_cfg);
+	rb_cfg.mode = CG_MODE_DONTNEED;
+	return 0;
+}
+
+static int rb_teardown(void **state)
+{
+	unlink(rb.lock.path);
+	return 0;
+}
+
+static void rb_start(unsigned i, enum cg_via via, uint64_t kernel_ra)
+{
+	cg_stream_init(&rb_s[i], &rb_cfg, &rb_sys, GiB);
+	rb_s[i].kernel_ra = kernel_ra;
+	cg_stream_set_via(&rb_s[i], FD0 + i, via);
+}
+
+/* Reads of 1 MiB from off to end, one at a time; the last read's io */
+static struct cg_io rb_read_to(unsigned i, uint64_t off, uint64_t end)
+{
+	struct cg_io io = {0};
+
+	for (; off < end; off += MiB) {
+		io = cg_read_begin(&rb_s[i], FD0 + i, off, MiB);
+		io.uncached = rb_s[i].via != CG_VIA_CACHE;
+		cg_read_end(&rb_s[i], FD0 + i, &io, MiB);
+	}
+	return io;
+}
+
+static void rb_close(unsigned i)
+{
+	cg_stream_close(&rb_s[i], FD0 + i);
+}
+
+static bool rb_kernel_ra(unsigned i)
+{
+	return rb_s[i].ra_fd != -1;
+}
+
+/*
+ * Stream i, read to 32M through the cache, is active and drops its pieces:
+ * granted, with the kernel's readahead doubled (FADV_SEQUENTIAL, once);
+ * not granted, on its own (FADV_RANDOM once, then WILLNEED)
+ */
+static void rb_check_granted(unsigned i, bool granted)
+{
+	struct cg_io io = rb_read_to(i, 0, 32 * MiB);
+
+	assert_int_equal(rb_s[i].state, CG_ACTIVE);
+	assert_int_equal(rb_kernel_ra(i), granted);
+	assert_true(io.drop_pieces);
+	assert_int_equal(rb.h[i].random, !granted);
+	assert_int_equal(rb.h[i].sequential, granted);
+	assert_int_equal(rb.h[i].willneed > 0, !granted);
+	assert_int_equal(rb_s[i].stats.ra_granted, granted);
+}
+
+/*
+ * The default 32M holds one stream at read_ahead_kb 8192 (two windows
+ * of 16 MiB with FADV_SEQUENTIAL): the first keeps the kernel's
+ * readahead, the second reads ahead on its own; when the first ends, a
+ * new stream gets its room.
+ */
+static void test_budget_holds_one(void **state)
+{
+	struct cg_io io;
+
+	assert_int_equal(rb_cfg.readahead_memory, 32 * MiB);
+	rb_start(0, CG_VIA_CACHE, 8 * MiB);
+	rb_start(1, CG_VIA_CACHE, 8 * MiB);
+
+	rb_check_granted(0, true);
+	rb_check_granted(1, false);
+
+	rb_close(0);
+	assert_false(rb_kernel_ra(0));
+	assert_int_equal(rb.h[0].normal, 1);
+	rb_start(2, CG_VIA_CACHE, 8 * MiB);
+	io = rb_read_to(2, 0, 32 * MiB);
+	assert_true(rb_kernel_ra(2));
+	assert_true(io.drop_pieces);
+
+	rb_close(1);
+	rb_close(2);
+	/* each gets the kernel's usual readahead back */
+	assert_int_equal(rb.h[1].normal, 1);
+	assert_int_equal(rb.h[2].normal, 1);
+	assert_int_equal(rb.h[2].random, 0);
+}
+
+/* What a stream costs follows the device: 128 KiB readahead, 512 KiB */
+static void test_budget_follows_device(void **state)
+{
+	unsigned i;
+
+	rb_cfg.readahead_memory = 2 * MiB;
+	for (i = 0; i < NSTREAMS; i++) {
+		rb_start(i, CG_VIA_CACHE, 128 * KiB);
+		rb_read_to(i, 0, 16 * MiB);
+		assert_true(rb_kernel_ra(i));
+	}
+	/* unknown (0): the engine's 4 MiB guess, 16 MiB each: two fit */
+	rb_cfg.readahead_memory = 32 * MiB;
+	for (i = 0; i < NSTREAMS; i++) {
+		rb_close(i);
+	}
+	for (i = 0; i < NSTREAMS; i++) {
+		rb_start(i, CG_VIA_CACHE, 0);
+		rb_read_to(i, 0, 16 * MiB);
+		assert_int_equal(rb_kernel_ra(i), i < 2);
+	}
+	for (i = 0; i < NSTREAMS; i++) {
+		rb_close(i);
+	}
+}
+
+/*
+ * No budget (readahead memory = 0), no budget file, or readahead = 0
+ * (the kernel's for every stream, nothing asked): nothing is granted
+ */
+static void test_budget_none(void **state)
+{
+	struct cg_io io;
+
+	rb_cfg.readahead_memory = 0;
+	rb_start(0, CG_VIA_CACHE, 8 * MiB);
+	rb_read_to(0, 0, 32 * MiB);
+	assert_false(rb_kernel_ra(0));
+	assert_int_equal(rb.h[0].random, 1);
+	rb_close(0);
+
+	rb_cfg.readahead_memory = 32 * MiB;
+	rb.lock.fail = EMFILE;
+	rb_start(1, CG_VIA_CACHE, 8 * MiB);
+	io = rb_read_to(1, 0, 32 * MiB);
+	assert_false(rb_kernel_ra(1));
+	assert_true(io.drop_pieces);
+	rb_close(1);
+	rb.lock.fail = 0;
+
+	rb_cfg.readahead = 0;
+	rb_start(2, CG_VIA_CACHE, 8 * MiB);
+	io = rb_read_to(2, 0, 32 * MiB);
+	assert_false(rb_kernel_ra(2));
+	assert_int_equal(rb.h[2].random, 0);
+	assert_int_equal(rb.h[2].willneed, 0);
+	rb_close(2);
+}
+
+/*
+ * Paths: dontcache keeps the kernel's readahead too (its readahead is
+ * uncached, Linux 6.16+); a direct stream takes no
+ * room, and one that moves to the direct path gives its room back.
+ */
+static void test_budget_paths(void **state)
+{
+	struct cg_io io;
+
+	rb_start(0, CG_VIA_DONTCACHE, 8 * MiB);
+	io = rb_read_to(0, 0, 32 * MiB);
+	assert_true(rb_kernel_ra(0));
+	assert_false(io.drop_pieces);	/* the kernel drops them */
+	assert_int_equal(rb.h[0].sequential, 1);
+	assert_int_equal(rb.h[0].random, 0);
+
+	rb_start(1, CG_VIA_DIRECT, 8 * MiB);
+	rb_read_to(1, 0, 32 * MiB);
+	assert_false(rb_kernel_ra(1));
+
+	cg_stream_set_via(&rb_s[0], FD0, CG_VIA_DIRECT);
+	assert_false(rb_kernel_ra(0));
+	rb_start(2, CG_VIA_CACHE, 8 * MiB);
+	rb_read_to(2, 0, 32 * MiB);
+	assert_true(rb_kernel_ra(2));
+
+	rb_close(0);
+	rb_close(1);
+	rb_close(2);
+}
+
+/* A stream read to its end gives its room back before the close */
+static void test_budget_eof(void **state)
+{
+	rb_cfg.readahead_memory = 32 * MiB;
+	rb_start(0, CG_VIA_CACHE, 8 * MiB);
+	rb_start(1, CG_VIA_CACHE, 8 * MiB);
+	rb_read_to(0, 0, 32 * MiB);
+	assert_true(rb_kernel_ra(0));
+	rb_read_to(0, 32 * MiB, GiB);
+	assert_false(rb_kernel_ra(0));
+	rb_read_to(1, 0, 32 * MiB);
+	assert_true(rb_kernel_ra(1));
+	rb_close(0);
+	rb_close(1);
+}
+
+/* A stream that restarts far away gives its room back, then asks again */
+static void test_budget_restart(void **state)
+{
+	unsigned k;
+
+	rb_start(0, CG_VIA_CACHE, 8 * MiB);
+	rb_start(1, CG_VIA_CACHE, 8 * MiB);
+	rb_read_to(0, 0, 32 * MiB);
+	assert_true(rb_kernel_ra(0));
+	/* eight far reads end stream 0: its room is free for stream 1 */
+	for (k = 0; k < 8; k++) {
+		struct cg_io io = cg_read_begin(&rb_s[0], FD0,
+						600 * MiB + k * 32 * MiB,
+						64 * KiB);
+
+		cg_read_end(&rb_s[0], FD0, &io, 64 * KiB);
+	}
+	assert_int_equal(rb_s[0].state, CG_DETECTING);
+	assert_false(rb_kernel_ra(0));
+	rb_read_to(1, 0, 32 * MiB);
+	assert_true(rb_kernel_ra(1));
+	rb_close(0);
+	rb_close(1);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define RB(f) cmocka_unit_test_setup_teardown(f, rb_setup, rb_teardown)
+
+CG_TEST_MAIN(NULL, NULL,
+	     T(test_inorder),
+	     T(test_reordered),
+	     T(test_windows_replay),
+	     T(test_random_never_activates),
+	     T(test_mixed),
+	     T(test_hot_file),
+	     T(test_hot_bounded),
+	     T(test_hot_state),
+	     T(test_readahead),
+	     T(test_own_readahead_lifecycle),
+	     T(test_own_readahead_paths),
+	     T(test_own_readahead_covers_a_read),
+	     T(test_strays_keep_stream),
+	     T(test_strays_restart),
+	     T(test_close),
+	     T(test_close_drops_own_ranges),
+	     T(test_uncached_hints),
+	     T(test_dontcache_cold_or_shared),
+	     T(test_redrop),
+	     T(test_inflight_overflow),
+	     T(test_failed_read),
+	     T(test_short_read_at_eof),
+	     T(test_zero_length_reads),
+	     T(test_late_read_within_window),
+	     T(test_reads_below_start_dropped),
+	     T(test_deep_queue_keeps_dropping),
+	     T(test_restart_tail_covers_readahead),
+	     T(test_stray_completion_releases_drops),
+	     T(test_property_fixed_seed),
+	     T(test_property_many),
+	     RB(test_budget_holds_one),
+	     RB(test_budget_follows_device),
+	     RB(test_budget_none),
+	     RB(test_budget_paths),
+	     RB(test_budget_restart),
+	     RB(test_budget_eof))

@@ -24,20 +24,15 @@
  * and a clock that sleeping moves.
  */
 
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
-#include <cmocka.h>
 
+#include "cg_test.h"
 #include "cg_write.h"
 #include "cg_sys.h"
 
-#define MiB (1ULL << 20)
-#define N_ELEM(a) (sizeof(a) / sizeof((a)[0]))
 #define SFR_WRITE 2
 
 struct call {
@@ -698,23 +693,17 @@ static void test_dontcache(void **state)
 	assert_int_equal(w.stats.fallbacks, 2);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup(test_modes, setup),
-		cmocka_unit_test_setup(test_detect, setup),
-		cmocka_unit_test_setup(test_random, setup),
-		cmocka_unit_test_setup(test_reorder_writeback, setup),
-		cmocka_unit_test_setup(test_clients_uploads, setup),
-		cmocka_unit_test_setup(test_one_job, setup),
-		cmocka_unit_test_setup(test_skipped_job, setup),
-		cmocka_unit_test_setup(test_footprint_bound, setup),
-		cmocka_unit_test_setup(test_recvfile_catch_up, setup),
-		cmocka_unit_test_setup(test_sync_catch_up, setup),
-		cmocka_unit_test_setup(test_drop_as_written, setup),
-		cmocka_unit_test_setup(test_start_error_is_no_error, setup),
-		cmocka_unit_test_setup(test_dontcache, setup),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CG_TEST_MAIN(NULL, NULL,
+	     cmocka_unit_test_setup(test_modes, setup),
+	     cmocka_unit_test_setup(test_detect, setup),
+	     cmocka_unit_test_setup(test_random, setup),
+	     cmocka_unit_test_setup(test_reorder_writeback, setup),
+	     cmocka_unit_test_setup(test_clients_uploads, setup),
+	     cmocka_unit_test_setup(test_one_job, setup),
+	     cmocka_unit_test_setup(test_skipped_job, setup),
+	     cmocka_unit_test_setup(test_footprint_bound, setup),
+	     cmocka_unit_test_setup(test_recvfile_catch_up, setup),
+	     cmocka_unit_test_setup(test_sync_catch_up, setup),
+	     cmocka_unit_test_setup(test_drop_as_written, setup),
+	     cmocka_unit_test_setup(test_start_error_is_no_error, setup),
+	     cmocka_unit_test_setup(test_dontcache, setup))
