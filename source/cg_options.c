@@ -57,7 +57,7 @@ static const char *const cg_mode_names[] = {
 	[CG_MODE_DIRECT] = "direct",
 };
 
-#define CG_NUM_MODES (sizeof(cg_mode_names) / sizeof(cg_mode_names[0]))
+#define CG_NUM_MODES CG_ARRAY_SIZE(cg_mode_names)
 
 const char *cg_mode_name(enum cg_mode mode)
 {
