@@ -171,39 +171,6 @@ void cg_stream_init(struct cg_stream *s,
 	cg_flight_init(&s->flight);
 }
 
-static void cg_hints_off(struct cg_stream *s, int fd);
-static void cg_ra_give(struct cg_stream *s);
-
-static void cg_stream_restart(struct cg_stream *s, int fd, uint64_t off)
-{
-	cg_hints_off(s, fd);
-	cg_ra_give(s);
-	if (s->state == CG_ACTIVE) {
-		struct cg_range r = cg_stream_footprint(s);
-
-		if (r.end > r.off) {
-			cg_add_tail(s, r);
-		}
-		/* reads of it may be in flight: dropped at the close too */
-		r = cg_share_leftover(s);
-		if (r.end > r.off) {
-			cg_add_tail(s, r);
-		}
-		cg_share_end(s, fd, false);
-	}
-	s->share.kept_lo = CG_FREE;	/* in the tail now */
-	s->state = CG_DETECTING;
-	cg_seq_restart(&s->seq, off);
-	s->low = off;
-	s->max_read = 0;
-	cg_done_reset(&s->done, off);
-	s->dropped_to = cg_page_down(off);
-	s->willneed_to = off;
-	s->cached_lo = CG_FREE;
-	s->cached_hi = 0;
-	s->cached_min = CG_FREE;
-}
-
 /* One WILLNEED reads at most the device's readahead (force_page_cache_ra) */
 static uint64_t cg_willneed_chunk(const struct cg_stream *s)
 {
@@ -293,11 +260,17 @@ static void cg_hint(struct cg_stream *s, int fd, int advice)
 	}
 }
 
+/* The kernel's usual readahead back, and the budget's units */
+static void cg_hints_off(struct cg_stream *s, int fd)
+{
+	cg_ra_give(s);
+	cg_hint(s, fd, POSIX_FADV_NORMAL);
+}
+
 /* An active stream's readahead; a direct one keeps the kernel's usual */
 static void cg_hints_on(struct cg_stream *s, int fd)
 {
 	if (s->cfg->readahead == 0 || s->via == CG_VIA_DIRECT) {
-		cg_ra_give(s);
 		cg_hints_off(s, fd);
 		return;
 	}
@@ -309,10 +282,33 @@ static void cg_hints_on(struct cg_stream *s, int fd)
 	cg_willneed(s, fd);
 }
 
-/* The descriptor gets the kernel's usual readahead back */
-static void cg_hints_off(struct cg_stream *s, int fd)
+static void cg_stream_restart(struct cg_stream *s, int fd, uint64_t off)
 {
-	cg_hint(s, fd, POSIX_FADV_NORMAL);
+	cg_hints_off(s, fd);
+	if (s->state == CG_ACTIVE) {
+		struct cg_range r = cg_stream_footprint(s);
+
+		if (r.end > r.off) {
+			cg_add_tail(s, r);
+		}
+		/* reads of it may be in flight: dropped at the close too */
+		r = cg_share_leftover(s);
+		if (r.end > r.off) {
+			cg_add_tail(s, r);
+		}
+		cg_share_end(s, fd, false);
+	}
+	s->share.kept_lo = CG_FREE;	/* in the tail now */
+	s->state = CG_DETECTING;
+	cg_seq_restart(&s->seq, off);
+	s->low = off;
+	s->max_read = 0;
+	cg_done_reset(&s->done, off);
+	s->dropped_to = cg_page_down(off);
+	s->willneed_to = off;
+	s->cached_lo = CG_FREE;
+	s->cached_hi = 0;
+	s->cached_min = CG_FREE;
 }
 
 /*
@@ -555,6 +551,5 @@ void cg_stream_close(struct cg_stream *s, int fd)
 	}
 	cg_share_end(s, fd, true);
 	cg_hints_off(s, fd);
-	cg_ra_give(s);
 	s->state = CG_DETECTING;
 }
