@@ -116,7 +116,6 @@ static struct cg_range cg_stream_footprint(const struct cg_stream *s)
 	};
 }
 
-
 /*
  * An abandoned stream's range, for the close (its reads may be in
  * flight); with every slot taken, the two nearest ranges merge.
@@ -516,9 +515,6 @@ void cg_read_end(struct cg_stream *s, int fd, struct cg_io *io, ssize_t nread)
 	}
 	if (s->state != CG_ACTIVE) {
 		return;
-	}
-	if (data) {
-		CG_COUNT(s, bytes_stream, (uint64_t)nread);
 	}
 	/* Any completion, a stray's too, may release held-back windows */
 	need = CG_MIN(s->done.contig, cg_flight_lowest(&s->flight));

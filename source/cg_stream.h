@@ -51,12 +51,11 @@ enum cg_via {
 
 struct cg_stats {
 	uint64_t bytes_read;	/* all bytes returned to the client */
-	uint64_t bytes_stream;	/* of those, part of an active stream */
 	uint64_t bytes_dropped;	/* handed to DONTNEED */
 	uint64_t drops;		/* DONTNEED calls */
 	uint64_t streams;	/* times a stream became active */
 	uint64_t hot;		/* times a stream found the file hot */
-	uint64_t ra_granted;	/* of those, with the kernel's readahead */
+	uint64_t ra_granted;	/* streams given the kernel's readahead */
 };
 
 struct cg_stream {
