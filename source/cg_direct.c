@@ -198,8 +198,7 @@ void cg_direct_request(struct cg_direct *s,
 	cg_direct_refill(s);
 }
 
-void cg_direct_saw_version(struct cg_direct *s,
-			   const struct cg_pf_version *v)
+void cg_direct_saw_version(struct cg_direct *s, const struct cg_pf_version *v)
 {
 	s->file_size = v->size;
 	cg_prefetch_validate(&s->pf, v);

@@ -91,8 +91,7 @@ void cg_direct_request(struct cg_direct *s,
 		       unsigned inflight);
 
 /* A job saw the file at version v: the table follows it */
-void cg_direct_saw_version(struct cg_direct *s,
-			   const struct cg_pf_version *v);
+void cg_direct_saw_version(struct cg_direct *s, const struct cg_pf_version *v);
 
 /* A fill ended (got or -1); true: it failed and turned prefetch off */
 bool cg_direct_fill_done(struct cg_direct *s,

@@ -48,7 +48,6 @@ void cg_done_reset(struct cg_done *d, uint64_t off);
  * [off, end) completed. A gap below floor was skipped: contig moves past
  * it. When full, the highest range is forgotten; floor passes it later.
  */
-void cg_done_add(struct cg_done *d, uint64_t off, uint64_t end,
-		 uint64_t floor);
+void cg_done_add(struct cg_done *d, uint64_t off, uint64_t end, uint64_t floor);
 
 #endif /* CG_DONE_H */

@@ -149,8 +149,7 @@ bool cg_option_known(const char *name)
 }
 
 /* snprintf at buf + *used within len bytes; *used grows by what it wrote */
-static void cg_append(char *buf, size_t len, size_t *used, const char *fmt,
-		      ...)
+static void cg_append(char *buf, size_t len, size_t *used, const char *fmt, ...)
 {
 	va_list ap;
 	int n;

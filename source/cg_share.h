@@ -37,8 +37,7 @@ bool cg_share_sibling_active(const struct cg_stream *s);
  */
 bool cg_share_update(struct cg_stream *s, int fd, uint64_t from);
 /* DONTNEED [off, end) except what others claim: the lowest byte kept */
-uint64_t cg_share_drop(struct cg_stream *s, int fd, uint64_t off,
-		       uint64_t end);
+uint64_t cg_share_drop(struct cg_stream *s, int fd, uint64_t off, uint64_t end);
 /* Its claim past its front, which others may have kept, once it met one */
 struct cg_range cg_share_leftover(const struct cg_stream *s);
 /* Give up its claim; close_it: drop its leftover and close the fd */

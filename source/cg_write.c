@@ -131,9 +131,7 @@ struct cg_wio cg_write_begin_sync(struct cg_writer *w, uint64_t off, size_t n)
 	return wio;
 }
 
-struct cg_wio cg_write_begin_socket(struct cg_writer *w,
-				    uint64_t off,
-				    size_t n)
+struct cg_wio cg_write_begin_socket(struct cg_writer *w, uint64_t off, size_t n)
 {
 	struct cg_wio wio = cg_write_begin_sync(w, off, n);
 
