@@ -229,7 +229,6 @@ ssize_t cg_dio_read_full(const struct cg_sys *sys,
 	return (ssize_t)done;
 }
 
-/* How a job reads: its descriptor and alignment */
 struct cg_dio_reader {
 	const struct cg_sys *sys;
 	int fd;

@@ -125,7 +125,6 @@ static void cg_direct_adapt(struct cg_direct *s, unsigned inflight)
 	cg_prefetch_grow(&s->pf, want);
 }
 
-/* r waits for a fill, to be served again */
 static void cg_direct_wait(struct cg_direct *s, struct cg_direct_req *r)
 {
 	if (!r->deferred) {

@@ -130,7 +130,6 @@ bool cg_direct_copy_done(struct cg_direct *s,
 			 bool copied,
 			 bool version_ok);
 
-/* r goes away: off the waiters */
 void cg_direct_cancel(struct cg_direct *s, struct cg_direct_req *r);
 
 /* This smbd changes [off, off + n) (off -1: anything of the file) */

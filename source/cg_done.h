@@ -41,7 +41,6 @@ struct cg_done {
 	unsigned nabove;
 };
 
-/* Start again at off: nothing is done */
 void cg_done_reset(struct cg_done *d, uint64_t off);
 
 /*

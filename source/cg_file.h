@@ -207,7 +207,6 @@ enum cg_after cg_file_read_after(struct cg_file *f,
 /* sendfile(2) reads through the cache: not for uncached or direct streams */
 bool cg_file_zerocopy_ok(const struct cg_file *f);
 
-/* Count what a read on path returned */
 void cg_file_served(struct cg_file *f, enum cg_path path, ssize_t nread);
 
 #endif /* CG_FILE_H */

@@ -65,7 +65,6 @@ void cg_flight_add(struct cg_flight *f,
 /* The read of ref ended (a ref tracked nowhere is left alone) */
 void cg_flight_remove(struct cg_flight *f, struct cg_flight_ref *ref);
 
-/* Reads in flight */
 unsigned cg_flight_count(const struct cg_flight *f);
 
 /* The lowest offset of a read in flight; UINT64_MAX: none */

@@ -90,7 +90,6 @@ const char *cg_mode_name(enum cg_mode mode);
 /* cacheguard:stream ioprio's word for an encoded priority */
 const char *cg_ioprio_name(unsigned ioprio);
 
-/* The built-in defaults */
 void cg_config_init(struct cg_config *cfg);
 
 /* Set one option; on error EINVAL and a sentence in err */

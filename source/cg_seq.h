@@ -39,7 +39,6 @@ struct cg_seq {
 	unsigned strays;	/* far accesses in a row while active */
 };
 
-/* The run starts over at off */
 void cg_seq_restart(struct cg_seq *q, uint64_t off);
 
 /* off is within tol of the front; never before the run's first access */
@@ -48,7 +47,6 @@ bool cg_seq_near(const struct cg_seq *q, uint64_t off, uint64_t tol);
 /* A far access while active: true while ignored, false to start over */
 bool cg_seq_stray(struct cg_seq *q);
 
-/* [off, off + n) extends the run */
 void cg_seq_extend(struct cg_seq *q, uint64_t off, size_t n);
 
 /* tol behind the front (at least 0): cg_done_add's floor */

@@ -241,7 +241,6 @@ static bool cg_ra_grant(struct cg_stream *s)
 	return true;
 }
 
-/* The stream's share of the readahead budget goes back */
 static void cg_ra_give(struct cg_stream *s)
 {
 	if (s->ra_fd != -1) {
