@@ -18,22 +18,15 @@
  */
 
 /*
- * smbd forks a process per client, and cacheguard:direct memory bounds
- * the prefetch buffers of all of them together. The accounting is a lock
- * file: byte i stands for the i-th unit (CG_BUDGET_UNIT) of the budget,
- * and a buffer's units are an open file description's write lock (OFD
- * lock) on a run of bytes. Each buffer opens the file on its own, so the
- * buffers of one process exclude each other as those of two processes
- * do, and closing the descriptor gives the units back. The kernel drops
- * the locks of a process that exits or dies: nothing can leak, and there
- * is no shared memory or daemon to trust.
- *
- * A share's limit L admits locks on bytes [0, L / unit): shares with
- * different limits share one pool, each seeing at most its own limit in
- * use. A buffer takes one run of bytes, the first free run that fits:
- * buffers are mostly the same size (the share's direct prefetch), so
- * runs do not fragment much, and a refusal only means a stream uses
- * dontneed, as when the budget is spent.
+ * A budget bounds the buffers of all smbd processes together. It is a
+ * lock file: byte i is the i-th unit, and a buffer's units are an OFD
+ * write lock on a run of bytes, on a description of its own, so buffers
+ * of one process exclude each other as those of two do. Closing gives
+ * the units back, and the kernel drops a dead process's locks: nothing
+ * leaks, no shared memory or daemon to trust. A share's limit admits
+ * bytes [0, limit / unit), so shares with different limits share a pool.
+ * A buffer takes the first free run that fits; a refusal only means a
+ * stream does without, as when the budget is spent.
  */
 
 #ifndef _GNU_SOURCE
@@ -88,10 +81,7 @@ int cg_budget_take(const struct cg_sys *sys,
 			return -1;
 		}
 		if (fl.l_type != F_UNLCK) {
-			/*
-			 * Every run of want units that starts before the end
-			 * of this lock overlaps it: try after it
-			 */
+			/* every run of want starting before its end overlaps */
 			if (fl.l_len == 0) {
 				break;	/* to end of file: nothing further */
 			}
@@ -116,8 +106,7 @@ int cg_budget_take(const struct cg_sys *sys,
 
 /*
  * Unit by unit: F_OFD_GETLK reports one conflicting lock, not always the
- * lowest, so a wider query could step over a run. Once a unit is held,
- * the lock reported covers it, and the scan moves past that lock.
+ * lowest, so a wider query could step over a run
  */
 uint64_t cg_budget_used(const struct cg_sys *sys, int fd, uint64_t limit)
 {

@@ -24,17 +24,12 @@
 
 struct cg_sys;
 
-/*
- * A server-wide budget (direct memory, readahead memory) is a lock file
- * whose byte i is its i-th unit (cg_budget.c); closing the descriptor
- * that holds units gives them back
- */
+/* A budget file's byte i is its i-th unit of this many bytes (cg_budget.c) */
 #define CG_BUDGET_UNIT (64 * 1024)
 
 /*
- * Lock units for bytes on fd, all below limit bytes, through sys's lock
- * operation. 0, or -1 with errno (ENOSPC: they are not free; EAGAIN:
- * races with other takers lost, as if there were no room this time).
+ * Lock units for bytes on fd, all below limit: 0, or -1 with errno
+ * (ENOSPC: not free; EAGAIN: races lost, no room this time)
  */
 int cg_budget_take(const struct cg_sys *sys,
 		   int fd,
@@ -44,10 +39,7 @@ int cg_budget_take(const struct cg_sys *sys,
 /* Bytes all holders have taken below limit: for status and tests */
 uint64_t cg_budget_used(const struct cg_sys *sys, int fd, uint64_t limit);
 
-/*
- * Units for bytes on a new descriptor of the budget file (open_file():
- * -1 and errno on failure): that descriptor, or -1 and in *err why
- */
+/* Units on a new descriptor from open_file(): it, or -1 and *err why */
 int cg_budget_acquire(const struct cg_sys *sys,
 		      int (*open_file)(void),
 		      uint64_t bytes,
@@ -55,18 +47,12 @@ int cg_budget_acquire(const struct cg_sys *sys,
 		      int *err);
 
 /*
- * Whether a failure of cg_budget_acquire() means that no budget file can
- * be had here (no state directory, no permission, no OFD locks): then
- * each process bounds itself. Every other failure is no room now, never
- * no limit.
+ * Whether a failure of cg_budget_acquire() means no budget file can be
+ * had here: each process bounds itself. Anything else is no room now.
  */
 bool cg_budget_absent(int err);
 
-/*
- * Where no budget file can be had, whether mem more bytes fit beside this
- * process's in_use under limit. A bounce buffer (counted false: one
- * request's, freed as it completes) always fits.
- */
+/* No budget file: whether mem fits beside in_use; a bounce (!counted) does */
 bool cg_budget_local_room(uint64_t in_use,
 			  uint64_t mem,
 			  uint64_t limit,

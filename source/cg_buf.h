@@ -25,31 +25,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/*
- * A transparent huge page. The prefetch buffer starts on one and its
- * segments are one at least: an O_DIRECT fill into it is one device
- * request, where into 4 KiB pages it splits at the queue's max_segments.
- */
+/* Prefetch segments are huge pages at least: one device request a fill */
 #define CG_HUGE_PAGE (2 * 1024 * 1024)
 
 /*
- * A buffer for O_DIRECT of len bytes straight from mmap, page-aligned,
- * never inherited by a child process (MADV_DONTFORK: a fork while a
- * read is in flight must not leave its pages copy-on-write), given back
- * to the kernel by cg_buf_unmap; NULL when there is no memory. Not from
- * malloc: freed megabyte buffers raise glibc's mmap threshold, and later
- * ones come from the heap, which it does not give back.
+ * An O_DIRECT buffer from mmap, never inherited (MADV_DONTFORK: a fork
+ * during a read must not leave its pages copy-on-write); NULL without
+ * memory. Not malloc: freed large buffers raise glibc's mmap threshold
+ * and later ones stay on the heap.
  */
 void *cg_buf_map(size_t len);
 void cg_buf_unmap(void *p, size_t len);
 
 /*
  * The prefetch buffer: reserve bytes of address space on a huge page
- * boundary, transparent huge pages asked for (where the kernel gives
- * 4 KiB pages the reads are only smaller), never inherited, of which
- * [0, used) is usable; NULL when that fails. cg_buf_commit makes
- * [off, off + len) usable too (false: refused, as under strict
- * overcommit).
+ * boundary, huge pages asked for, never inherited, [0, used) usable;
+ * cg_buf_commit makes more usable (false: refused, strict overcommit)
  */
 void *cg_buf_reserve(size_t reserve, size_t used);
 bool cg_buf_commit(void *p, size_t off, size_t len);

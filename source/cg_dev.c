@@ -28,6 +28,7 @@
 #include "cg_dev.h"
 #include "cg_dio.h"
 #include "cg_sys.h"
+#include "cg_util.h"
 
 /* statfs f_types, from the kernel's <linux/magic.h> and the filesystems */
 static const uint32_t cg_remote_fs_types[] = {
@@ -57,11 +58,9 @@ static bool cg_fs_type_in(uint64_t f_type, const uint32_t *types, size_t n)
 
 unsigned cg_fs_type_lacks(uint64_t f_type)
 {
-	return cg_fs_type_in(f_type,
-			     cg_remote_fs_types,
-			     sizeof(cg_remote_fs_types) / sizeof(uint32_t))
-		       ? CG_FS_REMOTE
-		       : 0;
+	size_t n = CG_ARRAY_SIZE(cg_remote_fs_types);
+
+	return cg_fs_type_in(f_type, cg_remote_fs_types, n) ? CG_FS_REMOTE : 0;
 }
 
 enum cg_probe cg_probe_uncached(int err,
@@ -99,9 +98,8 @@ static const uint32_t cg_cluster_fs_types[] = {
 
 bool cg_fs_type_shared(uint64_t f_type)
 {
-	return cg_fs_type_in(f_type,
-			     cg_cluster_fs_types,
-			     sizeof(cg_cluster_fs_types) / sizeof(uint32_t)) ||
+	return cg_fs_type_in(f_type, cg_cluster_fs_types,
+			     CG_ARRAY_SIZE(cg_cluster_fs_types)) ||
 	       cg_fs_type_lacks(f_type) == CG_FS_REMOTE;
 }
 
@@ -148,7 +146,7 @@ unsigned cg_dev_queue_value(const char *sysfs, dev_t dev, const char *name)
 	unsigned v = 0;
 	size_t i;
 
-	for (i = 0; i < sizeof(fmt) / sizeof(fmt[0]) && v == 0; i++) {
+	for (i = 0; i < CG_ARRAY_SIZE(fmt) && v == 0; i++) {
 		char path[256];
 		FILE *f = NULL;
 		int len;

@@ -28,35 +28,27 @@
 struct cg_sys;
 
 /*
- * What each filesystem (st_dev) turned out to support, per smbd process:
- * found once by a probe (mode auto) or by the first failure, then
- * remembered, so that a filesystem without RWF_DONTCACHE costs one failed
- * read, not one per request. With each device, two numbers of its block
- * queue, read once: the kernel's readahead and the largest request.
+ * What each filesystem (st_dev) supports, per smbd process: found once by
+ * a probe (mode auto) or the first failure, then remembered; and two
+ * numbers of its block queue: the readahead and the largest request.
  */
 
 /* What a filesystem lacks, learnt from a probe or a failure */
 #define CG_FS_NO_DONTCACHE 0x2
 #define CG_FS_NO_DIRECT 0x4
 #define CG_FS_NO_DONTCACHE_WRITE 0x8
-/*
- * ... or from its type: a network or FUSE filesystem, whose files change
- * beyond the kernel's sight and whose ctime may come from a cache (NFS's
- * attribute cache), so that direct mode's prefetch could serve bytes
- * another client has overwritten: auto never reads direct there
- */
+/* ... or from its type: network or FUSE, where auto never reads direct */
 #define CG_FS_REMOTE 0x10
 
 /* CG_FS_REMOTE for a statfs f_type that is one, else 0 */
 unsigned cg_fs_type_lacks(uint64_t f_type);
 
 /*
- * The verdicts of mode auto's probe (cg_dev_probe). cg_probe_uncached
- * takes the uncached read's errno (0: it worked) and says what comes
- * next; *lacks gets the CG_FS_* flags learnt so far. NO_ANSWER: the read
- * failed for another reason (EBADF: a write-only descriptor), or a
- * reopen is needed but not allowed now (may_reopen false). cg_probe_direct
- * takes the reopen's errno (0: it opened) and returns the flag it teaches.
+ * Mode auto's probe (cg_dev_probe): cg_probe_uncached takes the uncached
+ * read's errno (0: it worked), sets the CG_FS_* flags learnt so far and
+ * says what is next; NO_ANSWER: another error (EBADF on a write-only
+ * descriptor), or a reopen not allowed now. cg_probe_direct takes the
+ * reopen's errno and returns the flag it teaches.
  */
 enum cg_probe {
 	CG_PROBE_NO_ANSWER = 0,
@@ -70,19 +62,13 @@ enum cg_probe cg_probe_uncached(int err,
 				unsigned *lacks);
 unsigned cg_probe_direct(int err);
 
-/*
- * Whether a filesystem of f_type may be mounted by other machines too
- * (network, FUSE, GPFS, GFS2, OCFS2), where every node of a cluster would
- * share the module's lock files
- */
+/* Whether other machines may mount it too (network, FUSE, GPFS, ...) */
 bool cg_fs_type_shared(uint64_t f_type);
 
 /*
- * The module's directory in smbd's state directory, into name (len
- * bytes): "cacheguard"; or, where smbd is clustered and the state
- * directory is on a filesystem other nodes mount too (shared_fs),
- * "cacheguard.node<pnn>", so that its lock files stay per node. true
- * for the second, which the caller logs.
+ * The module's directory in the state directory: "cacheguard", or where
+ * smbd is clustered on a shared state directory "cacheguard.node<pnn>",
+ * for which it returns true (the caller logs it)
  */
 bool cg_state_dir_name(bool clustered,
 		       bool shared_fs,
@@ -91,10 +77,8 @@ bool cg_state_dir_name(bool clustered,
 		       size_t len);
 
 /*
- * Whether a directory of the module's lock files, or the state directory
- * above it, may be used: root's (uid), and writable by nobody else
- * (mode), since whoever can create or hold a lock file there can make
- * every smbd process wait. NULL, or why not in words for the log.
+ * Whether a lock directory may be used: root's and writable by nobody
+ * else, who could make every smbd wait. NULL, or why not for the log.
  */
 const char *cg_state_dir_untrusted(uint32_t uid, uint32_t mode);
 
@@ -111,33 +95,22 @@ struct cg_dev {
 struct cg_devs {
 	struct cg_dev *v;
 	size_t n;
-	/* where sysfs is: NULL for "/sys"; a unit test's own tree */
-	const char *sysfs;
+	const char *sysfs;	/* NULL: "/sys"; a unit test's own tree */
 };
 
 /* Free the table's entries; it can be used again */
 void cg_devs_free(struct cg_devs *t);
 
-/*
- * A number from dev's block queue under sysfs (NULL: "/sys"), for a disk
- * or a partition (whose queue is its disk's); 0 when there is none
- * (tmpfs, btrfs and others without a queue of their own)
- */
+/* A number of dev's (or its disk's) block queue; 0 when there is none */
 unsigned cg_dev_queue_value(const char *sysfs, dev_t dev, const char *name);
 
 /* The entry of dev, made on first use; NULL only without memory */
 struct cg_dev *cg_dev_get(struct cg_devs *t, dev_t dev);
 
-/*
- * The CG_FS_* flags dev is known to have; without memory for its entry,
- * that it lacks every fast path
- */
+/* dev's CG_FS_* flags; without memory, that it lacks every fast path */
 unsigned cg_dev_lacks(struct cg_devs *t, dev_t dev);
 
-/*
- * Remember that dev lacks flag's feature: true the first time, when the
- * caller logs it (once per process)
- */
+/* Remember dev lacks flag: true the first time (the caller logs it) */
 bool cg_dev_learn(struct cg_devs *t, dev_t dev, unsigned flag);
 
 /* read_ahead_kb and max_sectors_kb of dev in bytes, 0: unknown */
@@ -146,12 +119,9 @@ uint64_t cg_dev_readahead(struct cg_devs *t, dev_t dev);
 uint64_t cg_dev_max_request(struct cg_devs *t, dev_t dev);
 
 /*
- * Mode auto's probe of dev through fd, one of its files, once per device
- * and process: the filesystem's type, one uncached read of a byte, and an
- * O_DIRECT reopen when may_reopen (smbd holds no lease a second open
- * would break). True when it found the answer now (the caller logs it);
- * false when it was known already or there is no answer yet: the next
- * file asks again.
+ * Mode auto's probe of dev through fd, once per device and process: the
+ * filesystem type, an uncached one-byte read, and an O_DIRECT reopen if
+ * may_reopen (no lease to break). True when it found the answer now.
  */
 bool cg_dev_probe(struct cg_devs *t,
 		  const struct cg_sys *sys,

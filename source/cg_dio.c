@@ -78,11 +78,7 @@ const char *cg_direct_fail_name(enum cg_direct_fail fail)
 
 enum cg_direct_fail cg_direct_open_failure(int err)
 {
-	/*
-	 * EINVAL is how open(2) says the filesystem has no O_DIRECT. The
-	 * rest belong to the file or the moment: EACCES (the reopen checks
-	 * permissions again, as the client's user), EMFILE, ENFILE, ENOMEM.
-	 */
+	/* EINVAL: no O_DIRECT on the filesystem; the rest are the file's */
 	return err == EINVAL ? CG_DIRECT_FAIL_FS : CG_DIRECT_FAIL_FILE;
 }
 
@@ -233,7 +229,6 @@ ssize_t cg_dio_read_full(const struct cg_sys *sys,
 	return (ssize_t)done;
 }
 
-/* How a job reads: its descriptor and alignment */
 struct cg_dio_reader {
 	const struct cg_sys *sys;
 	int fd;
@@ -266,21 +261,15 @@ void cg_dio_job_run(struct cg_dio_job *j)
 	if (!j->version_ok) {
 		j->err = errno;
 	} else if (j->kind == CG_JOB_COPY) {
-		j->stale = !cg_prefetch_pieces_current(j->pieces,
-						       j->npieces,
+		j->stale = !cg_prefetch_pieces_current(j->pieces, j->npieces,
 						       &j->ver);
-		j->ret = j->stale ? -1
-				  : (ssize_t)cg_prefetch_copy_pieces(j->sys,
-								     j->mem,
-								     j->pieces,
-								     j->npieces,
-								     j->buf);
+		if (!j->stale) {
+			j->ret = (ssize_t)cg_prefetch_copy_pieces(
+				j->sys, j->mem, j->pieces, j->npieces, j->buf);
+		}
 	} else if (j->inplace) {
-		j->ret = cg_dio_read_inplace(&j->plan,
-					     j->buf,
-					     j->offset,
-					     j->bounce,
-					     cg_dio_read_aligned,
+		j->ret = cg_dio_read_inplace(&j->plan, j->buf, j->offset,
+					     j->bounce, cg_dio_read_aligned,
 					     &r);
 		j->err = j->ret == -1 ? errno : 0;
 	} else {

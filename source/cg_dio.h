@@ -23,10 +23,8 @@
 #include "cg_file.h"
 
 /*
- * O_DIRECT wants the file offset, the length and the buffer aligned to
- * the device (512 or 4096 bytes). A request is widened to the alignment,
- * read, and trimmed back to exactly the bytes asked for, short at end of
- * file as pread() would be.
+ * O_DIRECT wants offset, length and buffer aligned to the device: a
+ * request is widened, read, and trimmed back, short at EOF as pread().
  */
 
 /* Widened read for a request: [off, off + len) covers it, both aligned */
@@ -37,22 +35,15 @@ struct cg_dio_plan {
 };
 
 /*
- * The alignment to use: the statx STATX_DIOALIGN answer when the kernel
- * gave one (0 there means no O_DIRECT for the file: returns 0), else the
- * device's logical block size, else 4096. Values that are not powers of
- * two are ignored.
+ * statx's STATX_DIOALIGN when given (offset 0: no O_DIRECT, returns 0),
+ * else the logical block size, else 4096; not powers of two are ignored
  */
 size_t cg_dio_alignment(bool have_dioalign,
 			uint32_t dio_mem_align,
 			uint32_t dio_offset_align,
 			uint32_t logical_block_size);
 
-/*
- * Whether direct reads of a file may be set up, before its O_DIRECT open:
- * smbd holds a kernel oplock on it (kernel_oplock: the open would break
- * it), or the kernel gives it no direct-I/O alignment (align 0,
- * cg_dio_alignment), or CG_DIRECT_OK
- */
+/* Before an O_DIRECT open: a kernel oplock, no alignment, or CG_DIRECT_OK */
 enum cg_direct_fail cg_direct_may_open(bool kernel_oplock, size_t align);
 
 /* Why, in words for the log */
@@ -68,11 +59,9 @@ bool cg_dio_plan(uint64_t off, size_t n, size_t align, struct cg_dio_plan *p);
 size_t cg_dio_trim(const struct cg_dio_plan *p, size_t n, size_t got);
 
 /*
- * A request read with O_DIRECT into the caller's own buffer, so that it
- * costs no bounce buffer: the body, [off, off + body), goes to buf +
- * shift, the first aligned address in buf, and is moved down by shift
- * once read; the rest of the request, the tail, is read through a bounce
- * of tail.len bytes (less than three alignment units).
+ * A request read with O_DIRECT into the caller's own buffer: the body,
+ * [off, off + body), goes to buf + shift (aligned) and is moved down once
+ * read; the tail goes through a bounce of tail.len bytes.
  */
 struct cg_dio_inplace {
 	size_t n;
@@ -81,11 +70,7 @@ struct cg_dio_inplace {
 	struct cg_dio_plan tail;	/* [off + body, off + n), widened */
 };
 
-/*
- * The in-place plan for n bytes at off into the buffer at address buf;
- * false when off is not aligned or n leaves no aligned block after the
- * shift: read the request through a bounce buffer (cg_dio_plan).
- */
+/* false when off is unaligned or no aligned block fits: use a bounce */
 bool cg_dio_inplace(uint64_t off,
 		    size_t n,
 		    uintptr_t buf,
@@ -93,23 +78,18 @@ bool cg_dio_inplace(uint64_t off,
 		    struct cg_dio_inplace *p);
 
 /*
- * Whether a kernel of this release (uname's, "6.1.0-28-amd64") pins the
- * pages of an O_DIRECT read's buffer (FOLL_PIN, block I/O since 6.5).
- * smbd forks (dfree, quota, print commands) without waiting for its
- * thread pool, and with plain page references a fork during the read
- * leaves the parent a copy-on-write page the device never wrote. Only
- * then may a read go into smbd's own buffer (cg_dio_inplace); the
- * module's own buffers are never inherited (cg_buf.c). false for a
- * release it cannot read.
+ * Whether this kernel release pins an O_DIRECT read's pages (FOLL_PIN,
+ * 6.5+). smbd forks without waiting for its pool, and with plain
+ * references a fork during the read leaves the parent a copy-on-write
+ * page the device never wrote: only then may a read go into smbd's own
+ * buffer. false for a release it cannot read.
  */
 bool cg_dio_pins_pages(const char *release);
 
 /*
- * The bounce buffer a request read on its own needs, in bytes, and
- * whether direct memory must have room for it (*charge): in place, its
- * tail's few blocks, charged nothing, so that a MISS stays direct when
- * the prefetch of a few streams holds all of the budget; else the
- * widened read of plan, charged.
+ * The bounce a request read on its own needs, and whether direct memory
+ * is charged for it (*charge): in place, its tail's few blocks, free, so
+ * a MISS stays direct under a full budget; else the widened read.
  */
 size_t cg_dio_read_bounce(bool inplace,
 			  const struct cg_dio_inplace *in,
@@ -122,11 +102,7 @@ typedef ssize_t (*cg_dio_read_fn)(void *ctx,
 				  size_t len,
 				  uint64_t off);
 
-/*
- * Carry out plan p for the request at off into buf, bounce holding
- * p->tail.len bytes: the request's bytes (fewer at end of file), or -1
- * and errno as read left it
- */
+/* Carry out plan p: the request's bytes (fewer at EOF), or -1 and errno */
 ssize_t cg_dio_read_inplace(const struct cg_dio_inplace *p,
 			    uint8_t *buf,
 			    uint64_t off,
@@ -135,11 +111,9 @@ ssize_t cg_dio_read_inplace(const struct cg_dio_inplace *p,
 			    void *ctx);
 
 /*
- * An O_DIRECT read of n bytes at an aligned off into buf, to n or to the
- * end of the file, which a partial block or nothing marks. A short read
- * before the file's end (FUSE with direct_io) fails with EIO, so that
- * the read goes again through the next module and the client never
- * takes it for the end of the file.
+ * An O_DIRECT read of n bytes at aligned off, to n or to end of file. A
+ * short read before the end (FUSE direct_io) is EIO, so the read goes
+ * again through the next module rather than look like the end.
  */
 ssize_t cg_dio_read_full(const struct cg_sys *sys,
 			 int fd,

@@ -18,36 +18,25 @@
  */
 
 /*
- * What a direct stream does next, decided here; the glue
- * (modules/cacheguard_direct.c) runs the jobs and reports their end
- * through the events below, and this file acts only through its ops.
+ * What a direct stream does next is decided here; the glue
+ * (modules/cacheguard_direct.c) runs the jobs and reports their end, and
+ * this file acts only through its ops.
  *
- * Prefetch. O_DIRECT has no readahead: alone, a stream would wait on the
- * device at every request. So the table (cg_prefetch.c) keeps the next
- * cacheguard:direct prefetch bytes loading, in segments of one buffer
- * counted against cacheguard:direct memory. A client with more in
- * flight than that would find its reads half loaded, so the buffer grows
- * to the reads in flight plus two, up to half of the budget, while the
- * budget has room (cg_direct_adapt).
+ * O_DIRECT has no readahead, so the table (cg_prefetch.c) keeps the next
+ * cacheguard:direct prefetch bytes loading in one buffer, counted against
+ * direct memory; it grows to the client's reads in flight plus two, up
+ * to half the budget, while the budget has room (cg_direct_adapt).
  *
  *   request --> look up --+-- HIT -----> pin, copy out (ops->start_copy)
  *                         +-- PENDING -> wait for the fill (waiters)
  *                         +-- MISS ----> own read (ops->start_read)
  *           --> refill: a fill per segment to load (ops->submit_fill)
- *
- *   fill done --> table, wake waiters (each HIT / PENDING / MISS
- *                 again), refill
+ *   fill done --> table, wake waiters (served again), refill
  *   copy done --> unpin; the version check failed: serve it again
  *
- * Coherence. A segment never hands out bytes older than the file:
- * writes this smbd makes are noted (cg_direct_note_write) before and
- * after they run and drop what overlaps, loaded or loading; the file's
- * version, taken by every job in its thread, catches the rest
- * (cg_prefetch.h, cg_pf_version). A copy whose pieces are not current is
- * served again; a version the check could not take drops everything.
- *
- * A failed fill turns prefetch off for the stream: its requests then
- * read on their own, and fall back from there as any read does.
+ * Writes this smbd makes drop what they overlap (cg_direct_note_write);
+ * the file's version, taken by every job, catches the rest. A failed
+ * fill turns prefetch off: requests then read on their own.
  */
 
 #include "lib/util/dlinklist.h"
@@ -77,13 +66,6 @@ size_t cg_direct_buffer(const struct cg_direct *s, size_t *reserve)
 {
 	*reserve = s->pf.seg_size * CG_PREFETCH_MAX_SEGS;
 	return cg_prefetch_memory(&s->pf);
-}
-
-/* Samba's list: the head's prev is its tail, so adding there is O(1) */
-static void cg_direct_enqueue(struct cg_direct *s, struct cg_direct_req *r)
-{
-	r->waiting = true;
-	DLIST_ADD_END(s->waiters, r);
 }
 
 static void cg_direct_dequeue(struct cg_direct *s, struct cg_direct_req *r)
@@ -118,11 +100,10 @@ static void cg_direct_refill(struct cg_direct *s)
 }
 
 /*
- * The client's reads outgrew the table: grow it (cg_prefetch_wanted) if
- * the server's budget has room, else go on and ask again only for more
- * than was refused. A growth takes units only below direct memory less
- * one stream's starting buffer (base), so that the next copy to start
- * always finds room for its own.
+ * The client's reads outgrew the table: grow it if the budget has room,
+ * else ask again only for more than was refused. Growths stay below
+ * direct memory less one starting buffer (base): the next copy to start
+ * always finds room.
  */
 static void cg_direct_adapt(struct cg_direct *s, unsigned inflight)
 {
@@ -144,7 +125,6 @@ static void cg_direct_adapt(struct cg_direct *s, unsigned inflight)
 	cg_prefetch_grow(&s->pf, want);
 }
 
-/* r waits for a fill, to be served again */
 static void cg_direct_wait(struct cg_direct *s, struct cg_direct_req *r)
 {
 	if (!r->deferred) {
@@ -152,7 +132,8 @@ static void cg_direct_wait(struct cg_direct *s, struct cg_direct_req *r)
 		s->ops->defer(s->priv, r);
 		r->deferred = true;
 	}
-	cg_direct_enqueue(s, r);
+	r->waiting = true;
+	DLIST_ADD_END(s->waiters, r);
 }
 
 /* Serve a request from the table, queue it behind a fill, or read it */
@@ -216,8 +197,7 @@ void cg_direct_request(struct cg_direct *s,
 	cg_direct_refill(s);
 }
 
-void cg_direct_saw_version(struct cg_direct *s,
-			   const struct cg_pf_version *v)
+void cg_direct_saw_version(struct cg_direct *s, const struct cg_pf_version *v)
 {
 	s->file_size = v->size;
 	cg_prefetch_validate(&s->pf, v);

@@ -35,23 +35,16 @@ struct cg_direct_req {
 	struct cg_direct_req *prev, *next;
 };
 
-/*
- * What the scheduler asks the glue to do; priv is the glue's stream.
- * Every function may call back into the scheduler only where it says.
- */
+/* What the scheduler asks the glue to do; priv is the glue's stream */
 struct cg_direct_ops {
 	/* Start reading [off, off + len) into slot; false: could not */
 	bool (*submit_fill)(void *priv, unsigned slot, uint64_t off,
 			    size_t len);
-	/*
-	 * extra bytes more of buffer, its budget units below the first
-	 * below bytes of direct memory; false: no room
-	 */
+	/* extra bytes more buffer, units below the first below bytes */
 	bool (*grow)(void *priv, size_t extra, uint64_t below);
 	/*
-	 * A HIT of avail bytes: pin its pieces (cg_direct_pin), copy them
-	 * out, report cg_direct_copy_done; false: no copy was started,
-	 * nothing is left pinned, and the request reads on its own
+	 * A HIT of avail bytes: pin (cg_direct_pin), copy, report
+	 * cg_direct_copy_done; false: nothing started or left pinned
 	 */
 	bool (*start_copy)(void *priv, struct cg_direct_req *r, size_t avail);
 	/* A MISS: the request's own read; false: none started, it failed */
@@ -87,16 +80,10 @@ void cg_direct_init(struct cg_direct *s,
 		    uint64_t file_size,
 		    uint64_t limit);
 
-/*
- * The buffer the stream maps: its bytes, and in *reserve the address
- * space to reserve for the growths (cg_direct_ops.grow)
- */
+/* The buffer's bytes, and in *reserve the address space for growths */
 size_t cg_direct_buffer(const struct cg_direct *s, size_t *reserve);
 
-/*
- * A request for [off, off + n) arrived with inflight requests of the
- * file in flight (this one included): served, queued or read
- */
+/* A request arrived, inflight of the file's in flight with it */
 void cg_direct_request(struct cg_direct *s,
 		       struct cg_direct_req *r,
 		       uint64_t off,
@@ -104,22 +91,17 @@ void cg_direct_request(struct cg_direct *s,
 		       unsigned inflight);
 
 /* A job saw the file at version v: the table follows it */
-void cg_direct_saw_version(struct cg_direct *s,
-			   const struct cg_pf_version *v);
+void cg_direct_saw_version(struct cg_direct *s, const struct cg_pf_version *v);
 
-/*
- * The fill of slot ended: got bytes or -1, read under ver. True when it
- * failed and turned prefetch off for the stream (the glue logs it).
- */
+/* A fill ended (got or -1); true: it failed and turned prefetch off */
 bool cg_direct_fill_done(struct cg_direct *s,
 			 unsigned slot,
 			 ssize_t got,
 			 const struct cg_pf_version *ver);
 
 /*
- * From ops->start_copy: pin the HIT of r into at most max pieces, *np
- * of them. False, with nothing pinned, when they do not add up to avail
- * (a short read the lookup did not say): r then reads on its own.
+ * From ops->start_copy: pin r's HIT into at most max pieces; false, with
+ * nothing pinned, when they do not add up to avail
  */
 bool cg_direct_pin(struct cg_direct *s,
 		   const struct cg_direct_req *r,
@@ -138,9 +120,8 @@ void cg_direct_unpin(struct cg_direct *s,
 		     unsigned np);
 
 /*
- * A HIT's copy ended: copied, or found its pieces stale (version_ok:
- * the version check itself worked). r NULL: the request is gone. True
- * when r got its bytes; false when it was served again.
+ * A HIT's copy ended: copied, or stale (version_ok: the check worked);
+ * r NULL: the request is gone. True when r got its bytes.
  */
 bool cg_direct_copy_done(struct cg_direct *s,
 			 struct cg_direct_req *r,
@@ -149,16 +130,12 @@ bool cg_direct_copy_done(struct cg_direct *s,
 			 bool copied,
 			 bool version_ok);
 
-/* r goes away: off the waiters */
 void cg_direct_cancel(struct cg_direct *s, struct cg_direct_req *r);
 
 /* This smbd changes [off, off + n) (off -1: anything of the file) */
 void cg_direct_note_write(struct cg_direct *s, int64_t off, uint64_t n);
 
-/*
- * The stream needs its buffer no more: nobody waits, and it has read to
- * end of file or its file left direct mode (still_direct)
- */
+/* Nobody waits, and it read to EOF or left direct mode (still_direct) */
 bool cg_direct_finished(const struct cg_direct *s, bool still_direct);
 
 /* The stream ends: the next request still waiting, taken off, or NULL */

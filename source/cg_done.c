@@ -66,8 +66,7 @@ static void cg_done_insert(struct cg_done *d, uint64_t off, uint64_t end)
 	d->nabove++;
 }
 
-void cg_done_add(struct cg_done *d, uint64_t off, uint64_t end,
-		 uint64_t floor)
+void cg_done_add(struct cg_done *d, uint64_t off, uint64_t end, uint64_t floor)
 {
 	unsigned k = 0;
 

@@ -32,11 +32,8 @@ struct cg_range {
 #define CG_MAX_DONE 16
 
 /*
- * What a stream has completed, as a client's reads or writes complete in
- * any order (smbd's pool finishes them so): all of [start, contig), and
- * above it up to CG_MAX_DONE sorted, disjoint ranges that wait for the
- * gap below them to fill. One for a read stream (cg_stream.c), one for
- * a write stream (cg_write.c).
+ * What a stream has completed, in any order: all below contig, and above
+ * it up to CG_MAX_DONE sorted, disjoint ranges waiting for the gap
  */
 struct cg_done {
 	uint64_t contig;
@@ -44,17 +41,12 @@ struct cg_done {
 	unsigned nabove;
 };
 
-/* Start again at off: nothing is done */
 void cg_done_reset(struct cg_done *d, uint64_t off);
 
 /*
- * [off, end) completed. A gap that stays below floor is a range the
- * client skipped: contig moves past it, so that what waits for the gap
- * stays bounded (the caller's floor: a window behind its front). When
- * the set is full, the highest range is forgotten; the floor moves past
- * it in time.
+ * [off, end) completed. A gap below floor was skipped: contig moves past
+ * it. When full, the highest range is forgotten; floor passes it later.
  */
-void cg_done_add(struct cg_done *d, uint64_t off, uint64_t end,
-		 uint64_t floor);
+void cg_done_add(struct cg_done *d, uint64_t off, uint64_t end, uint64_t floor);
 
 #endif /* CG_DONE_H */

@@ -18,30 +18,20 @@
  */
 
 /*
- * The order of fallbacks
- * ----------------------
+ * The order of fallbacks: auto is direct where the filesystem has
+ * O_DIRECT, else dontcache where it has RWF_DONTCACHE, else dontneed. On
+ * network and FUSE filesystems (CG_FS_REMOTE) auto never reads direct:
+ * their files change beyond the kernel's sight, so the prefetch could
+ * serve overwritten bytes. A mode the file or filesystem lacks takes the
+ * next of the order. A failure changes the mode by what it means:
  *
- * auto is direct where the filesystem has O_DIRECT, else dontcache where
- * it has RWF_DONTCACHE, else dontneed. On network and FUSE filesystems
- * (CG_FS_REMOTE) auto never reads direct: their files change beyond the
- * kernel's sight and fstat may answer from a cache, so the prefetch
- * could serve bytes another client has overwritten.
- *
- * A file that cannot read direct, or an explicit mode the filesystem
- * lacks, takes the next mode of that order. A failure changes the mode
- * by what it means:
- *
- *   uncached read, EOPNOTSUPP/EINVAL   the filesystem has no
- *                                      RWF_DONTCACHE: remembered for it,
- *                                      the file resolves again
+ *   uncached read, EOPNOTSUPP/EINVAL   no RWF_DONTCACHE on the filesystem
  *   uncached read, anything else       this read only (EIO, ENOMEM...)
  *   direct read, anything              the file's next mode from now
  *   direct setup: filesystem refuses   remembered for it, resolve again
- *   direct setup: this file, a lease,  the file's next mode
- *   or no room in direct memory
+ *   direct setup: file, lease, memory  the file's next mode
  *
- * Every failed read is read again through the next module, so the
- * client gets what a plain share would give.
+ * Every failed read is read again through the next module.
  */
 
 #include <errno.h>
@@ -205,10 +195,8 @@ unsigned cg_file_read_failed(struct cg_file *f,
 			return 0;
 		}
 		fs_lacks |= CG_FS_NO_DONTCACHE;
-		cg_file_set_mode(f,
-				 fd,
-				 cg_mode_resolve(f->stream.cfg->mode,
-						 fs_lacks | f->below));
+		cg_file_set_mode(f, fd, cg_mode_resolve(f->stream.cfg->mode,
+							fs_lacks | f->below));
 		cg_file_fell_back(f, "no RWF_DONTCACHE");
 		return CG_FS_NO_DONTCACHE;
 	}
@@ -323,8 +311,7 @@ bool cg_file_summary(const struct cg_file *f, char *buf, size_t len)
 	if (st->streams == 0 && st->hot == 0 && f->fallbacks == 0) {
 		return false;
 	}
-	snprintf(buf,
-		 len,
+	snprintf(buf, len,
 		 "size %" PRIu64 " read %" PRIu64 " mode %s; served buffered "
 		 "%" PRIu64 " dontcache %" PRIu64 " direct %" PRIu64 "; "
 		 "dropped %" PRIu64 " in %" PRIu64 " calls; streams %" PRIu64
@@ -332,24 +319,12 @@ bool cg_file_summary(const struct cg_file *f, char *buf, size_t len)
 		 "pread_send %" PRIu64 " pread %" PRIu64 " sendfile %" PRIu64
 		 "; on the event loop at most %" PRIu64 " us (%s); fallbacks "
 		 "%" PRIu64 "%s%s",
-		 f->stream.file_size,
-		 st->bytes_read,
-		 cg_mode_name(f->mode),
-		 f->bytes[CG_PATH_NEXT],
-		 f->bytes[CG_PATH_UNCACHED],
-		 f->bytes[CG_PATH_DIRECT],
-		 st->bytes_dropped,
-		 st->drops,
-		 st->streams,
-		 st->ra_granted,
-		 st->hot,
-		 c->pread_send,
-		 c->pread,
-		 c->sendfile,
-		 c->loop_max_ns / 1000,
+		 f->stream.file_size, st->bytes_read, cg_mode_name(f->mode),
+		 f->bytes[CG_PATH_NEXT], f->bytes[CG_PATH_UNCACHED],
+		 f->bytes[CG_PATH_DIRECT], st->bytes_dropped, st->drops,
+		 st->streams, st->ra_granted, st->hot, c->pread_send, c->pread,
+		 c->sendfile, c->loop_max_ns / 1000,
 		 c->loop_max_where != NULL ? c->loop_max_where : "-",
-		 f->fallbacks,
-		 why != NULL ? ": " : "",
-		 why != NULL ? why : "");
+		 f->fallbacks, why != NULL ? ": " : "", why != NULL ? why : "");
 	return true;
 }

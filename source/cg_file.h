@@ -27,11 +27,9 @@
 struct cg_sys;
 
 /*
- * One struct cg_file per tracked open file: its stream, the mode its
- * streams are served in, and every decision about a read's path and
- * what a failure means, so that the glue only does what it is told. What
- * a filesystem lacks is the glue's to remember (cg_dev.h); the file is
- * told it and answers with what the filesystem turned out to lack.
+ * One per tracked open file: its stream, its mode, and every decision
+ * about a read's path and what a failure means; the glue does as told
+ * and remembers what a filesystem lacks (cg_dev.h).
  */
 
 /* How one read is served */
@@ -46,13 +44,8 @@ enum cg_path {
 enum cg_direct_fail {
 	CG_DIRECT_FAIL_FILE = 0,	/* this file only: others keep direct */
 	CG_DIRECT_FAIL_FS,		/* the filesystem refuses O_DIRECT */
-	/* smbd holds a kernel oplock, which a second open would break */
-	CG_DIRECT_FAIL_LEASE,
-	/*
-	 * No room in cacheguard:direct memory for its prefetch buffer,
-	 * without which direct is slower than a plain share
-	 */
-	CG_DIRECT_FAIL_ROOM,
+	CG_DIRECT_FAIL_LEASE,	/* a kernel oplock a second open would break */
+	CG_DIRECT_FAIL_ROOM,	/* no room in direct memory for its buffer */
 	CG_DIRECT_OK,			/* set up: no failure */
 };
 
@@ -61,11 +54,7 @@ struct cg_calls {
 	uint64_t pread_send;	/* reads per smbd read path */
 	uint64_t pread;
 	uint64_t sendfile;
-	/*
-	 * The longest the module held smbd's event loop in one call of a
-	 * read's send or completion, or the close (not the sync pread path,
-	 * whose read blocks the loop by smbd's own choice)
-	 */
+	/* Longest hold of the event loop by a read's send, done, or close */
 	uint64_t loop_max_ns;
 	const char *loop_max_where;	/* "send", "done" or "close" */
 };
@@ -98,13 +87,9 @@ bool cg_file_watches(const struct cg_config *cfg,
 		     bool alternate_stream);
 
 /*
- * Whether the I/O descriptor smbd gives for an open is a kernel
- * descriptor of the file itself: smbd has /proc fds for it (proc_fds;
- * a module below that owns I/O, vfs_ceph or vfs_glusterfs, has none),
- * and its fstat worked (stat_ok) and gave the file's device and inode
- * (same_file). Otherwise preadv2, fadvise, cachestat or a reopen on it
- * would act on whatever else smbd has open under that number: the module
- * leaves the open alone, its writes too.
+ * Whether smbd's I/O descriptor is a kernel descriptor of the file itself:
+ * /proc fds exist (none under vfs_ceph, vfs_glusterfs) and its fstat gave
+ * the file's device and inode. Otherwise the module leaves the open alone.
  */
 bool cg_file_fd_is_own(bool proc_fds, bool stat_ok, bool same_file);
 
@@ -117,30 +102,22 @@ enum cg_change {
 	CG_CHANGE_TRUNCATE,	/* ftruncate */
 };
 
-/*
- * What of a direct stream's prefetch a change of [off, off + n) drops:
- * *drop_off -1 for all of it, where the end of file may move
- */
+/* What of a direct prefetch a change drops: *drop_off -1 for all */
 void cg_file_change(enum cg_change how,
 		    int64_t off,
 		    uint64_t n,
 		    int64_t *drop_off,
 		    uint64_t *drop_n);
 
-/*
- * Whether a file's streams in direction (CG_BELOW_READS or _WRITES) need
- * the probe: in mode auto, unless a module below must see that I/O
- */
+/* Whether streams in direction need the probe: auto, nothing below */
 bool cg_config_probes(const struct cg_config *cfg,
 		      unsigned below,
 		      unsigned direction);
 
 /*
- * Which open files get a read stream: none in mode off, none smaller
- * than min file size. Asked before the module keeps anything for the
- * file, with smbd's size from the open, stale where this handle has
- * written the file (modified: the answer is maybe); and at its first
- * read, with the kernel's size, which decides for the rest of the open.
+ * Which open files get a read stream: none in mode off or smaller than
+ * min file size. Asked at open with smbd's size (stale if this handle
+ * wrote: maybe), and at the first read with the kernel's, which decides.
  */
 bool cg_file_may_track(const struct cg_config *cfg,
 		       uint64_t open_size,
@@ -154,11 +131,7 @@ enum cg_tracking {
 	CG_TRACKING_YES,		/* its reads have a stream */
 };
 
-/*
- * A read of an open: the first asks cg_file_tracks() with the kernel's
- * size (known false: none to be had, the file is left alone); later ones
- * get the same answer without an fstat. true: tracked.
- */
+/* A read of an open: the first asks cg_file_tracks, the rest remember */
 bool cg_file_track_read(enum cg_tracking *t,
 			const struct cg_config *cfg,
 			bool known,
@@ -173,29 +146,21 @@ void cg_file_init(struct cg_file *f,
 		  int fd);
 
 /*
- * The path for a read that cg_read_begin() returned io for; sync: smbd
- * reads on its event loop (SMB_VFS_PREAD), where no prefetch fill can
- * report, so a direct stream's such read goes through the cache
+ * The path for a read cg_read_begin() returned io for; sync (on the
+ * event loop, where no fill can report) never goes direct
  */
 enum cg_path cg_file_choose(const struct cg_file *f,
 			    const struct cg_io *io,
 			    size_t n,
 			    bool sync);
 
-/*
- * Direct reads could not be set up for the file: it continues in another
- * mode. Returns the CG_FS_* flag its filesystem now lacks, or 0.
- */
+/* Direct could not be set up: another mode; the CG_FS_* flag, or 0 */
 unsigned cg_file_direct_unavailable(struct cg_file *f,
 				    int fd,
 				    enum cg_direct_fail fail,
 				    unsigned fs_lacks);
 
-/*
- * The errno of a direct request that failed for no fault of the file or
- * its filesystem (no room for its bounce buffer, its stream gone under a
- * copy): it is read through the next module, this once
- */
+/* A direct request's errno when no fault of the file: read plainly once */
 #define CG_DIRECT_NOT_NOW ENOBUFS
 
 /* A read on path failed with err: the CG_FS_* flag learnt, or 0 */
@@ -226,11 +191,9 @@ enum cg_after {
 };
 
 /*
- * A read carried out as cg_file_call(io, *path) said ended with ret (-1:
- * err). DONE: ret is the answer. Otherwise the range is read again
- * through the next module (*path CG_PATH_NEXT), which always ends DONE:
- * AGAIN after a read in pieces failed, FELL_BACK after a fast path failed
- * (*learnt: the CG_FS_* flag the filesystem now lacks, or 0).
+ * A read as cg_file_call said ended with ret (-1: err). DONE: ret is the
+ * answer. Else read it again through the next module (*path NEXT): AGAIN
+ * after pieces failed, FELL_BACK after a fast path failed (*learnt).
  */
 enum cg_after cg_file_read_after(struct cg_file *f,
 				 int fd,
@@ -241,13 +204,9 @@ enum cg_after cg_file_read_after(struct cg_file *f,
 				 unsigned fs_lacks,
 				 unsigned *learnt);
 
-/*
- * Whether smbd may serve a read with sendfile(2), which reads through
- * the page cache: not while an active stream is served uncached or direct
- */
+/* sendfile(2) reads through the cache: not for uncached or direct streams */
 bool cg_file_zerocopy_ok(const struct cg_file *f);
 
-/* Count what a read on path returned */
 void cg_file_served(struct cg_file *f, enum cg_path path, ssize_t nread);
 
 #endif /* CG_FILE_H */

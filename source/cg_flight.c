@@ -33,9 +33,7 @@ void cg_flight_init(struct cg_flight *f)
 	}
 }
 
-void cg_flight_add(struct cg_flight *f,
-		   uint64_t off,
-		   struct cg_flight_ref *ref)
+void cg_flight_add(struct cg_flight *f, uint64_t off, struct cg_flight_ref *ref)
 {
 	unsigned i;
 

@@ -40,12 +40,10 @@ struct cg_flight_ref {
 };
 
 /*
- * The reads of a stream in flight, so that drops never reach below the
- * lowest of them. They are tracked one by one up to CG_FLIGHT_SLOTS; a
- * deeper queue spills into two batches that only remember their count
- * and lowest offset. New spills join the current batch; whenever the
- * other batch has drained, they switch to it, so a batch's lowest offset
- * is never older than the queue and drops keep moving under any depth.
+ * A stream's reads in flight, so drops never reach below the lowest:
+ * one by one up to CG_FLIGHT_SLOTS, beyond in two batches of count and
+ * lowest offset. Spills switch batch whenever the other has drained, so
+ * a batch's low is never older than the queue and drops keep moving.
  */
 struct cg_flight {
 	uint64_t slot[CG_FLIGHT_SLOTS];	/* offsets, UINT64_MAX free */
@@ -67,7 +65,6 @@ void cg_flight_add(struct cg_flight *f,
 /* The read of ref ended (a ref tracked nowhere is left alone) */
 void cg_flight_remove(struct cg_flight *f, struct cg_flight_ref *ref);
 
-/* Reads in flight */
 unsigned cg_flight_count(const struct cg_flight *f);
 
 /* The lowest offset of a read in flight; UINT64_MAX: none */

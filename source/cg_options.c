@@ -32,10 +32,7 @@
 /* The most of a bad value an error message quotes */
 #define CG_QUOTE_MAX 32
 
-/*
- * The defaults live here, as text, so that the man page test and the
- * parser agree on one source. cg_config_init() parses them.
- */
+/* The defaults, as text: the man page test and the parser share them */
 const struct cg_option cg_options[] = {
 	{"mode", CG_OPT_MODE, "auto", CG_FIELD(mode)},
 	{"min file size", CG_OPT_SIZE, "16M", CG_FIELD(min_file_size)},
@@ -60,7 +57,7 @@ static const char *const cg_mode_names[] = {
 	[CG_MODE_DIRECT] = "direct",
 };
 
-#define CG_NUM_MODES (sizeof(cg_mode_names) / sizeof(cg_mode_names[0]))
+#define CG_NUM_MODES CG_ARRAY_SIZE(cg_mode_names)
 
 const char *cg_mode_name(enum cg_mode mode)
 {
@@ -113,10 +110,7 @@ int cg_parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
-/*
- * smb.conf names compare as Samba compares them (strwicmp): case and
- * white space do not count, so "Min FileSize" is "min file size".
- */
+/* Names compare as Samba's strwicmp: case and white space do not count */
 static bool cg_name_equal(const char *a, const char *b)
 {
 	for (;;) {
@@ -155,8 +149,7 @@ bool cg_option_known(const char *name)
 }
 
 /* snprintf at buf + *used within len bytes; *used grows by what it wrote */
-static void cg_append(char *buf, size_t len, size_t *used, const char *fmt,
-		      ...)
+static void cg_append(char *buf, size_t len, size_t *used, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -223,11 +216,8 @@ static int cg_parse_percent(const char *s, unsigned *out)
 }
 
 /*
- * none: the thread's own (smbd's); idle: the idle class, served when
- * nobody else waits for the device (mq-deadline and BFQ; aged after
- * prio_aging_expire); low: best-effort level 7, the lowest a scheduler
- * that honours levels (BFQ) knows; mq-deadline takes it for any other
- * best-effort request
+ * idle: served when nobody else waits for the device (mq-deadline, BFQ);
+ * low: best-effort level 7, which only BFQ tells from other levels
  */
 static int cg_parse_ioprio(const char *s, unsigned *out)
 {
@@ -301,10 +291,7 @@ int cg_config_set(struct cg_config *cfg,
 		break;
 	}
 	if (ret != 0) {
-		/*
-		 * The value is quoted only so far: a long one would push the
-		 * option's name and the valid values out of a log line.
-		 */
+		/* Quoted only so far: the name and valid values stay visible */
 		snprintf(err,
 			 errlen,
 			 "invalid value '%.*s%s' for cacheguard:%s; "
@@ -398,11 +385,7 @@ void cg_config_describe(const struct cg_config *cfg, char *buf, size_t len)
 	}
 }
 
-/*
- * The release part of a SAMBA_VERSION_STRING: the upstream version and
- * the vendor, up to the second '-' ("4.22.11-Debian" of
- * "4.22.11-Debian-4.22.11+dfsg-0+deb13u1"), or all of it
- */
+/* Up to the second '-': "4.22.11-Debian" of "4.22.11-Debian-4.22.11+..." */
 static size_t cg_samba_release_len(const char *v)
 {
 	const char *dash = strchr(v, '-');

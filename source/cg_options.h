@@ -26,10 +26,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/*
- * One struct per share, filled at tree connect from smb.conf
- * "cacheguard:<name> = <value>" lines and read-only afterwards
- */
+/* One per share, filled at tree connect, read-only afterwards */
 
 enum cg_mode {
 	CG_MODE_OFF = 0,
@@ -46,37 +43,22 @@ struct cg_config {
 	/* Sequential bytes before a stream counts as a large copy */
 	uint64_t stream_trigger;
 	/*
-	 * Drop-behind granularity: one fadvise per window. Also how far
-	 * behind the stream front a read may land and still belong to the
-	 * stream (clients keep several reads in flight).
+	 * One fadvise per window; also how far from the front a read may
+	 * land and still belong to the stream
 	 */
 	uint64_t window;
 	/* Percent of a file resident at stream start that marks it hot */
 	unsigned hot_threshold;
-	/*
-	 * How far ahead of its front a stream beyond readahead_memory
-	 * reads on its own, the kernel's readahead off on its descriptor;
-	 * 0 leaves readahead to the kernel for every stream
-	 */
+	/* How far ahead a stream without kernel readahead reads; 0: kernel */
 	uint64_t readahead;
-	/*
-	 * The page cache the kernel's readahead of streams, all smbd
-	 * processes together, may hold ahead of their clients; the
-	 * streams it has no room for read ahead on their own (readahead)
-	 */
+	/* Kernel readahead of streams, all smbd processes together */
 	uint64_t readahead_memory;
-	/*
-	 * How far behind another stream of its file a reader may be and
-	 * still find its pages cached (cg_share.c); 0: each drops alone
-	 */
+	/* How far behind another stream a reader still finds pages cached */
 	uint64_t reader_gap;
 	uint64_t direct_prefetch;
 	uint64_t direct_memory;
 	uint64_t direct_min_io;
-	/*
-	 * The I/O priority of a stream's own jobs (direct fills and reads,
-	 * uncached reads), in ioprio_set(2)'s encoding; 0: the thread's
-	 */
+	/* A stream's own jobs' ioprio_set(2) value; 0: the thread's */
 	unsigned stream_ioprio;
 };
 
@@ -108,23 +90,16 @@ const char *cg_mode_name(enum cg_mode mode);
 /* cacheguard:stream ioprio's word for an encoded priority */
 const char *cg_ioprio_name(unsigned ioprio);
 
-/* The built-in defaults */
 void cg_config_init(struct cg_config *cfg);
 
-/*
- * Set one option from its smb.conf text. On error returns EINVAL and
- * writes a sentence naming the option, the value and what is valid.
- */
+/* Set one option; on error EINVAL and a sentence in err */
 int cg_config_set(struct cg_config *cfg,
 		  const char *name,
 		  const char *value,
 		  char *err,
 		  size_t errlen);
 
-/*
- * Whether name (what follows "cacheguard:") is an option, compared as
- * Samba compares parameter names: case and white space do not count.
- */
+/* Whether name (after "cacheguard:") is an option, as Samba compares */
 bool cg_option_known(const char *name);
 
 /* "mode, min file size, ..." for the log line about an unknown option */
@@ -133,24 +108,17 @@ void cg_option_names(char *buf, size_t len);
 /* Cross-option checks after all values are set; same error contract */
 int cg_config_check(const struct cg_config *cfg, char *err, size_t errlen);
 
-/*
- * "mode=auto min file size=16777216 ...": every option of cg_options[] in
- * its order, as the parser reads it, for the connect log line
- */
+/* "mode=auto min file size=16777216 ...", for the connect log line */
 void cg_config_describe(const struct cg_config *cfg, char *buf, size_t len);
 
 /* Sizes with an optional K/M/G/T suffix (powers of 1024) */
 int cg_parse_size(const char *s, uint64_t *out);
 
 /*
- * Whether the module may run in an smbd whose samba_version_string() is
- * running, built against SAMBA_VERSION_STRING built: only the same
- * release of the same vendor. The VFS structures it uses (files_struct,
- * connection_struct, vfs_handle_struct) may change with any upstream
- * release, point releases included, and smbd checks only
- * SMB_VFS_INTERFACE_VERSION. A vendor's package version after the vendor
- * name ("4.22.11-Debian-4.22.11+dfsg-0+deb13u1") changes with every
- * security update, which keeps the structures: it is not compared.
+ * Whether the module built against built may run in an smbd of release
+ * running: VFS structures may change with any upstream release, and smbd
+ * checks only SMB_VFS_INTERFACE_VERSION. The vendor's package version
+ * after the vendor name changes with security updates only: not compared.
  */
 bool cg_samba_compatible(const char *built, const char *running);
 

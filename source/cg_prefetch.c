@@ -19,25 +19,17 @@
  */
 
 /*
- * Nothing here does I/O or knows about threads: the glue starts the
- * reads and reports their end. A segment is one slot of the stream's
- * buffer. While its read is in flight (LOADING), or a HIT is copied out
- * of it (pinned), a thread uses the slot: the table never hands it out
- * again until that is reported, even when a write made its contents
- * worthless; it is then marked stale, serves no one, and is freed when
- * the last thread reports.
- *
- * Segments cover the file at multiples of seg_size. A READY segment whose
- * read came back short ends at end of file, as the file was when the read
- * ran; the version check makes sure that is still the file's end.
+ * No I/O and no threads here: the glue starts the reads and reports
+ * their end. A segment is one slot of the buffer. While its read is in
+ * flight (LOADING) or a HIT is copied out (pinned), a thread uses the
+ * slot, which is never handed out again until that is reported; a write
+ * meanwhile marks it stale, and it is freed at the last report.
  *
  * A READY segment was read under a settled version (cg_prefetch.h): a
- * change after the fill's fstat() has a later ctime, so a later version
- * differs and the segment is dropped. A change before that fstat is in
- * the bytes read: the filesystem holds the inode lock across a buffered
- * write, which an O_DIRECT read takes too, and the read writes back dirty
- * pages of its range first. While the file keeps changing, nothing is
- * loaded and every request is read on its own.
+ * change after the fill's fstat() has a later ctime and so drops it; a
+ * change before it is in the bytes read (the inode lock covers a buffered
+ * write, and an O_DIRECT read writes back dirty pages first). A short
+ * segment ends at end of file, which the version check keeps true.
  */
 
 #include <errno.h>
@@ -97,13 +89,10 @@ size_t cg_prefetch_memory(const struct cg_prefetch *pf)
 }
 
 /*
- * A client with inflight reads of max_read bytes outstanding has its
- * whole window, inflight * max_read below the front, waiting on segments.
- * The table covers that window and two reads past it: a slot frees only
- * when its copy ends, about when the client sends its next read, so with
- * one read past the window that read's fills would start only as it
- * arrived. At most most bytes, so that a few deep streams cannot take
- * all of a budget shared by many.
+ * A client with inflight reads outstanding waits on inflight * max_read
+ * below the front; the table covers that and two reads past it, since a
+ * slot frees only as the client sends its next read. At most most bytes,
+ * so a few deep streams cannot take a shared budget.
  */
 unsigned cg_prefetch_wanted(const struct cg_prefetch *pf,
 			    unsigned inflight,
@@ -136,11 +125,7 @@ void cg_prefetch_grow(struct cg_prefetch *pf, unsigned nseg)
 	pf->ahead = CG_MAX(pf->ahead, cg_prefetch_memory(pf));
 }
 
-/*
- * Requests up to this far behind the front still belong to the stream
- * (clients keep several reads in flight, and they arrive reordered);
- * a request further back starts the stream over.
- */
+/* Requests this far behind the front still belong to the stream */
 static uint64_t cg_pf_reorder(const struct cg_prefetch *pf)
 {
 	return pf->ahead + pf->seg_size;
@@ -323,10 +308,7 @@ unsigned cg_prefetch_pin(struct cg_prefetch *pf,
 			break;
 		}
 		s = &pf->seg[i];
-		/*
-		 * End of file inside this segment: a piece of no bytes,
-		 * whose version says whether that is still the end
-		 */
+		/* EOF inside it: a piece of no bytes, its version checks EOF */
 		chunk = pos >= s->off + s->len
 				? 0
 				: (size_t)(CG_MIN(end, s->off + s->len) - pos);
@@ -406,12 +388,9 @@ void cg_prefetch_unpin(struct cg_prefetch *pf,
 }
 
 /*
- * A slot for a new segment: a free one, else the lowest loaded segment
- * outside [lo, hi): far enough behind the front that no reordered
- * request wants it any more (nor a request waiting for a fill: the
- * caller lowers lo to the lowest of those), or beyond the window (left
- * over from before the stream started over). Never a LOADING one: a
- * thread writes into it.
+ * A slot for a new segment: a free one, else the lowest unpinned READY
+ * segment outside [lo, hi) (behind every request that may want it, or
+ * beyond the window). Never a LOADING one: a thread writes into it.
  */
 static int cg_pf_slot(struct cg_prefetch *pf, uint64_t lo, uint64_t hi)
 {
@@ -433,10 +412,7 @@ static int cg_pf_slot(struct cg_prefetch *pf, uint64_t lo, uint64_t hi)
 	return best;
 }
 
-/*
- * The first segment of [from, to) not in the table, in a slot outside
- * [lo, hi), marked LOADING
- */
+/* The first segment of [from, to) not loaded, LOADING in a slot */
 static bool cg_pf_claim(struct cg_prefetch *pf,
 			uint64_t from,
 			uint64_t to,
@@ -470,10 +446,7 @@ static bool cg_pf_claim(struct cg_prefetch *pf,
 	return false;
 }
 
-/*
- * Requests larger than the whole table are never a HIT: loading
- * segments for them would only read the file twice
- */
+/* Requests larger than the table are never a HIT: do not fill for them */
 static bool cg_pf_may_fill(const struct cg_prefetch *pf)
 {
 	return pf->nseg > 0 && pf->max_read <= cg_prefetch_memory(pf) &&

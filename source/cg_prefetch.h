@@ -24,14 +24,11 @@
 #include "cg_sys.h"
 
 /*
- * The prefetch table of a direct stream, driven by its scheduler
- * (cg_direct.c): segments of one buffer filled in the background up to
- * "ahead" bytes past the highest request. A request is served from the
- * table (HIT), waits for a segment still loading (PENDING), or is read
- * on its own (MISS). Every segment remembers the file's version from just
- * before its read; the caller validates the table against the version
- * now and reports the writes it knows of, so the table never hands out
- * bytes older than the file.
+ * A direct stream's prefetch table (driven by cg_direct.c): segments of
+ * one buffer filled up to "ahead" past the highest request. A request is
+ * a HIT, waits for a loading segment (PENDING) or is read alone (MISS).
+ * Each segment keeps the file's version from just before its read; the
+ * caller validates against the version now and reports writes.
  */
 
 #define CG_PREFETCH_SEG (1024 * 1024)
@@ -41,13 +38,10 @@
 #define CG_PREFETCH_MAX_SEGS 64
 
 /*
- * What the file looked like to a job: ctime and size from fstat(), and
- * CLOCK_REALTIME_COARSE read just before that fstat. The kernel stamps a
- * change with the coarse clock, and before Linux 6.13 two changes within
- * one tick (one second with whole-second timestamps) share a ctime. So a
- * version is trusted ("settled") only when the clock had passed the
- * ctime's tick before the fstat: every later change then has a later
- * ctime.
+ * ctime and size from fstat(), and CLOCK_REALTIME_COARSE read just
+ * before. Two changes within one tick of the coarse clock may share a
+ * ctime (before Linux 6.13), so a version is trusted ("settled") only
+ * when the clock had passed the ctime's tick before the fstat.
  */
 struct cg_pf_version {
 	uint64_t ctime_ns;
@@ -60,10 +54,7 @@ struct cg_pf_version {
 /* Whole-second timestamps (ext4 with 128-byte inodes; FAT's are 2 s) */
 #define CG_PF_COARSE_TS_NS 2000000000ULL
 
-/*
- * fd's version now: the coarse clock first, then fstat() (the order
- * the settle check relies on). -1 with errno when fstat fails.
- */
+/* fd's version now: the clock, then fstat(); -1 with errno on failure */
 int cg_pf_version_now(int fd, struct cg_pf_version *v);
 
 enum cg_pf_state {
@@ -74,10 +65,7 @@ enum cg_pf_state {
 
 struct cg_pf_seg {
 	enum cg_pf_state state;
-	/*
-	 * LOADING: invalidated, discard when the read ends; READY and
-	 * pinned: invalidated, serves no one, freed when unpinned
-	 */
+	/* invalidated: LOADING, free at the end; pinned, free at unpin */
 	bool stale;
 	uint64_t off;	/* file offset, a multiple of seg_size */
 	size_t len;	/* READY: bytes read; short means end of file */
@@ -110,11 +98,9 @@ struct cg_prefetch {
 void cg_prefetch_init(struct cg_prefetch *pf, uint64_t ahead, size_t align);
 
 /*
- * The alignment to give cg_prefetch_init on a device whose requests go
- * up to max_request bytes (max_sectors_kb; 0: not known): from align (the
- * O_DIRECT alignment) or a huge page, whichever is more, doubled while
- * smaller than max_request, up to CG_PREFETCH_DEV_SEG, as long as "ahead"
- * still holds two of them, so that a fill is one device request
+ * The alignment for cg_prefetch_init on a device with requests up to
+ * max_request (0: not known): align or a huge page, doubled while below
+ * max_request, up to CG_PREFETCH_DEV_SEG, while "ahead" holds two
  */
 size_t cg_prefetch_align(uint64_t ahead, size_t align, uint64_t max_request);
 
@@ -122,34 +108,23 @@ size_t cg_prefetch_align(uint64_t ahead, size_t align, uint64_t max_request);
 size_t cg_prefetch_memory(const struct cg_prefetch *pf);
 
 /*
- * Segments the table wants for the largest request seen with inflight
- * requests outstanding: their window and two requests more, at most most
- * bytes and CG_PREFETCH_MAX_SEGS, never fewer than it has (0: no prefetch)
+ * Segments wanted for inflight requests of the largest size seen (see
+ * cg_prefetch.c); never fewer than it has, 0 when prefetch is off
  */
 unsigned cg_prefetch_wanted(const struct cg_prefetch *pf,
 			    unsigned inflight,
 			    uint64_t most);
 
-/*
- * The most one stream's table grows to: this share of direct memory (a
- * quarter left most of smbclient's 8 MiB reads a MISS)
- */
+/* The most of direct memory one stream's table grows to: 1/this */
 #define CG_PREFETCH_STREAM_SHARE 2
 
-/*
- * The buffer now holds nseg segments (slot i still at i * seg_size):
- * the table uses them, and keeps that much loaded past the front. Only
- * ever grows; ignored when prefetch is off.
- */
+/* The buffer now holds nseg segments; only ever grows, never when off */
 void cg_prefetch_grow(struct cg_prefetch *pf, unsigned nseg);
 
 /* A request for [off, off + n) arrived: moves the front */
 void cg_prefetch_note_read(struct cg_prefetch *pf, uint64_t off, size_t n);
 
-/*
- * Discard loaded segments read under another version of the file; a
- * version not yet settled holds fills back until it is
- */
+/* Discard segments of another version; an unsettled one holds fills */
 void cg_prefetch_validate(struct cg_prefetch *pf,
 			  const struct cg_pf_version *now);
 
@@ -159,10 +134,7 @@ enum cg_pf_lookup cg_prefetch_lookup(const struct cg_prefetch *pf,
 				     size_t n,
 				     size_t *avail);
 
-/*
- * A piece of a HIT, one segment's, copied out by a job: where in the
- * table's buffer, how many bytes, and the version it was read under
- */
+/* A piece of a HIT: one segment's bytes, and their version */
 struct cg_pf_piece {
 	unsigned slot;
 	size_t from;	/* offset in the table's buffer */
@@ -171,12 +143,10 @@ struct cg_pf_piece {
 };
 
 /*
- * Pin the segments of a HIT for [off, off + n) into at most max pieces;
- * returns how many, whose lengths add up to the HIT's avail. A HIT short
- * at end of file ends with the piece of the segment holding the end (of
- * no bytes if need be): its version says whether the file still ends
- * there. A pinned segment is never handed out for a fill; a write or
- * version change marks it stale. Every pin ends with cg_prefetch_unpin.
+ * Pin the segments of a HIT for [off, off + n) into at most max pieces,
+ * whose lengths add up to avail. A HIT short at EOF ends with the piece
+ * (maybe of no bytes) of the segment holding the end, whose version says
+ * whether the file still ends there. Every pin ends with an unpin.
  */
 unsigned cg_prefetch_pin(struct cg_prefetch *pf,
 			 uint64_t off,
@@ -189,30 +159,22 @@ bool cg_prefetch_pieces_current(const struct cg_pf_piece *pieces,
 				unsigned np,
 				const struct cg_pf_version *now);
 
-/*
- * Copy the pieces out of mem into dst, in order, through sys
- * (cg_sys_copy): no table access
- */
+/* Copy the pieces out of mem into dst through sys: no table access */
 size_t cg_prefetch_copy_pieces(const struct cg_sys *sys,
 			       const uint8_t *mem,
 			       const struct cg_pf_piece *pieces,
 			       unsigned np,
 			       uint8_t *dst);
 
-/*
- * The copy of pinned pieces ended; copied: their bytes went out and count
- * as used (a segment all used is released)
- */
+/* The copy ended; copied: the bytes count as used (all used: freed) */
 void cg_prefetch_unpin(struct cg_prefetch *pf,
 		       const struct cg_pf_piece *pieces,
 		       unsigned np,
 		       bool copied);
 
 /*
- * The next segment to read, if any: marks *slot LOADING for
- * [*off, *off + *len). Call until it returns false. Loaded segments
- * from keep on are not reused: requests waiting for fills start there
- * (UINT64_MAX: none wait).
+ * The next segment to read, if any, marked LOADING; call until false.
+ * READY segments from keep on (where waiting requests start) stay.
  */
 bool cg_prefetch_next_fill(struct cg_prefetch *pf,
 			   uint64_t file_size,
@@ -222,9 +184,8 @@ bool cg_prefetch_next_fill(struct cg_prefetch *pf,
 			   size_t *len);
 
 /*
- * The read into slot ended: got bytes, or -1 on error. ver is the file's
- * version taken before the read; bytes read under a version that has not
- * settled are discarded, and fills held back until it has.
+ * The read into slot ended: got bytes or -1. Bytes read under an
+ * unsettled version ver are discarded and fills held back.
  */
 void cg_prefetch_filled(struct cg_prefetch *pf,
 			unsigned slot,
@@ -238,10 +199,9 @@ void cg_prefetch_invalidate(struct cg_prefetch *pf, uint64_t off, uint64_t n);
 void cg_prefetch_reset(struct cg_prefetch *pf);
 
 /*
- * A direct stream's job in smbd's thread pool (cg_dio.c): a segment's
- * fill, a request's own read (in place, or through a bounce buffer), or
- * a HIT's copy (if its pieces are still the file's). Every job takes the
- * file's version first, so that smbd's event loop never calls fstat().
+ * A direct stream's job in smbd's pool (cg_dio.c): a fill, a request's
+ * own read, or a HIT's copy. Each takes the file's version first, so the
+ * event loop never calls fstat().
  */
 enum cg_dio_job_kind {
 	CG_JOB_FILL = 0,

@@ -25,18 +25,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/*
- * Far accesses in a row an active stream ignores before it starts over:
- * a client's stray metadata read or an out-of-order request must not
- * end a copy
- */
+/* Far accesses in a row an active stream ignores before it starts over */
 #define CG_STRAY_LIMIT 8
 
 /*
- * One run of accesses near each other, the detector of read streams
- * (cg_stream.c) and write streams (cg_write.c): it runs from start up
- * to front, bytes in all; an access within a window (tol) of the front,
- * either side, extends it.
+ * One run of accesses from start to front, bytes in all; an access
+ * within tol of the front, either side, extends it. Reads and writes.
  */
 struct cg_seq {
 	uint64_t start;
@@ -45,28 +39,17 @@ struct cg_seq {
 	unsigned strays;	/* far accesses in a row while active */
 };
 
-/* The run starts over at off */
 void cg_seq_restart(struct cg_seq *q, uint64_t off);
 
-/*
- * An access at off is near the run (within tol of its front, either
- * side); never before the run's first access
- */
+/* off is within tol of the front; never before the run's first access */
 bool cg_seq_near(const struct cg_seq *q, uint64_t off, uint64_t tol);
 
-/*
- * A far access to an active stream: true while it is ignored (fewer than
- * CG_STRAY_LIMIT in a row); false when the stream should start over
- */
+/* A far access while active: true while ignored, false to start over */
 bool cg_seq_stray(struct cg_seq *q);
 
-/* [off, off + n) extends the run */
 void cg_seq_extend(struct cg_seq *q, uint64_t off, size_t n);
 
-/*
- * tol behind the front (0 at least): a gap in what completed below it
- * was skipped, not a request still in flight (cg_done_add's floor)
- */
+/* tol behind the front (at least 0): cg_done_add's floor */
 uint64_t cg_seq_behind(const struct cg_seq *q, uint64_t tol);
 
 #endif

@@ -18,53 +18,31 @@
  */
 
 /*
- * Four clients pulling one installer image are four smbd processes,
- * each with a stream of its own. Without a word between them, the first
- * reader drops what the three behind it are about to read, and the
- * device reads the file four times. So streams tell each other what they
- * still need.
+ * Several smbd processes streaming one file each have a stream of their
+ * own; alone, the first reader would drop what the others are about to
+ * read. So streams tell each other what they still need.
  *
- * The stream file
- * ---------------
+ * The stream file, in smbd's state directory, is used only for its OFD
+ * locks. A file gets a slot of its offsets from its device and inode;
+ * each 64 KiB of the file is one byte of its slot. An active stream holds
+ * a read lock on what it still needs, from the lowest byte it has not
+ * read to cacheguard:reader gap past it, moved once per window, on a
+ * descriptor of its own: it never merges with another's and dies with
+ * the process. Before a drop, a stream asks for a write lock on the range
+ * (F_OFD_GETLK): what another claims is kept for the stream behind, so
+ * the slowest reader drops each window. A stream that has seen another
+ * drops, when it ends, what others may have kept for it.
  *
- * One file in smbd's state directory, used only for its OFD locks. A
- * file gets a slot of its offsets, from its device and inode; each
- * 64 KiB of the file is one byte of its slot. An active stream holds a
- * read lock on what it still needs: from the lowest byte it has not read
- * to cacheguard:reader gap past it, moved once per window. The lock is on
- * a descriptor of the stream's own, so it never merges with another
- * stream's and the kernel drops it when the process dies.
+ * Streams of one client (share.client: one smbd serves one client) keep
+ * nothing for each other: a Linux cifs mount sends the pieces of one scan
+ * through either handle. They share one open file description of the
+ * stream file, whose locks never conflict with each other, and a stream
+ * letting go of part of its claim keeps locked what a sibling claims.
  *
- * Before a drop, a stream asks for a write lock on the range
- * (F_OFD_GETLK): what another stream claims conflicts and is kept, for
- * the stream behind to drop once it has read it; so the slowest reader
- * drops each window. Kept bytes are looked at again whenever the claim
- * moves, and a stream that has seen another drops, when it ends, what
- * others may have kept for it and no one claims. (What was kept for a
- * stream that another passed before it read anything stays cached,
- * clean, until evicted.)
- *
- * One client's handles
- * --------------------
- *
- * Streams with the same share.client (one smbd process serves one
- * client) keep nothing for each other: two readers of one file on one
- * Linux cifs mount share the client's page cache, and its readahead
- * sends each piece of the one scan through either handle, so each
- * handle's claim would make the other keep the whole reader gap for a
- * read that never comes. One client's streams of a file hold their locks
- * on one open file description of the stream file (the first opens it,
- * the others dup it), which never conflict with each other; a stream
- * that lets go of part of its claim keeps locked what a sibling claims
- * there (this process's table of streams).
- *
- * A dontcache or direct stream that sees another stream of its file
- * reads through the cache from then on: RWF_DONTCACHE would drop the
- * pages the other is about to read, and direct reads would leave none
- * for it, so that four direct copies of one file read it four times
- * (t50). Two files whose slots collide keep some windows for
- * each other, never drop pages they should not. Without the stream file
- * every stream drops as if alone.
+ * A dontcache or direct stream that sees another stream of its file reads
+ * through the cache from then on, else each would read the file itself.
+ * Colliding slots only keep too much. Without the stream file every
+ * stream drops as if alone.
  */
 
 #ifndef _GNU_SOURCE
@@ -79,10 +57,7 @@
 #include "cg_sys.h"
 
 #define CG_FREE UINT64_MAX
-/*
- * Slots: 23 bits of file identity, each 2^39 units (32 PiB) of file, so
- * the highest lock still ends below 2^62
- */
+/* 23 bits of file identity, 2^39 units each: locks end below 2^62 */
 #define CG_SHARE_SLOT_BITS 23
 #define CG_SHARE_SLOT_UNITS (1ULL << 39)
 #define CG_SHARE_UNIT_SHIFT 16
@@ -131,11 +106,9 @@ static int cg_share_fcntl(const struct cg_stream *s,
 }
 
 /*
- * This process's streams of a client (share.client), which have the
- * stream file open; a stream that finds no free entry keeps for its
- * siblings as for anyone. Only smbd's main thread calls the engine, so
- * no lock. An entry whose stream was cleared without a close (a harness
- * starting an open over) has share.client 0 and counts for nothing.
+ * This process's streams of a client that have the stream file open.
+ * Only smbd's main thread calls the engine, so no lock. An entry with
+ * share.client 0 (cleared without a close) counts for nothing.
  */
 #define CG_SHARE_LOCAL 64
 static struct cg_stream *cg_share_local[CG_SHARE_LOCAL];
@@ -233,10 +206,9 @@ static bool cg_share_foreign(const struct cg_stream *s,
 }
 
 /*
- * Whether another client's stream claims some of units [u0, u1): true,
- * and the units of one such claim within them in *c0, *c1. An error says
- * no. The claims of s's own client are its own description's locks,
- * which never conflict with it.
+ * Whether another client's stream claims some of units [u0, u1), with one
+ * such claim in *c0, *c1; an error says no. Our client's claims are locks
+ * on our own description, which never conflict.
  */
 static bool cg_share_claimed(const struct cg_stream *s,
 			     uint64_t u0,
@@ -260,10 +232,7 @@ static bool cg_share_claimed(const struct cg_stream *s,
 	return *c1 > *c0;
 }
 
-/*
- * Let go of units [u0, u1) of s's claim, but not of what another stream
- * of its client claims there: they hold their locks on one description
- */
+/* Unlock units [u0, u1), but not what a sibling claims there */
 static void cg_share_unlock(struct cg_stream *s, uint64_t u0, uint64_t u1)
 {
 	uint64_t p0, p1;
@@ -275,11 +244,7 @@ static void cg_share_unlock(struct cg_stream *s, uint64_t u0, uint64_t u1)
 	}
 }
 
-/*
- * A descriptor of the stream file: a sibling's description, or its own.
- * Only a stream in the table shares one: its siblings keep its claims
- * locked when they let go of theirs.
- */
+/* A descriptor of the stream file: a sibling's description, or its own */
 static int cg_share_descriptor(struct cg_stream *s)
 {
 	unsigned i;
@@ -388,10 +353,7 @@ static void cg_share_set_claim(struct cg_stream *s, uint64_t off, uint64_t end)
 	uint64_t o0 = cg_unit_down(s->share.claim.off);
 	struct flock fl;
 
-	/*
-	 * The new range first, then what lies below it: at no moment is
-	 * the part still needed unclaimed
-	 */
+	/* New range first: what is still needed is never unclaimed */
 	if (u1 > u0) {
 		cg_share_fcntl(s, F_OFD_SETLK, &fl, F_RDLCK, u0, u1);
 	}
@@ -410,10 +372,7 @@ bool cg_share_update(struct cg_stream *s, int fd, uint64_t from)
 	if (s->share.fd == -1 || s->state != CG_ACTIVE) {
 		return false;
 	}
-	/*
-	 * Until it has seen another, a stream looks at every completion:
-	 * one that passes by may keep pages for this one (cg_share_end)
-	 */
+	/* Until it has seen another, look: it may keep pages for us */
 	if (!s->share.seen &&
 	    cg_share_claimed(s, 0, cg_unit_up(size), &c0, &c1)) {
 		s->share.seen = true;

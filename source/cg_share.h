@@ -29,31 +29,18 @@ uint64_t cg_share_slot(uint64_t dev, uint64_t ino);
 
 /* An active stream joins the file's streams */
 void cg_share_begin(struct cg_stream *s);
-/*
- * Whether another stream of the same client reads the file now: each
- * read of this one is then a piece of the client's one scan, which its
- * readahead sends through any of its handles, never a stray
- */
+/* Whether a sibling (same client) streams the file: then no stray */
 bool cg_share_sibling_active(const struct cg_stream *s);
 /*
- * The stream still needs the file from "from" on (no read in flight
- * starts below it): move its claim (once a window), learn whether others
- * read the file, retry kept bytes. True when it has just learned that
- * others do: what the stream makes of that is cg_stream.c's.
+ * The stream needs the file from "from" on: move its claim (once a
+ * window), retry kept bytes; true when it just learned others read it
  */
 bool cg_share_update(struct cg_stream *s, int fd, uint64_t from);
 /* DONTNEED [off, end) except what others claim: the lowest byte kept */
-uint64_t cg_share_drop(struct cg_stream *s, int fd, uint64_t off,
-		       uint64_t end);
-/*
- * What streams ahead may have kept for this one that it has not read:
- * the part of its claim past its front, once it has seen another
- */
+uint64_t cg_share_drop(struct cg_stream *s, int fd, uint64_t off, uint64_t end);
+/* Its claim past its front, which others may have kept, once it met one */
 struct cg_range cg_share_leftover(const struct cg_stream *s);
-/*
- * The stream ended: give up its claim. close_it (no reads in flight):
- * drop its leftover first, and close the descriptor
- */
+/* Give up its claim; close_it: drop its leftover and close the fd */
 void cg_share_end(struct cg_stream *s, int fd, bool close_it);
 
 #endif /* CG_SHARE_H */

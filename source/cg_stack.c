@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "cg_stack.h"
+#include "cg_util.h"
 
 static const char *const cg_below_names[] = {
 	"catia",
@@ -49,9 +50,7 @@ static const char *const cg_below_engines[] = {
 	"io_uring",
 };
 
-static bool cg_listed(const char *name,
-		      const char *const *list,
-		      size_t n)
+static bool cg_listed(const char *name, const char *const *list, size_t n)
 {
 	size_t i;
 
@@ -68,15 +67,11 @@ enum cg_below_kind cg_below_kind(const char *name, unsigned ops)
 	if ((ops & (CG_BELOW_READS | CG_BELOW_WRITES)) == 0) {
 		return CG_BELOW_PLAIN;
 	}
-	if (cg_listed(name,
-		      cg_below_names,
-		      sizeof(cg_below_names) / sizeof(cg_below_names[0]))) {
+	if (cg_listed(name, cg_below_names, CG_ARRAY_SIZE(cg_below_names))) {
 		return CG_BELOW_NAMES;
 	}
-	if (cg_listed(name,
-		      cg_below_engines,
-		      sizeof(cg_below_engines) /
-			      sizeof(cg_below_engines[0]))) {
+	if (cg_listed(name, cg_below_engines,
+		      CG_ARRAY_SIZE(cg_below_engines))) {
 		return CG_BELOW_ENGINE;
 	}
 	return CG_BELOW_SEES;

@@ -23,13 +23,10 @@
 #include "cg_options.h"
 
 /*
- * The modules below cacheguard in "vfs objects". The fast paths
- * (uncached and direct reads, reads in pieces, uncached writes) act on
- * the file's descriptor, past them. A module below that must see the
- * file's reads or writes gets them: the file's streams go through it in
- * that direction as dontneed. These flags go with a file's CG_FS_* flags
- * into cg_file_init() and cg_writer_init(), never into what is remembered
- * of its filesystem.
+ * The modules below cacheguard: the fast paths act on the descriptor,
+ * past them, so a module that must see a file's reads or writes gets
+ * them as dontneed. These flags go with the file's CG_FS_* flags into
+ * cg_file_init() and cg_writer_init(), never into its filesystem's.
  */
 #define CG_BELOW_READS 0x100	/* it reads: pread, pread_send, sendfile */
 #define CG_BELOW_WRITES 0x200	/* it writes: pwrite, pwrite_send, recvfile */
@@ -41,10 +38,7 @@ enum cg_below_kind {
 	CG_BELOW_SEES,		/* it must see them: audits, commits, unknown */
 };
 
-/*
- * The kind of the module called name (NULL: no name known) that
- * implements ops (CG_BELOW_READS, CG_BELOW_WRITES)
- */
+/* The kind of module name (NULL: unknown) implementing ops (CG_BELOW_*) */
 enum cg_below_kind cg_below_kind(const char *name, unsigned ops);
 
 #endif /* CG_STACK_H */

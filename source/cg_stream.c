@@ -18,57 +18,32 @@
  */
 
 /*
- * How a stream is seen
- * --------------------
- *
- * An SMB2 client copying a file keeps several reads in flight, and smbd's
- * thread pool finishes them in any order. So a read belongs to the stream
- * when it starts within one window of the stream front (the highest end
- * of any stream read), on either side; once the stream has read stream
- * trigger bytes it is active. While detecting, a far read restarts
- * detection there. While active, a far read is a stray (Explorer reading
- * a header) and is served untouched; CG_STRAY_LIMIT strays in a row end
- * the stream, whose range is kept in tails[] and dropped at close. While
- * another handle of the same client streams the file, no read is a
- * stray: Linux's cifs client sends the pieces of one scan through either
- * handle.
- *
- * What may be dropped
- * -------------------
+ * SMB2 clients keep several reads in flight and smbd's threads finish
+ * them in any order, so a read belongs to the stream when it starts
+ * within one window of the stream front (the highest end of any stream
+ * read), on either side; after stream trigger bytes the stream is active.
+ * A far read restarts detection; while active it is a stray, served
+ * untouched, and CG_STRAY_LIMIT strays in a row end the stream, whose
+ * range goes to tails[] and is dropped at close. While a sibling handle
+ * of the same client streams the file, no read is a stray.
  *
  * [start, contig) has been read completely; completions above it wait in
- * done[] until the gap fills. A window is dropped only when it lies
- * wholly below both contig and the lowest read still in flight, so no
- * drop races a read that needs its pages. A gap that stays open more
- * than a window behind the front was skipped: contig moves past it, which
- * bounds the footprint by window + readahead + reads in flight. An
- * uncached stream drops only windows some read went through the cache
- * for, so that pages others had cached stay; but a dontcache stream of a
- * file that was cold at its start drops every window, since RWF_DONTCACHE
- * leaves a page behind when its folio is busy as the read completes.
+ * done[]. A window is dropped only wholly below both contig and the lowest
+ * read in flight, so no drop races a read. A gap more than a window
+ * behind the front was skipped: contig moves past it. An uncached stream
+ * drops only windows some read went through the cache for; a dontcache
+ * stream of a cold file drops every window, since RWF_DONTCACHE leaves a
+ * page behind when its folio is busy.
  *
- * Who reads ahead
- * ---------------
- *
- * The kernel, for as many streams as the server's readahead budget
- * (cacheguard:readahead memory, cg_budget.c) holds: such a stream sets
- * FADV_SEQUENTIAL, whose doubled window gives large folios and large
- * device requests even when several of smbd's threads read the stream,
- * which WILLNEED and reads under FADV_RANDOM cannot (the forced
- * readahead: 4 KiB folios). It keeps its units until it ends: FADV_RANDOM
- * does not stop a readahead already running.
- *
- * The other streams read ahead on their own: FADV_RANDOM turns the
- * kernel's readahead off for this open file, whose two windows per
- * reader push a hot set out of a small memory cgroup when several copies
- * run, and a stream through the page cache gets WILLNEED up to
- * cacheguard:readahead past its front, in steps of a quarter of it. An
- * uncached stream gets none: RWF_DONTCACHE drops only pages its read
- * created. A dontneed stream alone on its file reads in 1 MiB pieces,
- * each dropped once read (cg_io.drop_pieces). FADV_NORMAL is restored
- * when the stream ends, moves to the direct path or the file closes: the
- * descriptor serves every other read of this open too. readahead = 0
- * leaves the kernel's readahead alone (no hint, no budget).
+ * Readahead: as many streams as the readahead budget (cg_budget.c) holds
+ * get FADV_SEQUENTIAL, whose large windows give large folios and device
+ * requests; they keep their units until they end, since FADV_RANDOM does
+ * not stop a readahead already running. The others get FADV_RANDOM, so
+ * that several copies do not push a hot set out of a small cgroup, and,
+ * through the page cache, WILLNEED up to cacheguard:readahead past the
+ * front in quarter steps; an uncached stream none (RWF_DONTCACHE drops
+ * only pages its read created). FADV_NORMAL comes back when the stream
+ * ends, goes direct or closes. readahead = 0 leaves the kernel alone.
  */
 
 #include <fcntl.h>
@@ -86,11 +61,7 @@
 #define CG_REDROP_WINDOWS 4
 /* The kernel's readahead when the device's is not known */
 #define CG_RA_SLACK (4ULL << 20)
-/*
- * sendfile(2) lends the file's pages to the socket, and DONTNEED skips
- * them until the client has them: a stream served by sendfile drops this
- * far behind, more than Linux's largest default TCP send buffer (4 MiB).
- */
+/* sendfile's pages skip DONTNEED until sent: drop beyond a 4 MiB socket */
 #define CG_ZEROCOPY_LAG (8ULL << 20)
 /* The largest WILLNEED, the kernel's own step (force_page_cache_ra()) */
 #define CG_WILLNEED_CHUNK (2ULL << 20)
@@ -115,11 +86,7 @@ static bool cg_drops_all(const struct cg_stream *s)
 	       (s->via == CG_VIA_DONTCACHE && s->cold);
 }
 
-/*
- * The end of what a stream may have brought into the cache: its front,
- * plus the kernel's readahead (two windows, the current and the async
- * one, with room), plus its own WILLNEED
- */
+/* The end of the stream's reach: front, two kernel windows, WILLNEED */
 static uint64_t cg_stream_reach(const struct cg_stream *s)
 {
 	uint64_t end = CG_MAX(s->seq.front + 4 * cg_ra_window(s),
@@ -128,11 +95,7 @@ static uint64_t cg_stream_reach(const struct cg_stream *s)
 	return CG_MIN(end, CG_MAX(s->file_size, s->seq.front));
 }
 
-/*
- * What a stream may have left in the cache, to drop at its end: through
- * the cache, all it read and its readahead; uncached, what its cached
- * reads brought in, or nothing
- */
+/* What a stream may have left in the cache, to drop at its end */
 static struct cg_range cg_stream_footprint(const struct cg_stream *s)
 {
 	uint64_t end;
@@ -153,12 +116,9 @@ static struct cg_range cg_stream_footprint(const struct cg_stream *s)
 	};
 }
 
-
 /*
- * Remember an abandoned stream's range for the close: dropping it now
- * could race its reads still in flight, whose lengths are not kept. With
- * every slot taken, the two nearest ranges merge, dropping the least
- * that was not read.
+ * An abandoned stream's range, for the close (its reads may be in
+ * flight); with every slot taken, the two nearest ranges merge.
  */
 static void cg_add_tail(struct cg_stream *s, struct cg_range r)
 {
@@ -210,44 +170,7 @@ void cg_stream_init(struct cg_stream *s,
 	cg_flight_init(&s->flight);
 }
 
-static void cg_hints_off(struct cg_stream *s, int fd);
-static void cg_ra_give(struct cg_stream *s);
-
-static void cg_stream_restart(struct cg_stream *s, int fd, uint64_t off)
-{
-	cg_hints_off(s, fd);
-	cg_ra_give(s);
-	if (s->state == CG_ACTIVE) {
-		struct cg_range r = cg_stream_footprint(s);
-
-		if (r.end > r.off) {
-			cg_add_tail(s, r);
-		}
-		/* reads of it may be in flight: dropped at the close too */
-		r = cg_share_leftover(s);
-		if (r.end > r.off) {
-			cg_add_tail(s, r);
-		}
-		cg_share_end(s, fd, false);
-	}
-	s->share.kept_lo = CG_FREE;	/* in the tail now */
-	s->state = CG_DETECTING;
-	cg_seq_restart(&s->seq, off);
-	s->low = off;
-	s->max_read = 0;
-	cg_done_reset(&s->done, off);
-	s->dropped_to = cg_page_down(off);
-	s->willneed_to = off;
-	s->cached_lo = CG_FREE;
-	s->cached_hi = 0;
-	s->cached_min = CG_FREE;
-}
-
-/*
- * One WILLNEED reads at most max(read_ahead_kb, the device's largest
- * request) and silently ignores the rest (force_page_cache_ra()), so a
- * long range goes in pieces no larger than the device's readahead.
- */
+/* One WILLNEED reads at most the device's readahead (force_page_cache_ra) */
 static uint64_t cg_willneed_chunk(const struct cg_stream *s)
 {
 	if (s->kernel_ra >= CG_PAGE && s->kernel_ra < CG_WILLNEED_CHUNK) {
@@ -256,10 +179,7 @@ static uint64_t cg_willneed_chunk(const struct cg_stream *s)
 	return CG_WILLNEED_CHUNK;
 }
 
-/*
- * How far ahead of the front: the option, but at least the stream's
- * largest read, so that a client's next read is on its way whole
- */
+/* How far ahead: the option, but at least the largest read */
 static uint64_t cg_ra_distance(const struct cg_stream *s)
 {
 	if (s->cfg->readahead == 0) {
@@ -290,20 +210,13 @@ static void cg_willneed(struct cg_stream *s, int fd)
 	s->willneed_to = target;
 }
 
-/*
- * What the kernel's readahead holds ahead of one reader with
- * FADV_SEQUENTIAL: the current and the async window, each twice the
- * device's read_ahead_kb.
- */
+/* Kernel readahead under FADV_SEQUENTIAL: two windows of 2 x read_ahead_kb */
 static uint64_t cg_kernel_ra_cost(const struct cg_stream *s)
 {
 	return 4 * (s->kernel_ra >= CG_PAGE ? s->kernel_ra : CG_RA_SLACK);
 }
 
-/*
- * The kernel's readahead for this stream, if the server's readahead
- * budget has room for it; no budget file is no room
- */
+/* The kernel's readahead for this stream, if the budget has room */
 static bool cg_ra_grant(struct cg_stream *s)
 {
 	int fd;
@@ -328,7 +241,6 @@ static bool cg_ra_grant(struct cg_stream *s)
 	return true;
 }
 
-/* The stream's share of the readahead budget goes back */
 static void cg_ra_give(struct cg_stream *s)
 {
 	if (s->ra_fd != -1) {
@@ -346,15 +258,17 @@ static void cg_hint(struct cg_stream *s, int fd, int advice)
 	}
 }
 
-/*
- * An active stream's readahead (see "Who reads ahead"). A direct stream
- * reads elsewhere: this descriptor serves only its small reads and
- * strays, with the kernel's usual readahead.
- */
+/* The kernel's usual readahead back, and the budget's units */
+static void cg_hints_off(struct cg_stream *s, int fd)
+{
+	cg_ra_give(s);
+	cg_hint(s, fd, POSIX_FADV_NORMAL);
+}
+
+/* An active stream's readahead; a direct one keeps the kernel's usual */
 static void cg_hints_on(struct cg_stream *s, int fd)
 {
 	if (s->cfg->readahead == 0 || s->via == CG_VIA_DIRECT) {
-		cg_ra_give(s);
 		cg_hints_off(s, fd);
 		return;
 	}
@@ -366,18 +280,38 @@ static void cg_hints_on(struct cg_stream *s, int fd)
 	cg_willneed(s, fd);
 }
 
-/* The descriptor gets the kernel's usual readahead back */
-static void cg_hints_off(struct cg_stream *s, int fd)
+static void cg_stream_restart(struct cg_stream *s, int fd, uint64_t off)
 {
-	cg_hint(s, fd, POSIX_FADV_NORMAL);
+	cg_hints_off(s, fd);
+	if (s->state == CG_ACTIVE) {
+		struct cg_range r = cg_stream_footprint(s);
+
+		if (r.end > r.off) {
+			cg_add_tail(s, r);
+		}
+		/* reads of it may be in flight: dropped at the close too */
+		r = cg_share_leftover(s);
+		if (r.end > r.off) {
+			cg_add_tail(s, r);
+		}
+		cg_share_end(s, fd, false);
+	}
+	s->share.kept_lo = CG_FREE;	/* in the tail now */
+	s->state = CG_DETECTING;
+	cg_seq_restart(&s->seq, off);
+	s->low = off;
+	s->max_read = 0;
+	cg_done_reset(&s->done, off);
+	s->dropped_to = cg_page_down(off);
+	s->willneed_to = off;
+	s->cached_lo = CG_FREE;
+	s->cached_hi = 0;
+	s->cached_min = CG_FREE;
 }
 
 /*
- * The hot check runs on smbd's event loop as a stream starts, and
- * without cachestat (Linux before 6.5) mincore maps and walks every page
- * asked about. So a range longer than CG_HOT_SAMPLES pieces of
- * CG_HOT_SAMPLE is sampled in that many pieces spread evenly over it,
- * scaled to the range: at most 16 MiB of pages, whatever the file's size.
+ * The hot check runs on smbd's event loop, and mincore walks every page:
+ * a long range is sampled in CG_HOT_SAMPLES pieces of CG_HOT_SAMPLE.
  */
 #define CG_HOT_SAMPLES 16
 #define CG_HOT_SAMPLE (1ULL << 20)
@@ -413,9 +347,8 @@ static int cg_resident_sampled(struct cg_stream *s,
 }
 
 /*
- * How much of the file beyond the stream's reach (its reads and the
- * kernel's readahead would make every file look hot) is cached, in bytes
- * of *len; false when not asked or not known
+ * Bytes cached of *len beyond the stream's reach; false when not asked
+ * or not known
  */
 static bool cg_resident_ahead(struct cg_stream *s,
 			      int fd,
@@ -436,13 +369,7 @@ static bool cg_resident_ahead(struct cg_stream *s,
 	return cg_resident_sampled(s, fd, from, *len, resident) == 0;
 }
 
-/*
- * The stream needs the file from "from" on (cg_share_update). Once it
- * learns that other streams read the file, it reads through the cache:
- * RWF_DONTCACHE would drop the pages they are about to read and direct
- * reads would leave them none, where the window drops keep what they
- * claim.
- */
+/* Once other streams read the file, read through the cache, for them */
 static void cg_share_follow(struct cg_stream *s, int fd, uint64_t from)
 {
 	if (cg_share_update(s, fd, from) && s->via != CG_VIA_CACHE) {
@@ -511,12 +438,9 @@ struct cg_io cg_read_begin(struct cg_stream *s, int fd, uint64_t off, size_t n)
 }
 
 /*
- * Where a window drop starts. A stream that drops all it reads drops
- * CG_REDROP_WINDOWS windows below dropped_to again: a read of one of
- * smbd's threads that finds its large folio gone starts a readahead of
- * its own, which may bring back a range already read and dropped, and
- * nothing reads those pages again. Every read below dropped_to has
- * finished, so the pages are nobody's.
+ * Where a window drop starts: a stream dropping all it reads drops
+ * CG_REDROP_WINDOWS more below dropped_to, where a thread's own
+ * readahead may have brought pages back. Every read there has finished.
  */
 static uint64_t cg_redrop_from(const struct cg_stream *s)
 {
@@ -591,9 +515,6 @@ void cg_read_end(struct cg_stream *s, int fd, struct cg_io *io, ssize_t nread)
 	if (s->state != CG_ACTIVE) {
 		return;
 	}
-	if (data) {
-		CG_COUNT(s, bytes_stream, (uint64_t)nread);
-	}
 	/* Any completion, a stray's too, may release held-back windows */
 	need = CG_MIN(s->done.contig, cg_flight_lowest(&s->flight));
 	cg_drop_behind(s, fd, need);
@@ -616,11 +537,7 @@ void cg_stream_close(struct cg_stream *s, int fd)
 	}
 	s->ntails = 0;
 	if (s->state == CG_ACTIVE) {
-		/*
-		 * From the stream's lowest read, not dropped_to: pages a
-		 * window drop had to skip (lent to a socket, read again) go
-		 * now, and so does the readahead the stream caused
-		 */
+		/* From its lowest read: skipped windows and readahead go too */
 		struct cg_range r = cg_stream_footprint(s);
 
 		cg_share_drop(s, fd, r.off, r.end);
@@ -629,6 +546,5 @@ void cg_stream_close(struct cg_stream *s, int fd)
 	}
 	cg_share_end(s, fd, true);
 	cg_hints_off(s, fd);
-	cg_ra_give(s);
 	s->state = CG_DETECTING;
 }

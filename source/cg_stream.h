@@ -26,10 +26,9 @@
 #include "cg_flight.h"
 
 /*
- * One struct cg_stream per open file that is at least min file size
- * long. The caller brackets every read of that file with
- * cg_read_begin() and cg_read_end(), and calls cg_stream_close() before
- * the file is closed, all in smbd's main thread.
+ * One per open file of at least min file size. The caller brackets every
+ * read with cg_read_begin() and cg_read_end() and calls
+ * cg_stream_close() before the close, all in smbd's main thread.
  */
 
 struct cg_sys;
@@ -52,12 +51,11 @@ enum cg_via {
 
 struct cg_stats {
 	uint64_t bytes_read;	/* all bytes returned to the client */
-	uint64_t bytes_stream;	/* of those, part of an active stream */
 	uint64_t bytes_dropped;	/* handed to DONTNEED */
 	uint64_t drops;		/* DONTNEED calls */
 	uint64_t streams;	/* times a stream became active */
 	uint64_t hot;		/* times a stream found the file hot */
-	uint64_t ra_granted;	/* of those, with the kernel's readahead */
+	uint64_t ra_granted;	/* streams given the kernel's readahead */
 };
 
 struct cg_stream {
@@ -68,27 +66,18 @@ struct cg_stream {
 	uint64_t kernel_ra;
 	enum cg_via via;	/* cg_stream_set_via() */
 	int ra_hint;	/* the POSIX_FADV_* in force on the descriptor */
-	/*
-	 * Holds the stream's share of the readahead budget (cg_budget.c),
-	 * so that it keeps the kernel's readahead; -1: it has none
-	 */
-	int ra_fd;
+	int ra_fd;	/* holds its readahead budget units, or -1 */
 	bool cold;	/* nothing ahead of it was cached when it began */
 	enum cg_stream_state state;
 
-	/* Detection: the run of reads (cg_seq.h) */
-	struct cg_seq seq;
+	struct cg_seq seq;	/* detection: the run of reads */
 	uint64_t low;		/* lowest stream read, if below the start */
 	uint64_t max_read;	/* the largest stream read: readahead floor */
 
-	/* Bookkeeping: what has been read (done.contig and above it) */
-	struct cg_done done;
+	struct cg_done done;	/* what has been read */
 	uint64_t dropped_to;	/* windows below this are dropped */
 	uint64_t willneed_to;	/* WILLNEED issued up to here */
-	/*
-	 * Stream reads that went through the page cache: the lowest not
-	 * yet dropped behind, the highest end, the lowest ever
-	 */
+	/* cached stream reads: lowest not dropped, highest end, lowest */
 	uint64_t cached_lo;
 	uint64_t cached_hi;
 	uint64_t cached_min;
@@ -102,8 +91,7 @@ struct cg_stream {
 	/* Streams of this file in other opens, any process (cg_share.c) */
 	struct {
 		uint64_t slot;	/* set by the caller; UINT64_MAX: none */
-		/* set by the caller: one client's streams share it */
-		uint64_t client;
+		uint64_t client; /* set by the caller: siblings share it */
 		int fd;		/* the stream file while active, or -1 */
 		struct cg_range claim;	/* what it told others it needs */
 		uint64_t kept_lo;	/* lowest byte kept for another */
@@ -121,13 +109,8 @@ struct cg_io {
 	struct cg_flight_ref flight;	/* where the stream tracks it */
 	bool in_stream;		/* counted towards the stream */
 	bool zerocopy;		/* set by the caller: served by sendfile */
-	/* set by the caller: not read through the page cache */
-	bool uncached;
-	/*
-	 * Set by the engine: a dontneed stream alone on its file may drop
-	 * the read's pages once copied out; the caller reads it in pieces
-	 * with CG_READ_DROP
-	 */
+	bool uncached;		/* set by the caller: not via the cache */
+	/* set by the engine: read in pieces, each dropped (CG_READ_DROP) */
 	bool drop_pieces;
 };
 
@@ -138,10 +121,7 @@ void cg_stream_init(struct cg_stream *s,
 
 struct cg_io cg_read_begin(struct cg_stream *s, int fd, uint64_t off, size_t n);
 
-/*
- * The path of the file's stream reads changed; an active stream that
- * starts using the page cache gets its hints now.
- */
+/* The path of stream reads changed; an active stream's hints follow */
 void cg_stream_set_via(struct cg_stream *s, int fd, enum cg_via via);
 
 /* Reads between cg_read_begin() and cg_read_end() now */

@@ -166,14 +166,10 @@ static ssize_t cg_linux_pwritev2(int fd,
 }
 
 /*
- * The copy of a HIT out of a direct stream's buffer into smbd's, made by
- * the kernel: process_vm_readv() on this process, which copies as a
- * read's copy-out does. Where a hypervisor shadows the guest's page
- * tables (PVM), the pages of smbd's buffer that a user-space memcpy()
- * wrote fault again, one per page, when the kernel sends them; elsewhere
- * the two copies cost the same. Where the call is refused (seccomp, no
- * such call) the process copies with memcpy() from then on; any other
- * failure copies the rest so.
+ * A HIT's copy by the kernel, process_vm_readv() on this process: where a
+ * hypervisor shadows page tables (PVM), pages a user-space memcpy() wrote
+ * fault again when the kernel sends them. Refused (seccomp, ENOSYS):
+ * memcpy() from then on; any other failure copies the rest so.
  */
 static void cg_linux_copy(void *dst, const void *src, size_t n)
 {
@@ -326,11 +322,8 @@ void cg_ioprio_leave(int saved)
 }
 
 /*
- * An uncached read, or one that drops as it goes, reaches the kernel in
- * pieces of at most this much. The kernel allocates and reads every
- * missing page of one call at once, and frees them only as the call
- * copies them out: in pieces, a stream holds a piece per read in flight,
- * not a whole client read, and a hot read queues behind smaller requests.
+ * Uncached or dropping reads go in pieces of at most this much: the
+ * kernel holds every missing page of one call until it copies them out.
  */
 #define CG_UNCACHED_PIECE (1024 * 1024)
 
@@ -360,15 +353,10 @@ ssize_t cg_pread_full(const struct cg_sys *sys,
 		    want > CG_UNCACHED_PIECE) {
 			want = CG_UNCACHED_PIECE;
 		}
-		ret = sys->preadv2(fd,
-				   (char *)buf + done,
-				   want,
-				   off + done,
+		ret = sys->preadv2(fd, (char *)buf + done, want, off + done,
 				   flags & ~CG_READ_DROP);
 		if (ret > 0 && (flags & CG_READ_DROP)) {
-			sys->fadvise(fd,
-				     off + done,
-				     (uint64_t)ret,
+			sys->fadvise(fd, off + done, (uint64_t)ret,
 				     POSIX_FADV_DONTNEED);
 		}
 
@@ -397,10 +385,7 @@ ssize_t cg_pwrite_full(const struct cg_sys *sys,
 	size_t done = 0;
 
 	while (done < n) {
-		ssize_t ret = sys->pwritev2(fd,
-					    p + done,
-					    n - done,
-					    off + done,
+		ssize_t ret = sys->pwritev2(fd, p + done, n - done, off + done,
 					    flags);
 
 		if (ret == -1 && errno == EINTR) {

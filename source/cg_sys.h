@@ -25,28 +25,16 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/*
- * The table takes 64-bit offsets: on a 32-bit build without
- * _FILE_OFFSET_BITS=64 (wscript defines it, as Samba does) off_t, and
- * so pread(), mmap(), struct flock and fstat(), would cut every offset
- * past 2 GiB. cg_sys.c includes this header: no such build gets through.
- */
+/* 64-bit offsets: a build without _FILE_OFFSET_BITS=64 must not get through */
 _Static_assert(sizeof(off_t) == 8,
 	       "off_t must be 64 bits: compile with -D_FILE_OFFSET_BITS=64");
 
 struct flock;
 
-/*
- * Uncached buffered I/O (Linux 6.14+): the pages a read creates are
- * dropped when it completes. Older uapi headers lack the flag.
- */
+/* Uncached buffered I/O (Linux 6.14+), which older uapi headers lack */
 #define CG_RWF_DONTCACHE 0x00000080
 
-/*
- * Not a preadv2() flag, cg_pread_full()'s own: read in the same pieces,
- * each dropped (POSIX_FADV_DONTNEED) once read, whether it was cached
- * before or not: only for a stream the engine lets drop (drop_pieces)
- */
+/* cg_pread_full()'s own flag: each piece is dropped (DONTNEED) once read */
 #define CG_READ_DROP 0x40000000
 
 /*
@@ -82,10 +70,7 @@ struct cg_sys {
 	int (*lock)(int fd, int cmd, struct flock *fl);
 	int (*dup)(int fd);	/* fcntl(fd, F_DUPFD_CLOEXEC, 0) */
 	int (*fs_type)(int fd, uint64_t *f_type);	/* fstatfs's f_type */
-	/*
-	 * fd's file opened again with O_DIRECT through /proc/self/fd, as
-	 * the current user, so that permissions are checked again
-	 */
+	/* O_DIRECT open via /proc/self/fd, as the user: permissions again */
 	int (*reopen_direct)(int fd);
 	void (*sleep)(uint64_t ns);
 };
@@ -118,12 +103,7 @@ ssize_t cg_pread_full(const struct cg_sys *sys,
 		      uint64_t off,
 		      int flags);
 
-
-/*
- * pwrite() of all n bytes over sys->pwritev2, retrying short writes and
- * EINTR: n, or -1 and errno, also after some bytes: the caller writes
- * the whole range again another way
- */
+/* pwrite() of all n bytes: n, or -1 and errno even after some bytes */
 ssize_t cg_pwrite_full(const struct cg_sys *sys,
 		       int fd,
 		       const void *buf,
@@ -132,10 +112,8 @@ ssize_t cg_pwrite_full(const struct cg_sys *sys,
 		       int flags);
 
 /*
- * The calling thread's I/O priority set to prio (ioprio_set(2)'s
- * encoding) until cg_ioprio_leave(), for a job of smbd's thread pool,
- * whose threads serve every other request too. Returns the priority to
- * give back, or -1 when there is nothing to undo.
+ * The calling thread's I/O priority set to prio until cg_ioprio_leave();
+ * returns the priority to give back, or -1 when there is nothing to undo
  */
 int cg_ioprio_enter(unsigned prio);
 void cg_ioprio_leave(int saved);

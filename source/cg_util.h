@@ -26,6 +26,7 @@
 
 #define CG_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define CG_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define CG_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* A page of the page cache, the unit of every drop and residency */
 #define CG_PAGE 4096ULL

@@ -18,53 +18,27 @@
  */
 
 /*
- * How an upload is seen
- * ---------------------
+ * An upload is seen as a download is (cg_stream.c): a write belongs to
+ * the stream when it starts within one window of the front; the stream
+ * is active after both stream trigger and min file size bytes.
  *
- * As a download (cg_stream.c): a write belongs to the stream when it
- * starts within one window of the stream front. A stream is active once
- * it has written both stream trigger and min file size bytes, so that a
- * file smaller than min file size is never touched.
+ * Write-behind (dontneed, direct): dirty pages cannot be dropped, so once
+ * [start, contig) covers a new window a job in smbd's pool starts its
+ * writeback (SYNC_FILE_RANGE_WRITE) and drops the windows started before
+ * it as their writeback ends; one job per file at a time. When the device
+ * falls CG_W_MAX_BEHIND windows behind, the glue holds answers to
+ * completed writes until the job ends (cg_write_lagging): the client gets
+ * the device's pace, as with dirty throttling, never an earlier answer.
  *
- * Write-behind (dontneed, direct)
- * -------------------------------
+ * No error is the module's: every wait for writeback (sync_file_range's
+ * WAIT flags, fsync) marks a writeback error seen, hiding it from smbd's
+ * own fsync. So the job never waits so: it drops what is clean and polls
+ * the residency until nothing is cached or its patience runs out.
  *
- * Dirty pages cannot be dropped, so each window is written back first.
- * Once [start, contig) covers a new window, a job in smbd's pool starts
- * its writeback (SYNC_FILE_RANGE_WRITE) and drops the windows started
- * before it as their writeback ends. One job per file at a time: the
- * footprint is about three windows plus the writes in flight while the
- * device keeps up. When it does not, and the front runs CG_W_MAX_BEHIND
- * windows ahead of what was dropped, the glue holds the answers to
- * completed writes until the job in flight ends (cg_write_lagging): the
- * client is slowed to the device's pace, as by the kernel's dirty
- * throttling, but at this file's footprint. A write is never answered
- * earlier than without the module.
- *
- *   write end --> whole new window? --> job: start [new window]
- *                                            drop [windows before], as
- *                                            their writeback ends
- *
- * No error is the module's
- * ------------------------
- *
- * Every wait the kernel offers for writeback (sync_file_range's WAIT
- * flags, fsync) reports a writeback error to the open file description
- * that waits and marks it seen, so that smbd's own fsync, or a later
- * open, would no longer hear of it. So the job never waits that way: it
- * drops what is clean (DONTNEED skips dirty pages and pages under
- * writeback) and asks the residency, which tells nobody's errors, again
- * until nothing is cached or its patience runs out.
- *
- * dontcache
- * ---------
- *
- * Stream writes are pwritev2(RWF_DONTCACHE): the kernel starts the
- * writeback itself and drops the pages when it completes, but not a
- * folio still busy then, so the same write-behind jobs follow the stream
- * and bound the footprint and the lag (cg_write_lagging). A filesystem
- * without it (EOPNOTSUPP, EINVAL) is remembered, the file continues with
- * write-behind alone, and the failed write is redone buffered.
+ * dontcache: stream writes are pwritev2(RWF_DONTCACHE), which drops pages
+ * as their writeback ends, except folios then busy; the same jobs follow
+ * and bound the lag. A filesystem without it (EOPNOTSUPP, EINVAL) is
+ * remembered and the write redone buffered, with write-behind alone.
  */
 
 #include <errno.h>
@@ -157,9 +131,7 @@ struct cg_wio cg_write_begin_sync(struct cg_writer *w, uint64_t off, size_t n)
 	return wio;
 }
 
-struct cg_wio cg_write_begin_socket(struct cg_writer *w,
-				    uint64_t off,
-				    size_t n)
+struct cg_wio cg_write_begin_socket(struct cg_writer *w, uint64_t off, size_t n)
 {
 	struct cg_wio wio = cg_write_begin_sync(w, off, n);
 
@@ -266,10 +238,8 @@ uint64_t cg_write_writeback(const struct cg_sys *sys,
 	uint64_t left = 0;
 
 	/*
-	 * The start only starts writeback (WB_SYNC_NONE): it fails with
-	 * ENOMEM or EAGAIN where blocking writeback retries, and the pages
-	 * stay dirty, to be started again by the DONTNEEDs below (each
-	 * starts the writeback of the dirty pages of its range first).
+	 * Only starts writeback (WB_SYNC_NONE), which may fail and leave
+	 * pages dirty: each DONTNEED below starts its range's writeback too.
 	 * Nothing here reports a writeback error or marks one seen.
 	 */
 	if (s->end > s->off) {
@@ -281,8 +251,8 @@ uint64_t cg_write_writeback(const struct cg_sys *sys,
 	}
 	for (;;) {
 		sys->fadvise(fd, d->off, d->end - d->off, POSIX_FADV_DONTNEED);
-		if (res_fd < 0 ||
-		    sys->resident(res_fd, d->off, d->end - d->off, &left) != 0) {
+		if (res_fd < 0 || sys->resident(res_fd, d->off,
+						d->end - d->off, &left) != 0) {
 			return 0;	/* no way to tell: dropped, once */
 		}
 		if (left == 0 || waited >= patience_ns) {
@@ -311,13 +281,10 @@ void cg_write_wb_done(struct cg_writer *w,
 bool cg_write_lagging(const struct cg_writer *w)
 {
 	/*
-	 * Write-behind: from what is dropped, not from what the job in
-	 * flight will drop, since its range is cached until it ends.
-	 * dontcache: the kernel drops each page as its writeback ends, so
-	 * what is cached is what the device has not written yet; counted
-	 * from the end of the job's drop range, the device keeps more of
-	 * the kernel's writeback queued. Not once a write went through the
-	 * cache (recvfile), whose pages the kernel does not drop.
+	 * Write-behind counts from what is dropped (the job's range stays
+	 * cached until it ends). dontcache, where the kernel drops pages as
+	 * written, from the job's drop end, to keep more writeback queued;
+	 * not after a write through the cache (recvfile).
 	 */
 	uint64_t from = w->mode == CG_MODE_DONTCACHE && !w->through_cache
 				? w->dropping_to
@@ -368,11 +335,7 @@ struct cg_range cg_write_close(struct cg_writer *w)
 {
 	struct cg_range r = {0, 0};
 
-	/*
-	 * dontcache too: the writes before the stream was seen went
-	 * through the cache. What is still dirty stays, its writeback
-	 * started by the DONTNEED.
-	 */
+	/* dontcache too: writes before the stream was seen were cached */
 	if (w->span.end > w->span.off) {
 		r = w->span;
 	}

@@ -26,11 +26,9 @@
 struct cg_sys;
 
 /*
- * One struct cg_writer per open file that a client writes to. The glue
- * brackets every write with cg_write_begin() and cg_write_end(); the
- * engine answers with the path of the write and, once whole windows of
- * a large sequential write stream are on their way, a writeback plan
- * for smbd's thread pool (cg_write_writeback()).
+ * One per open file a client writes to. The glue brackets every write
+ * with cg_write_begin() and cg_write_end(); the engine answers with the
+ * write's path and, for whole windows of a write stream, a writeback job.
  */
 
 /* Answers are held while the front is this many windows past the drops */
@@ -47,11 +45,7 @@ struct cg_wb_plan {
 	struct cg_range start;
 	/* started by an earlier job: DONTNEED as its writeback ends */
 	struct cg_range drop;
-	/*
-	 * A job the pool has no thread for may be skipped rather than run
-	 * on smbd's main thread: the next job does its work. Not a
-	 * catch-up's, which runs where it is asked for.
-	 */
+	/* With no pool thread, skip it (the next job does its work) */
 	bool may_skip;
 };
 
@@ -71,18 +65,11 @@ struct cg_writer {
 	enum cg_mode mode;
 	enum cg_wstate state;
 
-	/* Detection, as for reads (cg_seq.h) */
-	struct cg_seq seq;
-
-	/* What has been written (done.contig and above it) */
-	struct cg_done done;
-
-	/*
-	 * Writeback started below started_to; dropped below dropped_to;
-	 * the job in flight drops up to dropping_to
-	 */
+	struct cg_seq seq;	/* detection, as for reads */
+	struct cg_done done;	/* what has been written */
+	/* writeback started below started_to, dropped below dropped_to */
 	uint64_t started_to;
-	uint64_t dropping_to;
+	uint64_t dropping_to;	/* the job in flight drops up to here */
 	uint64_t dropped_to;
 	bool busy;		/* a writeback job is in flight */
 	bool skipped;		/* the last was skipped: none until a write */
@@ -99,10 +86,7 @@ struct cg_wio {
 	uint64_t off;
 	bool in_stream;
 	enum cg_path path;	/* CG_PATH_NEXT or CG_PATH_UNCACHED */
-	/*
-	 * Its answer cannot be held: a synchronous write or recvfile's,
-	 * which smbd answers as the hook returns (cg_write_catch_up)
-	 */
+	/* synchronous or recvfile's: answered as the hook returns */
 	bool unheld;
 };
 
@@ -115,50 +99,31 @@ void cg_writer_init(struct cg_writer *w,
 
 struct cg_wio cg_write_begin(struct cg_writer *w, uint64_t off, size_t n);
 
-/*
- * cg_write_begin for a write whose answer cannot be held: a synchronous
- * one (SMB_VFS_PWRITE), or one from the socket (recvfile), which goes
- * into the page cache through the next module, never uncached
- */
+/* ... for a synchronous write, or recvfile's (never uncached) */
 struct cg_wio cg_write_begin_sync(struct cg_writer *w, uint64_t off, size_t n);
 struct cg_wio cg_write_begin_socket(struct cg_writer *w,
 				    uint64_t off,
 				    size_t n);
 
-/*
- * An uncached write failed with err; the caller writes the range again
- * through the next module. Returns the CG_FS_* flag the filesystem now
- * lacks, or 0.
- */
+/* An uncached write failed; returns the CG_FS_* flag now lacked, or 0 */
 unsigned cg_write_failed(struct cg_writer *w, struct cg_wio *wio, int err);
 
-/*
- * The write ended (nwritten bytes, or -1). true: run the writeback job
- * *plan now in the pool, and report its end with cg_write_wb_done().
- */
+/* The write ended (nwritten, or -1); true: run job *plan in the pool */
 bool cg_write_end(struct cg_writer *w,
 		  const struct cg_wio *wio,
 		  ssize_t nwritten,
 		  struct cg_wb_plan *plan);
 
-/*
- * Plan the next job without a new write (the last one just ended):
- * true when there is one to run now
- */
+/* Plan the next job without a new write; true: run it now */
 bool cg_write_replan(struct cg_writer *w, struct cg_wb_plan *plan);
 
-/*
- * The writeback lags behind the writes: the answer to a write that
- * ended is held until the job in flight ends
- */
+/* The writeback lags: hold the answer to a write until the job ends */
 bool cg_write_lagging(const struct cg_writer *w);
 
 /*
- * After every write that ended (nwritten bytes, or -1): true when it
- * wrote bytes, its answer cannot be held (wio->unheld) and the stream
- * lags. The caller then runs the job *plan itself, now, as the kernel's
- * dirty throttling makes a writer wait, and reports it with
- * cg_write_caught_up().
+ * After every write that ended: true when it wrote, its answer cannot be
+ * held and the stream lags; the caller then runs *plan itself, now, as
+ * dirty throttling would make it wait, and reports cg_write_caught_up().
  */
 bool cg_write_catch_up(struct cg_writer *w,
 		       const struct cg_wio *wio,
@@ -170,13 +135,10 @@ void cg_write_caught_up(struct cg_writer *w,
 			uint64_t left);
 
 /*
- * The job itself, in a pool thread: touches only sys, fd (the file's)
- * and res_fd (one residency may be asked of: mincore needs one that can
- * read; -1: none). Starts the writeback of plan->start, then drops
- * plan->drop again as more of it is written back, until none is cached
- * or patience_ns have passed; returns the bytes still cached then. Never
- * waits on writeback itself, which would report a writeback error here
- * and mark it seen for every later open.
+ * The job, in a pool thread: touches only sys, fd and res_fd (for the
+ * residency; mincore needs a readable one; -1: none). Starts writeback
+ * of plan->start, drops plan->drop until none is cached or patience_ns
+ * passed; returns the bytes still cached. Never waits on writeback.
  */
 uint64_t cg_write_writeback(const struct cg_sys *sys,
 			    int fd,
@@ -192,17 +154,10 @@ void cg_write_wb_done(struct cg_writer *w,
 		      const struct cg_wb_plan *plan,
 		      uint64_t left);
 
-/*
- * The job of *plan never ran (the pool had no thread for it, and it may
- * be skipped): the job the next write plans starts and waits for its
- * ranges; none is planned before (cg_write_replan)
- */
+/* The job never ran (skipped): the next write's job covers its ranges */
 void cg_write_wb_skipped(struct cg_writer *w, const struct cg_wb_plan *plan);
 
-/*
- * The file is closed: the range to DONTNEED now (it also starts the
- * writeback of what is still dirty), empty when there is none.
- */
+/* The file is closed: the range to DONTNEED now, maybe empty */
 struct cg_range cg_write_close(struct cg_writer *w);
 
 #endif /* CG_WRITE_H */
