@@ -167,10 +167,7 @@ void cacheguard_file_done(struct files_struct *fsp,
 		return;
 	}
 	cgf->done = true;
-	if (cgf->writer != NULL) {
-		cacheguard_wfile_close(cgf->writer);
-		TALLOC_FREE(cgf->writer);
-	}
+	TALLOC_FREE(cgf->writer);	/* its destructor drops the upload */
 	if (cgf->track == CG_TRACKING_YES) {
 		uint64_t start_ns = cg_now_ns();
 
