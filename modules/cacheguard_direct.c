@@ -94,7 +94,6 @@ struct cacheguard_direct_io {
 struct cacheguard_direct {
 	struct cacheguard_direct *prev, *next; /* cacheguard_direct_live */
 	struct file_id id;
-	const char *name;		/* for the log */
 	struct cacheguard_direct_io *io;
 	struct tevent_context *ev;	/* for fills */
 	struct pthreadpool_tevent *pool;
@@ -391,31 +390,10 @@ static void cacheguard_direct_fill_done(struct cacheguard_direct_job *job)
 	}
 }
 
-/* What a READ job read, in the request's data: bytes, or -1 and errno */
-static ssize_t
-cacheguard_direct_read_result(const struct cacheguard_direct_job *job,
-			      const struct cg_dio_plan *plan,
-			      uint8_t *data,
-			      size_t n)
-{
-	size_t got;
-
-	if (job->w.ret == -1) {
-		errno = job->w.err != 0 ? job->w.err : EIO;
-		return -1;
-	}
-	if (job->w.inplace) {
-		return job->w.ret;
-	}
-	got = cg_dio_trim(plan, n, (size_t)job->w.ret);
-	cg_sys_copy(&cg_sys_linux, data, job->w.buf + plan->skip, got);
-	return (ssize_t)got;
-}
-
 static void cacheguard_direct_read_done(struct cacheguard_direct_job *job)
 {
 	struct cacheguard_direct_read_state *state = job->rs;
-	ssize_t got;
+	size_t got;
 
 	if (job->d != NULL) {
 		DLIST_REMOVE(job->d->jobs, job);
@@ -430,64 +408,57 @@ static void cacheguard_direct_read_done(struct cacheguard_direct_job *job)
 		return;
 	}
 	state->aio.vfs_aio_state.duration = job->w.duration;
-	got = cacheguard_direct_read_result(job,
-					    &state->plan,
-					    state->data,
-					    state->n);
-	if (got == -1) {
-		tevent_req_error(state->req, errno);
+	if (job->w.ret == -1) {
+		tevent_req_error(state->req,
+				 job->w.err != 0 ? job->w.err : EIO);
 		return;
 	}
-	state->aio.ret = got;
+	state->aio.ret = job->w.ret;
+	if (!job->w.inplace) {
+		/* the request's bytes of the bounce buffer */
+		got = cg_dio_trim(&state->plan, state->n, (size_t)job->w.ret);
+		cg_sys_copy(&cg_sys_linux,
+			    state->data,
+			    job->w.buf + state->plan.skip,
+			    got);
+		state->aio.ret = (ssize_t)got;
+	}
 	tevent_req_done(state->req);
 }
 
 /*
- * A HIT's copy ended. Its pieces were not the file's bytes any more (a
- * change since their fill): the scheduler serves the request again; with
- * the stream gone, let the caller read it through the next module.
+ * A HIT's copy ended. If its pieces were not the file's bytes any more
+ * (a change since their fill), the scheduler serves the request again;
+ * with the stream gone, the caller reads it through the next module.
  */
 static void cacheguard_direct_copy_done(struct cacheguard_direct_job *job)
 {
 	struct cacheguard_direct_read_state *state = job->rs;
 	struct cacheguard_direct *d = job->d;
-	bool copied = job->w.ret >= 0;
+	bool abandoned = state->abandoned;
+	bool done = job->w.ret >= 0;
 
 	state->job = NULL;
+	state->aio.vfs_aio_state.duration = job->w.duration;
 	if (d != NULL) {
 		DLIST_REMOVE(d->jobs, job);
+		done = cg_direct_copy_done(&d->sched,
+					   abandoned ? NULL : &state->sr,
+					   job->w.pieces,
+					   job->w.npieces,
+					   job->w.ret >= 0,
+					   job->w.version_ok);
 	}
-	if (state->abandoned) {
-		if (d != NULL) {
-			cg_direct_copy_done(&d->sched,
-					    NULL,
-					    job->w.pieces,
-					    job->w.npieces,
-					    copied,
-					    job->w.version_ok);
-		}
+	if (abandoned) {
 		talloc_set_destructor(state, NULL);
 		TALLOC_FREE(state);
 		return;
 	}
-	state->aio.vfs_aio_state.duration = job->w.duration;
-	if (d == NULL) {
-		if (copied) {
-			state->aio.ret = job->w.ret;
-			tevent_req_done(state->req);
-		} else {
-			tevent_req_error(state->req, CG_DIRECT_NOT_NOW);
-		}
-		return;
-	}
-	if (cg_direct_copy_done(&d->sched,
-				&state->sr,
-				job->w.pieces,
-				job->w.npieces,
-				copied,
-				job->w.version_ok)) {
+	if (done) {
 		state->aio.ret = job->w.ret;
 		tevent_req_done(state->req);
+	} else if (d == NULL) {
+		tevent_req_error(state->req, CG_DIRECT_NOT_NOW);
 	}
 }
 
@@ -825,6 +796,7 @@ cacheguard_direct_open(TALLOC_CTX *mem_ctx,
 	int fd = fsp_get_io_fd(fsp);
 	dev_t dev = fsp->fsp_name->st.st_ex_dev;
 	size_t align = kernel_oplock ? 0 : cacheguard_direct_alignment(fd, dev);
+	uint64_t max_req;
 	size_t seg_align;
 	size_t mem;
 	size_t reserve;
@@ -848,9 +820,8 @@ cacheguard_direct_open(TALLOC_CTX *mem_ctx,
 		.limit = cfg->direct_memory,
 		.ioprio = cfg->stream_ioprio,
 	};
-	seg_align = cg_prefetch_align(cfg->direct_prefetch,
-				      align,
-				      cacheguard_fs_max_request(dev));
+	max_req = cg_dev_max_request(&cacheguard_devs, dev);
+	seg_align = cg_prefetch_align(cfg->direct_prefetch, align, max_req);
 	cg_direct_init(&d->sched,
 		       &cacheguard_direct_sched_ops,
 		       d,
@@ -885,10 +856,6 @@ cacheguard_direct_open(TALLOC_CTX *mem_ctx,
 		TALLOC_FREE(d);
 		*fail = cg_direct_open_failure(err);
 		return NULL;
-	}
-	d->name = talloc_strdup(d, fsp_str_dbg(fsp));
-	if (d->name == NULL) {
-		d->name = "?";
 	}
 	DLIST_ADD(cacheguard_direct_live, d);
 	talloc_set_destructor(d, cacheguard_direct_destructor);

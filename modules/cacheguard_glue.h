@@ -20,6 +20,7 @@
 #ifndef CACHEGUARD_GLUE_H
 #define CACHEGUARD_GLUE_H
 
+#include "../source/cg_dev.h"
 #include "../source/cg_file.h"
 
 /* The module's debug class (cacheguard_state.c); DBGC_VFS before init */
@@ -149,20 +150,18 @@ bool cacheguard_direct_finished(const struct cacheguard_direct *d,
 				bool still_direct);
 
 /*
- * Per smbd process (cacheguard_state.c): the device table of
- * source/cg_dev.h, what it learns logged once (mode auto's probe at
- * level 2), and the lock file NAME in the module's state directory,
- * opened as root (-1 and errno on failure)
+ * Per smbd process (cacheguard_state.c): what each device supports, what
+ * it learns logged once (mode auto's probe at level 2), and the lock
+ * file NAME in the module's state directory, opened as root (-1 and
+ * errno on failure)
  */
+extern struct cg_devs cacheguard_devs;
 void cacheguard_fs_probe(struct files_struct *fsp, bool may_reopen);
-unsigned cacheguard_fs_lacks_of(dev_t dev);
 /* fsp's device lacks flag (0: nothing learnt), as err showed */
 void cacheguard_fs_lacks(struct files_struct *fsp,
 			 unsigned flag,
 			 const char *what,
 			 int err);
-uint64_t cacheguard_fs_readahead(dev_t dev);
-uint64_t cacheguard_fs_max_request(dev_t dev);
 int cacheguard_state_file_open(const char *name);
 
 /* What the module keeps per share, from the tree connect on */

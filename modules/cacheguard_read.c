@@ -48,6 +48,7 @@ static enum cg_path cacheguard_choose(struct vfs_handle_struct *handle,
 				      bool sync)
 {
 	enum cg_direct_fail fail = CG_DIRECT_FAIL_FILE;
+	dev_t dev = fsp->fsp_name->st.st_ex_dev;
 	enum cg_path path;
 	unsigned lacks;
 
@@ -66,7 +67,7 @@ static enum cg_path cacheguard_choose(struct vfs_handle_struct *handle,
 	if (cgf->direct != NULL) {
 		return CG_PATH_DIRECT;
 	}
-	lacks = cacheguard_fs_lacks_of(fsp->fsp_name->st.st_ex_dev);
+	lacks = cg_dev_lacks(&cacheguard_devs, dev);
 	lacks = cg_file_direct_unavailable(&cgf->file,
 					   fsp_get_io_fd(fsp),
 					   fail,
@@ -93,13 +94,14 @@ static bool cacheguard_read_again(struct files_struct *fsp,
 {
 	enum cg_mode was = cgf->file.mode;
 	enum cg_path failed = *path;
+	dev_t dev = fsp->fsp_name->st.st_ex_dev;
 	unsigned lacks = 0;
 	unsigned learnt;
 	enum cg_after after;
 
 	if (ret == -1) {
 		/* only a failure may need what the device is known to lack */
-		lacks = cacheguard_fs_lacks_of(fsp->fsp_name->st.st_ex_dev);
+		lacks = cg_dev_lacks(&cacheguard_devs, dev);
 	}
 	after = cg_file_read_after(&cgf->file,
 				   fsp_get_io_fd(fsp),

@@ -30,7 +30,6 @@
 #include <sys/vfs.h>
 
 #include "cacheguard_glue.h"
-#include "../source/cg_dev.h"
 #include "../source/cg_sys.h"
 
 /* "cacheguard", from vfs_cacheguard_init on; DBGC_VFS until then */
@@ -167,23 +166,7 @@ int cacheguard_state_file_open(const char *name)
 	return fd;
 }
 
-/* What each device supports, per smbd process (source/cg_dev.h) */
-static struct cg_devs cacheguard_devs;
-
-uint64_t cacheguard_fs_readahead(dev_t dev)
-{
-	return cg_dev_readahead(&cacheguard_devs, dev);
-}
-
-uint64_t cacheguard_fs_max_request(dev_t dev)
-{
-	return cg_dev_max_request(&cacheguard_devs, dev);
-}
-
-unsigned cacheguard_fs_lacks_of(dev_t dev)
-{
-	return cg_dev_lacks(&cacheguard_devs, dev);
-}
+struct cg_devs cacheguard_devs;
 
 void cacheguard_fs_lacks(struct files_struct *fsp,
 			 unsigned flag,

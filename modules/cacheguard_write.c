@@ -252,7 +252,7 @@ cacheguard_writer(struct vfs_handle_struct *handle, struct files_struct *fsp)
 	wf->res_fd = -3;	/* not asked yet */
 	cg_writer_init(&wf->w,
 		       &share->cfg,
-		       cacheguard_fs_lacks_of(dev) | share->below);
+		       cg_dev_lacks(&cacheguard_devs, dev) | share->below);
 	talloc_set_destructor(wf, cacheguard_wfile_destructor);
 	cgf->writer = wf;
 	return wf;

@@ -36,12 +36,12 @@
  *   dontneed	the next module reads as usual; the engine drops the pages
  *		behind the stream a window at a time
  *   dontcache	stream reads are preadv2(RWF_DONTCACHE) in smbd's thread
- *		pool (cacheguard_uncached.c)
+ *		pool (cacheguard_pool.c)
  *   direct	stream reads are aligned O_DIRECT reads with a private
  *		prefetch buffer (cacheguard_direct.c)
  *   auto	direct where O_DIRECT works, else dontcache where the
  *		filesystem has it, else dontneed; probed once per filesystem
- *		(cacheguard_fs.c)
+ *		(cacheguard_state.c)
  *
  * Every read path smbd uses for SMB2 READ comes through the module:
  * pread_send (the default), sendfile and plain pread (cacheguard_read.c).
@@ -59,7 +59,6 @@
 
 #include "includes.h"
 #include "smbd/smbd.h"
-#include "lib/util/tevent_unix.h"
 #include "version.h"
 
 #include "cacheguard_glue.h"
@@ -307,21 +306,16 @@ static struct vfs_fn_pointers vfs_cacheguard_fns = {
 };
 
 /*
- * What the module registers in an smbd that is not the Samba it was
- * built for (cg_samba_compatible): no operation at all, so every call
- * goes to the next module. smbd reads it as its own struct
- * vfs_fn_pointers, which a later Samba may have made larger: the table
- * is zeros well past this build's size.
+ * In an smbd of another release than the one it was built for
+ * (cg_samba_compatible), the module registers no operation at all and
+ * says so, so that a share does not go down with it and samba's point
+ * releases are never held back. smbd reads the table as its own struct
+ * vfs_fn_pointers, which a later Samba may have made larger: it is zeros
+ * well past this build's size.
  */
 static const void *cacheguard_passthrough[4 * sizeof(struct vfs_fn_pointers) /
 					  sizeof(void *)];
 
-/*
- * In an smbd of another release than the one it was built for the module
- * passes everything through and says so, so that a share does not go
- * down with it: the package admits every samba of the series, so that
- * samba's point releases are never held back.
- */
 static_decl_vfs;
 NTSTATUS vfs_cacheguard_init(TALLOC_CTX *ctx)
 {
