@@ -21,7 +21,7 @@
  * Each client read: the engine decides its path (cg_file_choose) and
  * what its end means (cg_file_read_after); this file carries that out
  * with smbd's calls: the next module's read, an uncached read in the
- * pool (cacheguard_uncached.c), or the file's direct stream
+ * pool (cacheguard_pool.c), or the file's direct stream
  * (cacheguard_direct.c). SMB_VFS_PREAD, SMB_VFS_PREAD_SEND and
  * SMB_VFS_SENDFILE; README.md draws one read's path.
  */

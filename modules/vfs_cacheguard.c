@@ -31,17 +31,12 @@
  *		vfs objects = cacheguard
  *		cacheguard:mode = auto
  *
- * Modes, per share, resolved per file at its first read:
- *
- *   dontneed	the next module reads as usual; the engine drops the pages
- *		behind the stream a window at a time
- *   dontcache	stream reads are preadv2(RWF_DONTCACHE) in smbd's thread
- *		pool (cacheguard_pool.c)
- *   direct	stream reads are aligned O_DIRECT reads with a private
- *		prefetch buffer (cacheguard_direct.c)
- *   auto	direct where O_DIRECT works, else dontcache where the
- *		filesystem has it, else dontneed; probed once per filesystem
- *		(cacheguard_state.c)
+ * Modes, per share, resolved per file at its first read: dontneed (the
+ * next module reads, the engine drops the pages behind the stream a
+ * window at a time), dontcache (preadv2(RWF_DONTCACHE) in smbd's thread
+ * pool), direct (O_DIRECT with a private prefetch buffer,
+ * cacheguard_direct.c), auto (direct, else dontcache, else dontneed, as
+ * the filesystem allows; probed once per filesystem).
  *
  * Every read path smbd uses for SMB2 READ comes through the module:
  * pread_send (the default), sendfile and plain pread (cacheguard_read.c).
@@ -110,14 +105,6 @@ static void cacheguard_check_names(int snum, const char *service)
 				      discard_const_p(char, service));
 }
 
-/*
- * smbd stacks a share's handles in the order of "vfs objects", the first
- * on top, then what it adds itself (widelinks), then vfs_default at the
- * bottom. A module implements an operation when its table has the
- * function (smbd skips the NULL ones); what it needs is the engine's
- * call (../source/cg_stack.c).
- */
-
 /* The module name in a "vfs objects" entry, as vfs_init_custom finds it */
 static char *cacheguard_stack_name(TALLOC_CTX *mem_ctx, const char *object)
 {
@@ -157,6 +144,13 @@ static unsigned cacheguard_stack_ops(const struct vfs_fn_pointers *fns)
 	return ops;
 }
 
+/*
+ * The CG_BELOW_* flags of the modules below handle that must see the
+ * files' reads or writes, each logged. smbd stacks a share's handles in
+ * the order of "vfs objects", then what it adds itself (widelinks), then
+ * vfs_default; a module implements an operation when its table has the
+ * function; what that means is the engine's call (cg_stack.c).
+ */
 static unsigned cacheguard_stack_below(struct vfs_handle_struct *handle,
 					const char *service)
 {
