@@ -24,12 +24,11 @@
  * It serves a large sequential stream with O_DIRECT reads, so the stream
  * never enters the page cache. The engine's scheduler (source/cg_direct.c)
  * decides what to prefetch, how each request is served and who waits for
- * which fill; this file turns its decisions into jobs in smbd's thread
- * pool (cacheguard_direct_sched_ops) and reports their ends to it.
+ * which fill; this file runs its decisions as jobs in smbd's thread pool
+ * (cacheguard_direct_sched_ops) and reports their ends to it.
  *
- * The descriptor: smbd's fd stays as it is; each stream gets a second
- * one, reopened from the first through /proc/self/fd/N (never a path
- * lookup, which could reach another file after a rename) with O_DIRECT.
+ * The descriptor: each stream reopens smbd's fd through /proc/self/fd/N
+ * with O_DIRECT (never by path, which a rename could redirect).
  *
  * Alignment: O_DIRECT fails with EINVAL unless offset, length and buffer
  * are aligned (statx STATX_DIOALIGN says to what). Where the kernel pins
@@ -40,19 +39,18 @@
  *
  * The buffer is reserved at open for the largest table, counted against
  * cacheguard:direct memory, the server's budget, and grows only while
- * the budget has room (cacheguard_direct_grow). Every job takes the
- * file's version in its thread, so that smbd's main thread neither calls
- * fstat() nor copies a megabyte per request.
+ * the budget has room. Every job takes the file's version in its thread,
+ * so that smbd's main thread neither calls fstat() nor copies a megabyte
+ * per request.
  *
- * Lifetimes: a thread may outlive the stream (the file is closed while
- * fills run) or its request (dropped while its read runs). So a job is a
- * flat struct under its own pool request, nobody's child
- * (cacheguard_pool.c), freed once its end is reported; it holds a
- * reference on the descriptor and buffer (struct cacheguard_direct_io),
- * and the stream or request it reports to clears its pointer back when
- * it goes away first. A job that writes into the caller's buffer (a
- * copy, an in-place read) keeps its request's state until it is done, as
- * vfs_default's pread does.
+ * Lifetimes: a thread may outlive the stream (closed while fills run)
+ * or its request (dropped while its read runs). So a job is a flat
+ * struct under its own pool request, nobody's child, freed once its end
+ * is reported; it holds a reference on the descriptor and buffer (struct
+ * cacheguard_direct_io), and the stream or request it reports to clears
+ * its pointer back when it goes away first. A job that writes into the
+ * caller's buffer (a copy, an in-place read) keeps its request's state
+ * until it is done, as vfs_default's pread does.
  */
 
 #include "includes.h"
@@ -119,6 +117,13 @@ struct cacheguard_direct_read_state {
 	bool abandoned;			/* freed while a copy writes */
 	struct cg_direct_req sr;	/* sr.owner is this state */
 };
+
+static struct cacheguard_direct_read_state *
+cacheguard_direct_owner(struct cg_direct_req *r)
+{
+	return talloc_get_type_abort(r->owner,
+				     struct cacheguard_direct_read_state);
+}
 
 /* Every open stream of this process, for cacheguard_direct_note_write() */
 static struct cacheguard_direct *cacheguard_direct_live;
@@ -658,9 +663,7 @@ static bool cacheguard_direct_start_read(void *priv, struct cg_direct_req *r)
 {
 	struct cacheguard_direct *d =
 		talloc_get_type_abort(priv, struct cacheguard_direct);
-	struct cacheguard_direct_read_state *state =
-		talloc_get_type_abort(r->owner,
-				      struct cacheguard_direct_read_state);
+	struct cacheguard_direct_read_state *state = cacheguard_direct_owner(r);
 	struct cacheguard_direct_job *job = NULL;
 
 	job = cacheguard_direct_read_job(d,
@@ -692,9 +695,7 @@ cacheguard_direct_start_copy(void *priv, struct cg_direct_req *r, size_t avail)
 {
 	struct cacheguard_direct *d =
 		talloc_get_type_abort(priv, struct cacheguard_direct);
-	struct cacheguard_direct_read_state *state =
-		talloc_get_type_abort(r->owner,
-				      struct cacheguard_direct_read_state);
+	struct cacheguard_direct_read_state *state = cacheguard_direct_owner(r);
 	struct cacheguard_direct_job *job = NULL;
 	struct cg_pf_piece *pieces = NULL;
 	unsigned max = cg_direct_pieces_max(&d->sched, r);
@@ -729,9 +730,7 @@ cacheguard_direct_start_copy(void *priv, struct cg_direct_req *r, size_t avail)
 /* The request waits for a fill: woken from its completion, not nested */
 static void cacheguard_direct_defer(void *priv, struct cg_direct_req *r)
 {
-	struct cacheguard_direct_read_state *state =
-		talloc_get_type_abort(r->owner,
-				      struct cacheguard_direct_read_state);
+	struct cacheguard_direct_read_state *state = cacheguard_direct_owner(r);
 
 	tevent_req_defer_callback(state->req, state->ev);
 }
@@ -765,9 +764,7 @@ static int cacheguard_direct_destructor(struct cacheguard_direct *d)
 	 */
 	for (w = cg_direct_orphan(&d->sched); w != NULL;
 	     w = cg_direct_orphan(&d->sched)) {
-		state = talloc_get_type_abort(
-			w->owner,
-			struct cacheguard_direct_read_state);
+		state = cacheguard_direct_owner(w);
 		tevent_req_error(state->req, EBADF);
 	}
 	DBG_DEBUG("direct stream done: %ju hits, %ju waits, %ju misses, "
