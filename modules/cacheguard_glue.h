@@ -20,7 +20,6 @@
 #ifndef CACHEGUARD_GLUE_H
 #define CACHEGUARD_GLUE_H
 
-#include "../source/cg_dev.h"
 #include "../source/cg_file.h"
 
 /* The module's debug class (cacheguard_state.c); DBGC_VFS before init */

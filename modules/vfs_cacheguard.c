@@ -57,7 +57,6 @@
 #include "version.h"
 
 #include "cacheguard_glue.h"
-#include "../source/cg_stack.h"
 #include "../source/cg_sys.h"
 
 #undef DBGC_CLASS
