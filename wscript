@@ -106,7 +106,7 @@ def engine_defines(conf, tree, samba_flags):
 
 # What differs between the Samba versions the module builds for, told by
 # compiling against the prepared tree (not by its version number); each
-# result is a define that modules/cacheguard_compat.h keys on.
+# result is a define that modules/cacheguard_glue.h keys on.
 SYS_PROC_FD_PATH_BUF = '''
 #include "includes.h"
 int main(void)
@@ -126,7 +126,7 @@ int main(void)
 
 
 def check_samba_interfaces(conf):
-    """Defines for modules/cacheguard_compat.h; fatal if neither form"""
+    """Defines for modules/cacheguard_glue.h; fatal if neither form"""
     # Compile only: the module links against nothing, smbd provides the
     # symbols at load time
     if conf.check(fragment=SYS_PROC_FD_PATH_BUF, features='c',
@@ -138,7 +138,7 @@ def check_samba_interfaces(conf):
     conf.check(fragment=SYS_PROC_FD_PATH_CHAR, features='c', use='SAMBA',
                msg='Checking for sys_proc_fd_path(fd, buf, bufsize) '
                    '(Samba 4.17)',
-               errmsg='neither form: see modules/cacheguard_compat.h')
+               errmsg='neither form: see modules/cacheguard_glue.h')
 
 
 def configure_i386(conf):

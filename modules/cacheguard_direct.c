@@ -24,14 +24,13 @@
  * It serves a large sequential stream with O_DIRECT reads, so the stream
  * never enters the page cache. The engine's scheduler (source/cg_direct.c)
  * decides what to prefetch, how each request is served and who waits for
- * which fill; this file turns its decisions into jobs in smbd's thread
- * pool (cacheguard_direct_sched_ops) and reports their ends to it.
+ * which fill; this file runs its decisions as jobs in smbd's thread pool
+ * (cacheguard_direct_sched_ops) and reports their ends to it.
  *
- * The descriptor. smbd's fd stays as it is; each stream gets a second
- * one, reopened from the first through /proc/self/fd/N (never a path
- * lookup, which could reach another file after a rename) with O_DIRECT.
+ * The descriptor: each stream reopens smbd's fd through /proc/self/fd/N
+ * with O_DIRECT (never by path, which a rename could redirect).
  *
- * Alignment. O_DIRECT fails with EINVAL unless offset, length and buffer
+ * Alignment: O_DIRECT fails with EINVAL unless offset, length and buffer
  * are aligned (statx STATX_DIOALIGN says to what). Where the kernel pins
  * an O_DIRECT read's pages (cg_dio_pins_pages), a request at an aligned
  * offset is read into smbd's own buffer and its tail through a small
@@ -40,19 +39,18 @@
  *
  * The buffer is reserved at open for the largest table, counted against
  * cacheguard:direct memory, the server's budget, and grows only while
- * the budget has room (cacheguard_direct_grow). Every job takes the
- * file's version in its thread, so that smbd's main thread neither calls
- * fstat() nor copies a megabyte per request.
+ * the budget has room. Every job takes the file's version in its thread,
+ * so that smbd's main thread neither calls fstat() nor copies a megabyte
+ * per request.
  *
- * Lifetimes. A thread may outlive the stream (the file is closed while
- * fills run) or its request (dropped while its read runs). So a job is a
- * flat struct under its own pool request, nobody's child
- * (cacheguard_pool.c), freed once its end is reported; it holds a
- * reference on the descriptor and buffer (struct cacheguard_direct_io),
- * and the stream or request it reports to clears its pointer back when
- * it goes away first. A job that writes into the caller's buffer (a
- * copy, an in-place read) keeps its request's state until it is done, as
- * vfs_default's pread does.
+ * Lifetimes: a thread may outlive the stream (closed while fills run)
+ * or its request (dropped while its read runs). So a job is a flat
+ * struct under its own pool request, nobody's child, freed once its end
+ * is reported; it holds a reference on the descriptor and buffer (struct
+ * cacheguard_direct_io), and the stream or request it reports to clears
+ * its pointer back when it goes away first. A job that writes into the
+ * caller's buffer (a copy, an in-place read) keeps its request's state
+ * until it is done, as vfs_default's pread does.
  */
 
 #include "includes.h"
@@ -91,12 +89,9 @@ struct cacheguard_direct_io {
 	unsigned refs;		/* the stream, and each job in flight */
 };
 
-struct cacheguard_direct_job;
-
 struct cacheguard_direct {
 	struct cacheguard_direct *prev, *next; /* cacheguard_direct_live */
 	struct file_id id;
-	const char *name;		/* for the log */
 	struct cacheguard_direct_io *io;
 	struct tevent_context *ev;	/* for fills */
 	struct pthreadpool_tevent *pool;
@@ -116,13 +111,19 @@ struct cacheguard_direct_read_state {
 	uint8_t *data;
 	size_t n;
 	off_t offset;
-	ssize_t ret;
+	struct cacheguard_aio aio;
 	struct cg_dio_plan plan;
 	struct cacheguard_direct_job *job; /* its read or copy, in flight */
 	bool abandoned;			/* freed while a copy writes */
 	struct cg_direct_req sr;	/* sr.owner is this state */
-	struct vfs_aio_state vfs_aio_state;
 };
+
+static struct cacheguard_direct_read_state *
+cacheguard_direct_owner(struct cg_direct_req *r)
+{
+	return talloc_get_type_abort(r->owner,
+				     struct cacheguard_direct_read_state);
+}
 
 /* Every open stream of this process, for cacheguard_direct_note_write() */
 static struct cacheguard_direct *cacheguard_direct_live;
@@ -202,11 +203,7 @@ static void cacheguard_direct_io_unref(struct cacheguard_direct_io *io)
 	}
 }
 
-/*
- * A descriptor of the server-wide budget file (cg_budget.c), of its own:
- * its locks are one buffer's units. Opened as root (the state directory
- * is root's); -1 and errno on failure.
- */
+/* The server-wide budget file (cg_budget.c): its locks are buffers' units */
 static int cacheguard_direct_budget_open(void)
 {
 	return cacheguard_state_file_open("budget");
@@ -339,8 +336,6 @@ static int cacheguard_direct_job_destructor(struct cacheguard_direct_job *job)
 	return 0;
 }
 
-static void cacheguard_direct_job_done(struct tevent_req *subreq);
-
 /*
  * A job of kind for [offset, offset + count) and buf, not yet started; a
  * bounce buffer given to it after this is its own
@@ -348,7 +343,6 @@ static void cacheguard_direct_job_done(struct tevent_req *subreq);
 static struct cacheguard_direct_job *
 cacheguard_direct_job_new(struct cacheguard_direct *d,
 			  enum cg_dio_job_kind kind,
-			  int slot,
 			  uint8_t *buf,
 			  uint64_t offset,
 			  size_t count)
@@ -373,7 +367,7 @@ cacheguard_direct_job_new(struct cacheguard_direct *d,
 				.ioprio = d->ioprio,
 			},
 		.io = d->io,
-		.slot = slot,
+		.slot = -1,
 		.d = d,
 		.budget_fd = -1,
 	};
@@ -382,35 +376,96 @@ cacheguard_direct_job_new(struct cacheguard_direct *d,
 	return job;
 }
 
-/*
- * Hand job to the pool once everything the thread reads is set; its
- * request is nobody's child and ends in cacheguard_direct_job_done
- */
-static bool cacheguard_direct_job_start(struct cacheguard_direct *d,
-					struct tevent_context *ev,
-					struct cacheguard_direct_job *job)
+static void cacheguard_direct_fill_done(struct cacheguard_direct_job *job)
 {
-	struct tevent_req *subreq = NULL;
+	struct cacheguard_direct *d = job->d;
 
-	/* reads, in smbd's profile as vfs_default's; a copy is no read */
-	subreq = cacheguard_pool_send(
-		NULL,
-		ev,
-		d->pool,
-		cacheguard_direct_do,
-		job,
-		job->w.count,
-		job->w.kind != CG_JOB_COPY ? CACHEGUARD_POOL_PREAD : 0);
-	if (subreq == NULL) {
-		return false;
+	if (d == NULL) {
+		return;		/* the stream was closed meanwhile */
 	}
-	tevent_req_set_callback(subreq, cacheguard_direct_job_done, NULL);
-	return true;
+	DLIST_REMOVE(d->fills, job);
+	if (cg_direct_fill_done(&d->sched,
+				(unsigned)job->slot,
+				job->w.ret,
+				&job->w.ver)) {
+		DBG_INFO("prefetch read at %jd failed (%s); no more prefetch "
+			 "for this stream\n",
+			 (intmax_t)job->w.offset,
+			 strerror(job->w.err));
+	}
 }
 
-static void cacheguard_direct_fill_done(struct cacheguard_direct_job *job);
-static void cacheguard_direct_read_done(struct cacheguard_direct_job *job);
-static void cacheguard_direct_copy_done(struct cacheguard_direct_job *job);
+static void cacheguard_direct_read_done(struct cacheguard_direct_job *job)
+{
+	struct cacheguard_direct_read_state *state = job->rs;
+	size_t got;
+
+	if (job->d != NULL) {
+		DLIST_REMOVE(job->d->jobs, job);
+	}
+	if (state == NULL) {
+		return;		/* nobody wants the bytes any more */
+	}
+	state->job = NULL;
+	if (state->abandoned) {
+		talloc_set_destructor(state, NULL);
+		TALLOC_FREE(state);
+		return;
+	}
+	state->aio.vfs_aio_state.duration = job->w.duration;
+	if (job->w.ret == -1) {
+		tevent_req_error(state->req,
+				 job->w.err != 0 ? job->w.err : EIO);
+		return;
+	}
+	state->aio.ret = job->w.ret;
+	if (!job->w.inplace) {
+		/* the request's bytes of the bounce buffer */
+		got = cg_dio_trim(&state->plan, state->n, (size_t)job->w.ret);
+		cg_sys_copy(&cg_sys_linux,
+			    state->data,
+			    job->w.buf + state->plan.skip,
+			    got);
+		state->aio.ret = (ssize_t)got;
+	}
+	tevent_req_done(state->req);
+}
+
+/*
+ * A HIT's copy ended. If its pieces were not the file's bytes any more
+ * (a change since their fill), the scheduler serves the request again;
+ * with the stream gone, the caller reads it through the next module.
+ */
+static void cacheguard_direct_copy_done(struct cacheguard_direct_job *job)
+{
+	struct cacheguard_direct_read_state *state = job->rs;
+	struct cacheguard_direct *d = job->d;
+	bool abandoned = state->abandoned;
+	bool done = job->w.ret >= 0;
+
+	state->job = NULL;
+	state->aio.vfs_aio_state.duration = job->w.duration;
+	if (d != NULL) {
+		DLIST_REMOVE(d->jobs, job);
+		done = cg_direct_copy_done(&d->sched,
+					   abandoned ? NULL : &state->sr,
+					   job->w.pieces,
+					   job->w.npieces,
+					   job->w.ret >= 0,
+					   job->w.version_ok);
+	}
+	if (abandoned) {
+		talloc_set_destructor(state, NULL);
+		TALLOC_FREE(state);
+		return;
+	}
+	if (done) {
+		state->aio.ret = job->w.ret;
+		tevent_req_done(state->req);
+	} else if (d == NULL) {
+		tevent_req_error(state->req, CG_DIRECT_NOT_NOW);
+	}
+}
 
 /* What a job's thread did goes to its stream, request or table */
 static void cacheguard_direct_job_done(struct tevent_req *subreq)
@@ -445,6 +500,34 @@ static void cacheguard_direct_job_done(struct tevent_req *subreq)
 	TALLOC_FREE(subreq);	/* and the job */
 }
 
+/*
+ * Hand job to the pool once everything the thread reads is set, and list
+ * it; its request is nobody's child and ends in cacheguard_direct_job_done
+ */
+static bool cacheguard_direct_job_start(struct cacheguard_direct *d,
+					struct tevent_context *ev,
+					struct cacheguard_direct_job *job,
+					struct cacheguard_direct_job **list)
+{
+	struct tevent_req *subreq = NULL;
+
+	/* reads, in smbd's profile as vfs_default's; a copy is no read */
+	subreq = cacheguard_pool_send(
+		NULL,
+		ev,
+		d->pool,
+		cacheguard_direct_do,
+		job,
+		job->w.count,
+		job->w.kind != CG_JOB_COPY ? CACHEGUARD_POOL_PREAD : 0);
+	if (subreq == NULL) {
+		return false;
+	}
+	tevent_req_set_callback(subreq, cacheguard_direct_job_done, NULL);
+	DLIST_ADD(*list, job);
+	return true;
+}
+
 /* ---- the stream: what the scheduler asks for ------------------------ */
 
 /* A fill of slot: a job reads [off, off + len) into its segment */
@@ -458,20 +541,15 @@ static bool cacheguard_direct_submit_fill(void *priv,
 	uint8_t *seg = d->io->mem + (size_t)slot * d->sched.pf.seg_size;
 	struct cacheguard_direct_job *job = NULL;
 
-	job = cacheguard_direct_job_new(d,
-					CG_JOB_FILL,
-					(int)slot,
-					seg,
-					off,
-					len);
+	job = cacheguard_direct_job_new(d, CG_JOB_FILL, seg, off, len);
 	if (job == NULL) {
 		return false;
 	}
-	if (!cacheguard_direct_job_start(d, d->ev, job)) {
+	job->slot = (int)slot;
+	if (!cacheguard_direct_job_start(d, d->ev, job, &d->fills)) {
 		TALLOC_FREE(job);
 		return false;
 	}
-	DLIST_ADD(d->fills, job);
 	return true;
 }
 
@@ -509,10 +587,153 @@ static bool cacheguard_direct_grow(void *priv, size_t extra, uint64_t below)
 	return true;
 }
 
+/*
+ * A MISS: the request's own aligned read of [offset, offset + n) into
+ * data, as a READ job not yet started; *plan says how its bytes map to
+ * the request's. In place where it can (cg_dio_inplace), else through a
+ * bounce buffer counted in the budget while it lives; without room,
+ * NULL and errno CG_DIRECT_NOT_NOW.
+ */
+static struct cacheguard_direct_job *
+cacheguard_direct_read_job(struct cacheguard_direct *d,
+			   uint8_t *data,
+			   size_t n,
+			   off_t offset,
+			   struct cg_dio_plan *plan)
+{
+	struct cacheguard_direct_job *job = NULL;
+	struct cg_dio_inplace in;
+	uint8_t *bounce = NULL;
+	bool inplace;
+	size_t len;
+	int budget_fd = -1;
+	bool charge;
+	bool spent;
+
+	if (!cg_dio_plan((uint64_t)offset, n, d->align, plan)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	inplace = cacheguard_direct_inplace_safe() &&
+		  cg_dio_inplace((uint64_t)offset,
+				 n,
+				 (uintptr_t)data,
+				 d->align,
+				 &in);
+	len = cg_dio_read_bounce(inplace, &in, plan, &charge);
+	if (charge) {
+		budget_fd = cacheguard_direct_budget_take(len,
+							  d->limit,
+							  false,
+							  &spent);
+		if (spent) {
+			errno = CG_DIRECT_NOT_NOW;
+			return NULL;
+		}
+	}
+	if (len != 0) {
+		bounce = cg_buf_map(len);
+	}
+	if (len == 0 || bounce != NULL) {
+		job = cacheguard_direct_job_new(
+			d,
+			CG_JOB_READ,
+			inplace ? data : bounce,
+			inplace ? (uint64_t)offset : plan->off,
+			inplace ? n : plan->len);
+	}
+	if (job == NULL) {
+		cg_buf_unmap(bounce, len);
+		if (budget_fd != -1) {
+			close(budget_fd);
+		}
+		errno = ENOMEM;
+		return NULL;
+	}
+	job->w.bounce = bounce;
+	job->bounce_len = len;
+	job->budget_fd = budget_fd;
+	job->w.inplace = inplace;
+	job->w.plan = in;
+	return job;
+}
+
+/* A MISS: the request reads on its own */
+static bool cacheguard_direct_start_read(void *priv, struct cg_direct_req *r)
+{
+	struct cacheguard_direct *d =
+		talloc_get_type_abort(priv, struct cacheguard_direct);
+	struct cacheguard_direct_read_state *state = cacheguard_direct_owner(r);
+	struct cacheguard_direct_job *job = NULL;
+
+	job = cacheguard_direct_read_job(d,
+					 state->data,
+					 state->n,
+					 state->offset,
+					 &state->plan);
+	if (job == NULL) {
+		tevent_req_error(state->req, errno);
+		return false;
+	}
+	job->rs = state;
+	if (!cacheguard_direct_job_start(d, state->ev, job, &d->jobs)) {
+		TALLOC_FREE(job);
+		tevent_req_error(state->req, ENOMEM);
+		return false;
+	}
+	state->job = job;
+	return true;
+}
+
+/*
+ * A HIT: a job checks the file's version and copies the pinned pieces
+ * into the request's buffer, off the event loop. False without a job:
+ * the scheduler has the request read on its own.
+ */
 static bool
-cacheguard_direct_start_copy(void *priv, struct cg_direct_req *r, size_t avail);
-static bool cacheguard_direct_start_read(void *priv, struct cg_direct_req *r);
-static void cacheguard_direct_defer(void *priv, struct cg_direct_req *r);
+cacheguard_direct_start_copy(void *priv, struct cg_direct_req *r, size_t avail)
+{
+	struct cacheguard_direct *d =
+		talloc_get_type_abort(priv, struct cacheguard_direct);
+	struct cacheguard_direct_read_state *state = cacheguard_direct_owner(r);
+	struct cacheguard_direct_job *job = NULL;
+	struct cg_pf_piece *pieces = NULL;
+	unsigned max = cg_direct_pieces_max(&d->sched, r);
+	unsigned np = 0;
+
+	job = cacheguard_direct_job_new(d,
+					CG_JOB_COPY,
+					state->data,
+					(uint64_t)state->offset,
+					state->n);
+	if (job != NULL) {
+		pieces = talloc_array(job, struct cg_pf_piece, max);
+	}
+	if (pieces == NULL ||
+	    !cg_direct_pin(&d->sched, r, avail, pieces, max, &np)) {
+		TALLOC_FREE(job);
+		return false;
+	}
+	job->w.mem = d->io->mem;
+	job->w.pieces = pieces;
+	job->w.npieces = np;
+	job->rs = state;
+	if (!cacheguard_direct_job_start(d, state->ev, job, &d->jobs)) {
+		cg_direct_unpin(&d->sched, pieces, np);
+		TALLOC_FREE(job);
+		return false;
+	}
+	state->job = job;
+	return true;
+}
+
+/* The request waits for a fill: woken from its completion, not nested */
+static void cacheguard_direct_defer(void *priv, struct cg_direct_req *r)
+{
+	struct cacheguard_direct_read_state *state = cacheguard_direct_owner(r);
+
+	tevent_req_defer_callback(state->req, state->ev);
+}
 
 static const struct cg_direct_ops cacheguard_direct_sched_ops = {
 	.submit_fill = cacheguard_direct_submit_fill,
@@ -543,9 +764,7 @@ static int cacheguard_direct_destructor(struct cacheguard_direct *d)
 	 */
 	for (w = cg_direct_orphan(&d->sched); w != NULL;
 	     w = cg_direct_orphan(&d->sched)) {
-		state = talloc_get_type_abort(
-			w->owner,
-			struct cacheguard_direct_read_state);
+		state = cacheguard_direct_owner(w);
 		tevent_req_error(state->req, EBADF);
 	}
 	DBG_DEBUG("direct stream done: %ju hits, %ju waits, %ju misses, "
@@ -574,6 +793,7 @@ cacheguard_direct_open(TALLOC_CTX *mem_ctx,
 	int fd = fsp_get_io_fd(fsp);
 	dev_t dev = fsp->fsp_name->st.st_ex_dev;
 	size_t align = kernel_oplock ? 0 : cacheguard_direct_alignment(fd, dev);
+	uint64_t max_req;
 	size_t seg_align;
 	size_t mem;
 	size_t reserve;
@@ -597,9 +817,8 @@ cacheguard_direct_open(TALLOC_CTX *mem_ctx,
 		.limit = cfg->direct_memory,
 		.ioprio = cfg->stream_ioprio,
 	};
-	seg_align = cg_prefetch_align(cfg->direct_prefetch,
-				      align,
-				      cacheguard_fs_max_request(dev));
+	max_req = cg_dev_max_request(&cacheguard_devs, dev);
+	seg_align = cg_prefetch_align(cfg->direct_prefetch, align, max_req);
 	cg_direct_init(&d->sched,
 		       &cacheguard_direct_sched_ops,
 		       d,
@@ -634,10 +853,6 @@ cacheguard_direct_open(TALLOC_CTX *mem_ctx,
 		TALLOC_FREE(d);
 		*fail = cg_direct_open_failure(err);
 		return NULL;
-	}
-	d->name = talloc_strdup(d, fsp_str_dbg(fsp));
-	if (d->name == NULL) {
-		d->name = "?";
 	}
 	DLIST_ADD(cacheguard_direct_live, d);
 	talloc_set_destructor(d, cacheguard_direct_destructor);
@@ -689,288 +904,6 @@ static int cacheguard_direct_read_state_destructor(
 	return 0;
 }
 
-/*
- * A MISS: the request's own aligned read of [offset, offset + n) into
- * data, as a READ job not yet started; *plan says how its bytes map to
- * the request's. In place where it can (cg_dio_inplace), else through a
- * bounce buffer counted in the budget while it lives; without room,
- * NULL and errno CG_DIRECT_NOT_NOW.
- */
-static struct cacheguard_direct_job *
-cacheguard_direct_read_job(struct cacheguard_direct *d,
-			   uint8_t *data,
-			   size_t n,
-			   off_t offset,
-			   struct cg_dio_plan *plan)
-{
-	struct cacheguard_direct_job *job = NULL;
-	struct cg_dio_inplace in;
-	uint8_t *bounce = NULL;
-	bool inplace;
-	size_t len;
-	int budget_fd = -1;
-	bool charge;
-	bool spent;
-
-	if (!cg_dio_plan((uint64_t)offset, n, d->align, plan)) {
-		errno = EINVAL;
-		return NULL;
-	}
-	inplace = cacheguard_direct_inplace_safe() &&
-		  cg_dio_inplace((uint64_t)offset,
-				 n,
-				 (uintptr_t)data,
-				 d->align,
-				 &in);
-	len = cg_dio_read_bounce(inplace, &in, plan, &charge);
-	if (charge) {
-		budget_fd = cacheguard_direct_budget_take(len,
-							  d->limit,
-							  false,
-							  &spent);
-		if (spent) {
-			errno = CG_DIRECT_NOT_NOW;
-			return NULL;
-		}
-	}
-	if (len != 0) {
-		bounce = cg_buf_map(len);
-	}
-	if (len == 0 || bounce != NULL) {
-		job = inplace ? cacheguard_direct_job_new(d,
-							  CG_JOB_READ,
-							  -1,
-							  data,
-							  (uint64_t)offset,
-							  n)
-			      : cacheguard_direct_job_new(d,
-							  CG_JOB_READ,
-							  -1,
-							  bounce,
-							  plan->off,
-							  plan->len);
-	}
-	if (job == NULL) {
-		cg_buf_unmap(bounce, len);
-		if (budget_fd != -1) {
-			close(budget_fd);
-		}
-		errno = ENOMEM;
-		return NULL;
-	}
-	job->w.bounce = bounce;
-	job->bounce_len = len;
-	job->budget_fd = budget_fd;
-	job->w.inplace = inplace;
-	job->w.plan = in;
-	return job;
-}
-
-/* What a READ job read, in the request's data: bytes, or -1 and errno */
-static ssize_t
-cacheguard_direct_read_result(const struct cacheguard_direct_job *job,
-			      const struct cg_dio_plan *plan,
-			      uint8_t *data,
-			      size_t n)
-{
-	size_t got;
-
-	if (job->w.ret == -1) {
-		errno = job->w.err != 0 ? job->w.err : EIO;
-		return -1;
-	}
-	if (job->w.inplace) {
-		return job->w.ret;
-	}
-	got = cg_dio_trim(plan, n, (size_t)job->w.ret);
-	cg_sys_copy(&cg_sys_linux, data, job->w.buf + plan->skip, got);
-	return (ssize_t)got;
-}
-
-static void cacheguard_direct_read_done(struct cacheguard_direct_job *job)
-{
-	struct cacheguard_direct_read_state *state = job->rs;
-	ssize_t got;
-
-	if (job->d != NULL) {
-		DLIST_REMOVE(job->d->jobs, job);
-	}
-	if (state == NULL) {
-		return;		/* nobody wants the bytes any more */
-	}
-	state->job = NULL;
-	if (state->abandoned) {
-		talloc_set_destructor(state, NULL);
-		TALLOC_FREE(state);
-		return;
-	}
-	state->vfs_aio_state.duration = job->w.duration;
-	got = cacheguard_direct_read_result(job,
-					    &state->plan,
-					    state->data,
-					    state->n);
-	if (got == -1) {
-		tevent_req_error(state->req, errno);
-		return;
-	}
-	state->ret = got;
-	tevent_req_done(state->req);
-}
-
-/* A MISS: the request reads on its own */
-static bool cacheguard_direct_start_read(void *priv, struct cg_direct_req *r)
-{
-	struct cacheguard_direct *d =
-		talloc_get_type_abort(priv, struct cacheguard_direct);
-	struct cacheguard_direct_read_state *state =
-		talloc_get_type_abort(r->owner,
-				      struct cacheguard_direct_read_state);
-	struct cacheguard_direct_job *job = NULL;
-
-	job = cacheguard_direct_read_job(d,
-					 state->data,
-					 state->n,
-					 state->offset,
-					 &state->plan);
-	if (job == NULL) {
-		tevent_req_error(state->req, errno);
-		return false;
-	}
-	job->rs = state;
-	if (!cacheguard_direct_job_start(d, state->ev, job)) {
-		TALLOC_FREE(job);
-		tevent_req_error(state->req, ENOMEM);
-		return false;
-	}
-	state->job = job;
-	DLIST_ADD(d->jobs, job);
-	return true;
-}
-
-/*
- * A HIT: a job checks the file's version and copies the pinned pieces
- * into the request's buffer, off the event loop. False without a job:
- * the scheduler has the request read on its own.
- */
-static bool
-cacheguard_direct_start_copy(void *priv, struct cg_direct_req *r, size_t avail)
-{
-	struct cacheguard_direct *d =
-		talloc_get_type_abort(priv, struct cacheguard_direct);
-	struct cacheguard_direct_read_state *state =
-		talloc_get_type_abort(r->owner,
-				      struct cacheguard_direct_read_state);
-	struct cacheguard_direct_job *job = NULL;
-	struct cg_pf_piece *pieces = NULL;
-	unsigned max = cg_direct_pieces_max(&d->sched, r);
-	unsigned np = 0;
-
-	job = cacheguard_direct_job_new(d,
-					CG_JOB_COPY,
-					-1,
-					state->data,
-					(uint64_t)state->offset,
-					state->n);
-	if (job != NULL) {
-		pieces = talloc_array(job, struct cg_pf_piece, max);
-	}
-	if (pieces == NULL ||
-	    !cg_direct_pin(&d->sched, r, avail, pieces, max, &np)) {
-		TALLOC_FREE(job);
-		return false;
-	}
-	job->w.mem = d->io->mem;
-	job->w.pieces = pieces;
-	job->w.npieces = np;
-	job->rs = state;
-	if (!cacheguard_direct_job_start(d, state->ev, job)) {
-		cg_direct_unpin(&d->sched, pieces, np);
-		TALLOC_FREE(job);
-		return false;
-	}
-	state->job = job;
-	DLIST_ADD(d->jobs, job);
-	return true;
-}
-
-/*
- * A HIT's copy ended. Its pieces were not the file's bytes any more (a
- * change since their fill): the scheduler serves the request again; with
- * the stream gone, let the caller read it through the next module.
- */
-static void cacheguard_direct_copy_done(struct cacheguard_direct_job *job)
-{
-	struct cacheguard_direct_read_state *state = job->rs;
-	struct cacheguard_direct *d = job->d;
-	bool copied = job->w.ret >= 0;
-
-	state->job = NULL;
-	if (d != NULL) {
-		DLIST_REMOVE(d->jobs, job);
-	}
-	if (state->abandoned) {
-		if (d != NULL) {
-			cg_direct_copy_done(&d->sched,
-					    NULL,
-					    job->w.pieces,
-					    job->w.npieces,
-					    copied,
-					    job->w.version_ok);
-		}
-		talloc_set_destructor(state, NULL);
-		TALLOC_FREE(state);
-		return;
-	}
-	state->vfs_aio_state.duration = job->w.duration;
-	if (d == NULL) {
-		if (copied) {
-			state->ret = job->w.ret;
-			tevent_req_done(state->req);
-		} else {
-			tevent_req_error(state->req, CG_DIRECT_NOT_NOW);
-		}
-		return;
-	}
-	if (cg_direct_copy_done(&d->sched,
-				&state->sr,
-				job->w.pieces,
-				job->w.npieces,
-				copied,
-				job->w.version_ok)) {
-		state->ret = job->w.ret;
-		tevent_req_done(state->req);
-	}
-}
-
-/* The request waits for a fill: woken from its completion, not nested */
-static void cacheguard_direct_defer(void *priv, struct cg_direct_req *r)
-{
-	struct cacheguard_direct_read_state *state =
-		talloc_get_type_abort(r->owner,
-				      struct cacheguard_direct_read_state);
-
-	tevent_req_defer_callback(state->req, state->ev);
-}
-
-static void cacheguard_direct_fill_done(struct cacheguard_direct_job *job)
-{
-	struct cacheguard_direct *d = job->d;
-
-	if (d == NULL) {
-		return;		/* the stream was closed meanwhile */
-	}
-	DLIST_REMOVE(d->fills, job);
-	if (cg_direct_fill_done(&d->sched,
-				(unsigned)job->slot,
-				job->w.ret,
-				&job->w.ver)) {
-		DBG_INFO("prefetch read at %jd failed (%s); no more prefetch "
-			 "for this stream\n",
-			 (intmax_t)job->w.offset,
-			 strerror(job->w.err));
-	}
-}
-
 struct tevent_req *cacheguard_direct_pread_send(TALLOC_CTX *mem_ctx,
 						struct tevent_context *ev,
 						struct cacheguard_direct *d,
@@ -995,7 +928,7 @@ struct tevent_req *cacheguard_direct_pread_send(TALLOC_CTX *mem_ctx,
 		.data = data,
 		.n = n,
 		.offset = offset,
-		.ret = -1,
+		.aio = {.ret = -1},
 		.sr = {.owner = state},
 	};
 	talloc_set_destructor(state, cacheguard_direct_read_state_destructor);
@@ -1017,9 +950,5 @@ ssize_t cacheguard_direct_pread_recv(struct tevent_req *req,
 	struct cacheguard_direct_read_state *state =
 		tevent_req_data(req, struct cacheguard_direct_read_state);
 
-	if (tevent_req_is_unix_error(req, &vfs_aio_state->error)) {
-		return -1;
-	}
-	*vfs_aio_state = state->vfs_aio_state;
-	return state->ret;
+	return cacheguard_aio_recv(req, &state->aio, vfs_aio_state);
 }

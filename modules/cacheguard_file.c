@@ -19,10 +19,8 @@
  */
 
 /*
- * The fsp extension: whether the module tracks an open file, the
- * engine's state of a tracked one, and what its close does. Also the
- * engine's syscall table with the parts that need smbd: residency asked
- * as root, the server's lock files.
+ * Also the engine's syscall table with the parts that need smbd:
+ * residency asked as root, the server's lock files.
  */
 
 #include "includes.h"
@@ -67,10 +65,7 @@ static int cacheguard_resident(int fd,
 	return ret;
 }
 
-/*
- * A new descriptor of one of the server's lock files; without it the
- * engine does without, which is said once per process, with its cost
- */
+/* A server lock file's new descriptor; if none, said once with the cost */
 static int cacheguard_lock_file_open(const char *name,
 				     const char *what,
 				     bool *logged,
@@ -150,7 +145,14 @@ static void cacheguard_foreign(struct cacheguard_share *share,
 }
 
 static void cacheguard_log_summary(struct files_struct *fsp,
-				   const struct cacheguard_file *cgf);
+				   const struct cacheguard_file *cgf)
+{
+	char line[640];
+
+	if (cg_file_summary(&cgf->file, line, sizeof(line))) {
+		DBG_PREFIX(2, ("%s: %s\n", fsp_str_dbg(fsp), line));
+	}
+}
 
 /*
  * What a file's close does, once: its upload dropped, its stream's last
@@ -167,10 +169,7 @@ void cacheguard_file_done(struct files_struct *fsp,
 		return;
 	}
 	cgf->done = true;
-	if (cgf->writer != NULL) {
-		cacheguard_wfile_close(cgf->writer);
-		TALLOC_FREE(cgf->writer);
-	}
+	TALLOC_FREE(cgf->writer);	/* its destructor drops the upload */
 	if (cgf->track == CG_TRACKING_YES) {
 		uint64_t start_ns = cg_now_ns();
 
@@ -281,9 +280,9 @@ struct cacheguard_file *cacheguard_track(
 		     cfg,
 		     &cacheguard_sys,
 		     (uint64_t)st.st_size,
-		     cacheguard_fs_lacks_of(dev) | share->below,
+		     cg_dev_lacks(&cacheguard_devs, dev) | share->below,
 		     fsp_get_io_fd(fsp));
-	cgf->file.stream.kernel_ra = cacheguard_fs_readahead(dev);
+	cgf->file.stream.kernel_ra = cg_dev_readahead(&cacheguard_devs, dev);
 	cgf->file.stream.share.slot = cg_share_slot(st.st_dev, st.st_ino);
 	/* one smbd process serves one client, whose cache serves its readers */
 	cgf->file.stream.share.client = (uint64_t)getpid();
@@ -292,14 +291,4 @@ struct cacheguard_file *cacheguard_track(
 		  (uintmax_t)st.st_size,
 		  cg_mode_name(cgf->file.mode));
 	return cgf;
-}
-
-static void cacheguard_log_summary(struct files_struct *fsp,
-				   const struct cacheguard_file *cgf)
-{
-	char line[640];
-
-	if (cg_file_summary(&cgf->file, line, sizeof(line))) {
-		DBG_PREFIX(2, ("%s: %s\n", fsp_str_dbg(fsp), line));
-	}
 }

@@ -21,10 +21,40 @@
 #define CACHEGUARD_GLUE_H
 
 #include "../source/cg_file.h"
-#include "cacheguard_compat.h"
 
 /* The module's debug class (cacheguard_state.c); DBGC_VFS before init */
 extern int vfs_cacheguard_debug_level;
+
+/*
+ * "/proc/self/fd/<fd>" in buf, or NULL when there is no /proc or buf is
+ * too small. The one call that differs between the Samba releases the
+ * module builds for (4.17 to 4.22): wscript's configure defines
+ * HAVE_SYS_PROC_FD_PATH_BUF where 4.20's form builds.
+ */
+#ifdef HAVE_SYS_PROC_FD_PATH_BUF
+static inline const char *
+cacheguard_proc_fd_path(int fd, char *buf, size_t bufsize)
+{
+	struct sys_proc_fd_path_buf pbuf;
+	const char *path = sys_proc_fd_path(fd, &pbuf);
+	int len;
+
+	if (path == NULL) {
+		return NULL;
+	}
+	len = snprintf(buf, bufsize, "%s", path);
+	if (len < 0 || (size_t)len >= bufsize) {
+		return NULL;
+	}
+	return buf;
+}
+#else
+static inline const char *
+cacheguard_proc_fd_path(int fd, char *buf, size_t bufsize)
+{
+	return sys_proc_fd_path(fd, buf, bufsize);
+}
+#endif
 
 /*
  * Run fn(job) in pool with vfs_default's discipline (cacheguard_pool.c):
@@ -48,11 +78,19 @@ int cacheguard_pool_recv(struct tevent_req *req);
 /* The job given to cacheguard_pool_send: the request's until it is freed */
 void *cacheguard_pool_job(struct tevent_req *req);
 
+/* What an asynchronous read or write answers; its _recv hands it on */
+struct cacheguard_aio {
+	ssize_t ret;
+	struct vfs_aio_state vfs_aio_state;
+};
+ssize_t cacheguard_aio_recv(struct tevent_req *req,
+			    const struct cacheguard_aio *aio,
+			    struct vfs_aio_state *vfs_aio_state);
+
 /*
- * A read (or write) that leaves nothing cached (cacheguard_uncached.c),
- * in smbd's pool: flags CG_RWF_DONTCACHE or CG_READ_DROP (cg_pread_full).
- * Failure is -1 with vfs_aio_state->error set (EOPNOTSUPP: no
- * RWF_DONTCACHE).
+ * A read (or write) that leaves nothing cached, in smbd's pool: flags
+ * CG_RWF_DONTCACHE or CG_READ_DROP (cg_pread_full). Failure is -1 with
+ * vfs_aio_state->error set (EOPNOTSUPP: no RWF_DONTCACHE).
  */
 struct tevent_req *cacheguard_uncached_send(TALLOC_CTX *mem_ctx,
 					    struct tevent_context *ev,
@@ -69,16 +107,14 @@ ssize_t cacheguard_uncached_recv(struct tevent_req *req,
 
 /*
  * A file's direct stream (cacheguard_direct.c), a talloc child of the
- * fsp (an fsp extension's data area is no talloc context). Freeing it
- * closes its O_DIRECT descriptor and gives its buffer back once no job
- * holds them.
+ * fsp. Freeing it closes its O_DIRECT descriptor and gives its buffer
+ * back once no job holds them.
  */
 struct cacheguard_direct;
 
 /*
  * size: the file's as the engine knows it; kernel_oplock: smbd holds one
- * on fsp. NULL when direct reads cannot be set up; *fail says why, for
- * cg_file_direct_unavailable.
+ * on fsp. NULL when direct reads cannot be set up; *fail says why.
  */
 struct cacheguard_direct *
 cacheguard_direct_open(TALLOC_CTX *mem_ctx,
@@ -108,68 +144,23 @@ ssize_t cacheguard_direct_pread_recv(struct tevent_req *req,
  */
 unsigned
 cacheguard_direct_note_write(struct file_id id, off_t offset, size_t n);
-/*
- * The paths smbd changes a file through (cacheguard_changes.c): each
- * tells the direct streams before and after the change
- */
-void cacheguard_changes(struct files_struct *fsp,
-			enum cg_change how,
-			const char *hook,
-			off_t offset,
-			uint64_t n);
-int cacheguard_fallocate(struct vfs_handle_struct *handle,
-			 struct files_struct *fsp,
-			 uint32_t mode,
-			 off_t offset,
-			 off_t len);
-int cacheguard_ftruncate(struct vfs_handle_struct *handle,
-			 struct files_struct *fsp,
-			 off_t len);
-struct tevent_req *cacheguard_offload_write_send(
-	struct vfs_handle_struct *handle,
-	TALLOC_CTX *mem_ctx,
-	struct tevent_context *ev,
-	uint32_t fsctl,
-	DATA_BLOB *token,
-	off_t transfer_offset,
-	struct files_struct *dest_fsp,
-	off_t dest_off,
-	off_t num);
-NTSTATUS cacheguard_offload_write_recv(struct vfs_handle_struct *handle,
-				       struct tevent_req *req,
-				       off_t *copied);
-
 /* cg_direct_finished() of d's scheduler */
 bool cacheguard_direct_finished(const struct cacheguard_direct *d,
 				bool still_direct);
 
 /*
- * What each filesystem supports, per smbd process: cacheguard_fs.c holds
- * the device table of source/cg_dev.h and logs what it learns, once;
- * mode auto's probe logs its answer at level 2
+ * Per smbd process (cacheguard_state.c): what each device supports, what
+ * it learns logged once (mode auto's probe at level 2), and the lock
+ * file NAME in the module's state directory, opened as root (-1 and
+ * errno on failure)
  */
+extern struct cg_devs cacheguard_devs;
 void cacheguard_fs_probe(struct files_struct *fsp, bool may_reopen);
-unsigned cacheguard_fs_lacks_of(dev_t dev);
 /* fsp's device lacks flag (0: nothing learnt), as err showed */
 void cacheguard_fs_lacks(struct files_struct *fsp,
 			 unsigned flag,
 			 const char *what,
 			 int err);
-uint64_t cacheguard_fs_readahead(dev_t dev);
-uint64_t cacheguard_fs_max_request(dev_t dev);
-
-/*
- * The CG_BELOW_* flags of the modules below handle that must see the
- * files' reads or writes, each logged (cacheguard_stack.c)
- */
-unsigned cacheguard_stack_below(struct vfs_handle_struct *handle,
-				const char *service);
-
-/*
- * A new descriptor of the lock file NAME in the module's directory of
- * smbd's state directory (cacheguard_state.c), opened as root; -1 and
- * errno on failure
- */
 int cacheguard_state_file_open(const char *name);
 
 /* What the module keeps per share, from the tree connect on */
@@ -237,45 +228,49 @@ ssize_t cacheguard_sendfile(struct vfs_handle_struct *handle,
 			    size_t n);
 
 /*
- * Uploads (cacheguard_write.c): one struct cacheguard_wfile per open file
- * a client writes, a talloc child of the fsp
+ * cacheguard_write.c: the hooks of every path smbd changes a file's
+ * bytes through; a file a client writes has a struct cacheguard_wfile,
+ * a talloc child of the fsp, whose freeing drops the upload
  */
-struct cacheguard_wfile;
-
-struct cacheguard_wfile *cacheguard_wfile_new(TALLOC_CTX *mem_ctx,
-					      struct vfs_handle_struct *handle,
-					      struct files_struct *fsp,
-					      const struct cg_config *cfg,
-					      unsigned fs_lacks);
-/* Before the close: drops the upload */
-void cacheguard_wfile_close(struct cacheguard_wfile *wf);
-
-/*
- * The write hooks (cacheguard_write.c), given fsp's writer wf, which
- * vfs_cacheguard.c finds or creates; wf NULL: fsp is left alone
- */
-ssize_t cacheguard_upload_pwrite(struct vfs_handle_struct *handle,
-				 struct files_struct *fsp,
-				 struct cacheguard_wfile *wf,
-				 const void *data,
-				 size_t n,
-				 off_t offset);
-struct tevent_req *
-cacheguard_upload_pwrite_send(struct vfs_handle_struct *handle,
-			      TALLOC_CTX *mem_ctx,
-			      struct tevent_context *ev,
-			      struct files_struct *fsp,
-			      struct cacheguard_wfile *wf,
-			      const void *data,
-			      size_t n,
-			      off_t offset);
-ssize_t cacheguard_upload_pwrite_recv(struct tevent_req *req,
-				      struct vfs_aio_state *vfs_aio_state);
-ssize_t cacheguard_upload_recvfile(struct vfs_handle_struct *handle,
-				   int fromfd,
-				   struct files_struct *tofsp,
-				   struct cacheguard_wfile *wf,
-				   off_t offset,
-				   size_t n);
+ssize_t cacheguard_pwrite(struct vfs_handle_struct *handle,
+			  struct files_struct *fsp,
+			  const void *data,
+			  size_t n,
+			  off_t offset);
+struct tevent_req *cacheguard_pwrite_send(struct vfs_handle_struct *handle,
+					  TALLOC_CTX *mem_ctx,
+					  struct tevent_context *ev,
+					  struct files_struct *fsp,
+					  const void *data,
+					  size_t n,
+					  off_t offset);
+ssize_t cacheguard_pwrite_recv(struct tevent_req *req,
+			       struct vfs_aio_state *vfs_aio_state);
+ssize_t cacheguard_recvfile(struct vfs_handle_struct *handle,
+			    int fromfd,
+			    struct files_struct *tofsp,
+			    off_t offset,
+			    size_t n);
+int cacheguard_fallocate(struct vfs_handle_struct *handle,
+			 struct files_struct *fsp,
+			 uint32_t mode,
+			 off_t offset,
+			 off_t len);
+int cacheguard_ftruncate(struct vfs_handle_struct *handle,
+			 struct files_struct *fsp,
+			 off_t len);
+struct tevent_req *cacheguard_offload_write_send(
+	struct vfs_handle_struct *handle,
+	TALLOC_CTX *mem_ctx,
+	struct tevent_context *ev,
+	uint32_t fsctl,
+	DATA_BLOB *token,
+	off_t transfer_offset,
+	struct files_struct *dest_fsp,
+	off_t dest_off,
+	off_t num);
+NTSTATUS cacheguard_offload_write_recv(struct vfs_handle_struct *handle,
+				       struct tevent_req *req,
+				       off_t *copied);
 
 #endif /* CACHEGUARD_GLUE_H */

@@ -1,6 +1,6 @@
 /*
- * vfs_cacheguard: one job in smbd's thread pool, the way vfs_default
- * runs its preads and pwrites
+ * vfs_cacheguard: jobs in smbd's thread pool, the way vfs_default runs
+ * its preads and pwrites, and the uncached read or write among them
  *
  * Copyright (C) 2026 The vfs_cacheguard authors
  *
@@ -19,8 +19,8 @@
  */
 
 /*
- * Every job of the module runs through here, with vfs_default's
- * discipline:
+ * Every job of the module runs through cacheguard_pool_send, with
+ * vfs_default's discipline:
  *
  * - the thread touches the job and this request's flat state only; the
  *   job is moved under the state, and a destructor keeps the state (and
@@ -31,6 +31,12 @@
  *   writeback, whose ranges the next job takes over);
  * - smbd's profile counts the job's bytes as vfs_default's own
  *   asynchronous preads or pwrites.
+ *
+ * RWF_DONTCACHE (Linux 6.14+; ext4 from 6.17, XFS from 6.15) is a
+ * buffered read or write whose newly created pages are dropped once it
+ * completes; pages cached already stay. Without it: EOPNOTSUPP. The same
+ * job reads a dontneed stream alone on its file in pieces, each dropped
+ * once read (CG_READ_DROP).
  */
 
 #include "includes.h"
@@ -40,6 +46,7 @@
 #include "lib/pthreadpool/pthreadpool_tevent.h"
 
 #include "cacheguard_glue.h"
+#include "../source/cg_sys.h"
 
 struct cacheguard_pool_state {
 	void (*fn)(void *job);
@@ -64,7 +71,29 @@ static int cacheguard_pool_state_destructor(struct cacheguard_pool_state *state)
 	return -1;	/* a thread may still use state and its job */
 }
 
-static void cacheguard_pool_done(struct tevent_req *subreq);
+static void cacheguard_pool_done(struct tevent_req *subreq)
+{
+	struct tevent_req *req = tevent_req_callback_data(subreq,
+							  struct tevent_req);
+	struct cacheguard_pool_state *state =
+		tevent_req_data(req, struct cacheguard_pool_state);
+	int ret;
+
+	ret = pthreadpool_tevent_job_recv(subreq);
+	TALLOC_FREE(subreq);
+	talloc_set_destructor(state, NULL);
+	if (ret == EAGAIN && !(state->flags & CACHEGUARD_POOL_MAY_SKIP)) {
+		/* No thread to be had: run inline rather than fail */
+		cacheguard_pool_do(state);
+		ret = 0;
+	}
+	SMBPROFILE_BYTES_ASYNC_END(state->profile_bytes);
+	if (ret != 0) {
+		tevent_req_error(req, ret);
+		return;
+	}
+	tevent_req_done(req);
+}
 
 struct tevent_req *cacheguard_pool_send(TALLOC_CTX *mem_ctx,
 					struct tevent_context *ev,
@@ -115,30 +144,6 @@ struct tevent_req *cacheguard_pool_send(TALLOC_CTX *mem_ctx,
 	return req;
 }
 
-static void cacheguard_pool_done(struct tevent_req *subreq)
-{
-	struct tevent_req *req = tevent_req_callback_data(subreq,
-							  struct tevent_req);
-	struct cacheguard_pool_state *state =
-		tevent_req_data(req, struct cacheguard_pool_state);
-	int ret;
-
-	ret = pthreadpool_tevent_job_recv(subreq);
-	TALLOC_FREE(subreq);
-	talloc_set_destructor(state, NULL);
-	if (ret == EAGAIN && !(state->flags & CACHEGUARD_POOL_MAY_SKIP)) {
-		/* No thread to be had: run inline rather than fail */
-		cacheguard_pool_do(state);
-		ret = 0;
-	}
-	SMBPROFILE_BYTES_ASYNC_END(state->profile_bytes);
-	if (ret != 0) {
-		tevent_req_error(req, ret);
-		return;
-	}
-	tevent_req_done(req);
-}
-
 int cacheguard_pool_recv(struct tevent_req *req)
 {
 	int err;
@@ -155,4 +160,110 @@ void *cacheguard_pool_job(struct tevent_req *req)
 		tevent_req_data(req, struct cacheguard_pool_state);
 
 	return state->job;
+}
+
+ssize_t cacheguard_aio_recv(struct tevent_req *req,
+			    const struct cacheguard_aio *aio,
+			    struct vfs_aio_state *vfs_aio_state)
+{
+	if (tevent_req_is_unix_error(req, &vfs_aio_state->error)) {
+		return -1;
+	}
+	*vfs_aio_state = aio->vfs_aio_state;
+	return aio->ret;
+}
+
+/* Flat: the pool thread touches nothing else */
+struct cacheguard_uncached_job {
+	int fd;
+	int flags;
+	bool write;		/* pwritev2() of buf, else preadv2() into it */
+	void *buf;
+	size_t count;
+	off_t offset;
+	unsigned ioprio;	/* cacheguard:stream ioprio */
+	struct cacheguard_aio aio;
+};
+
+static void cacheguard_uncached_do(void *private_data)
+{
+	struct cacheguard_uncached_job *job =
+		talloc_get_type_abort(private_data,
+				      struct cacheguard_uncached_job);
+	struct timespec start, end;
+	int saved;
+
+	clock_gettime_mono(&start);
+	saved = cg_ioprio_enter(job->ioprio);
+	if (job->write) {
+		job->aio.ret = cg_pwrite_full(&cg_sys_linux,
+					      job->fd,
+					      job->buf,
+					      job->count,
+					      (uint64_t)job->offset,
+					      job->flags);
+	} else {
+		job->aio.ret = cg_pread_full(&cg_sys_linux,
+					     job->fd,
+					     job->buf,
+					     job->count,
+					     (uint64_t)job->offset,
+					     job->flags);
+	}
+	job->aio.vfs_aio_state.error = job->aio.ret == -1 ? errno : 0;
+	cg_ioprio_leave(saved);
+	clock_gettime_mono(&end);
+	job->aio.vfs_aio_state.duration = nsec_time_diff(&end, &start);
+}
+
+struct tevent_req *cacheguard_uncached_send(TALLOC_CTX *mem_ctx,
+					    struct tevent_context *ev,
+					    struct vfs_handle_struct *handle,
+					    bool write,
+					    int fd,
+					    void *data,
+					    size_t n,
+					    off_t offset,
+					    int flags,
+					    unsigned ioprio)
+{
+	struct tevent_req *req = NULL;
+	struct cacheguard_uncached_job *job = NULL;
+
+	job = talloc(mem_ctx, struct cacheguard_uncached_job);
+	if (job == NULL) {
+		return NULL;
+	}
+	*job = (struct cacheguard_uncached_job){
+		.fd = fd,
+		.flags = flags,
+		.write = write,
+		.buf = data,
+		.count = n,
+		.offset = offset,
+		.ioprio = ioprio,
+		.aio = {.ret = -1},
+	};
+	req = cacheguard_pool_send(mem_ctx,
+				   ev,
+				   handle->conn->sconn->pool,
+				   cacheguard_uncached_do,
+				   job,
+				   n,
+				   write ? CACHEGUARD_POOL_PWRITE
+					 : CACHEGUARD_POOL_PREAD);
+	if (req == NULL) {
+		TALLOC_FREE(job);
+	}
+	return req;
+}
+
+ssize_t cacheguard_uncached_recv(struct tevent_req *req,
+				 struct vfs_aio_state *vfs_aio_state)
+{
+	struct cacheguard_uncached_job *job =
+		talloc_get_type_abort(cacheguard_pool_job(req),
+				      struct cacheguard_uncached_job);
+
+	return cacheguard_aio_recv(req, &job->aio, vfs_aio_state);
 }

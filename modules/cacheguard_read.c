@@ -21,7 +21,7 @@
  * Each client read: the engine decides its path (cg_file_choose) and
  * what its end means (cg_file_read_after); this file carries that out
  * with smbd's calls: the next module's read, an uncached read in the
- * pool (cacheguard_uncached.c), or the file's direct stream
+ * pool (cacheguard_pool.c), or the file's direct stream
  * (cacheguard_direct.c). SMB_VFS_PREAD, SMB_VFS_PREAD_SEND and
  * SMB_VFS_SENDFILE; README.md draws one read's path.
  */
@@ -48,6 +48,7 @@ static enum cg_path cacheguard_choose(struct vfs_handle_struct *handle,
 				      bool sync)
 {
 	enum cg_direct_fail fail = CG_DIRECT_FAIL_FILE;
+	dev_t dev = fsp->fsp_name->st.st_ex_dev;
 	enum cg_path path;
 	unsigned lacks;
 
@@ -66,7 +67,7 @@ static enum cg_path cacheguard_choose(struct vfs_handle_struct *handle,
 	if (cgf->direct != NULL) {
 		return CG_PATH_DIRECT;
 	}
-	lacks = cacheguard_fs_lacks_of(fsp->fsp_name->st.st_ex_dev);
+	lacks = cg_dev_lacks(&cacheguard_devs, dev);
 	lacks = cg_file_direct_unavailable(&cgf->file,
 					   fsp_get_io_fd(fsp),
 					   fail,
@@ -93,13 +94,14 @@ static bool cacheguard_read_again(struct files_struct *fsp,
 {
 	enum cg_mode was = cgf->file.mode;
 	enum cg_path failed = *path;
+	dev_t dev = fsp->fsp_name->st.st_ex_dev;
 	unsigned lacks = 0;
 	unsigned learnt;
 	enum cg_after after;
 
 	if (ret == -1) {
 		/* only a failure may need what the device is known to lack */
-		lacks = cacheguard_fs_lacks_of(fsp->fsp_name->st.st_ex_dev);
+		lacks = cg_dev_lacks(&cacheguard_devs, dev);
 	}
 	after = cg_file_read_after(&cgf->file,
 				   fsp_get_io_fd(fsp),
@@ -197,15 +199,22 @@ struct cacheguard_pread_state {
 	struct vfs_handle_struct *handle;
 	struct tevent_context *ev;
 	struct files_struct *fsp;
-	struct cacheguard_file *cgf;
+	struct cacheguard_file *cgf;	/* NULL: nothing of the module's */
 	struct cg_io io;
 	enum cg_path path;
 	void *data;
 	size_t n;
 	off_t offset;
-	ssize_t ret;
-	struct vfs_aio_state vfs_aio_state;
+	struct cacheguard_aio aio;
 };
+
+static enum cg_call cacheguard_pread_call(struct cacheguard_pread_state *state)
+{
+	if (state->cgf == NULL) {
+		return CG_CALL_NEXT;
+	}
+	return cg_file_call(&state->io, state->path);
+}
 
 static void cacheguard_pread_done(struct tevent_req *subreq);
 
@@ -215,11 +224,10 @@ static bool cacheguard_pread_issue(struct tevent_req *req,
 {
 	struct cg_stream *s = NULL;
 	struct tevent_req *subreq = NULL;
-	enum cg_call call = CG_CALL_NEXT;
+	enum cg_call call = cacheguard_pread_call(state);
 
 	if (state->cgf != NULL) {
 		s = &state->cgf->file.stream;
-		call = cg_file_call(&state->io, state->path);
 	}
 	switch (call) {
 	case CG_CALL_DONTCACHE:
@@ -294,29 +302,26 @@ struct tevent_req *cacheguard_pread_send(
 		.data = data,
 		.n = n,
 		.offset = offset,
-		.ret = -1,
+		.aio = {.ret = -1},
 	};
 	if (state->cgf == NULL) {
-		/* most reads of most shares: nothing of the module's */
-		if (!cacheguard_pread_issue(req, state)) {
-			return tevent_req_post(req, ev);
-		}
-		return req;
+		ok = cacheguard_pread_issue(req, state);
+	} else {
+		start_ns = cg_now_ns();
+		state->cgf->file.calls.pread_send++;
+		state->io = cg_read_begin(&state->cgf->file.stream,
+					  fsp_get_io_fd(fsp),
+					  offset,
+					  n);
+		state->path = cacheguard_choose(handle,
+						fsp,
+						state->cgf,
+						&state->io,
+						n,
+						false);
+		ok = cacheguard_pread_issue(req, state);
+		cacheguard_loop_took(state->cgf, "send", start_ns);
 	}
-	start_ns = cg_now_ns();
-	state->cgf->file.calls.pread_send++;
-	state->io = cg_read_begin(&state->cgf->file.stream,
-				  fsp_get_io_fd(fsp),
-				  offset,
-				  n);
-	state->path = cacheguard_choose(handle,
-					fsp,
-					state->cgf,
-					&state->io,
-					n,
-					false);
-	ok = cacheguard_pread_issue(req, state);
-	cacheguard_loop_took(state->cgf, "send", start_ns);
 	if (!ok) {
 		return tevent_req_post(req, ev);
 	}
@@ -329,49 +334,43 @@ static void cacheguard_pread_done(struct tevent_req *subreq)
 							  struct tevent_req);
 	struct cacheguard_pread_state *state =
 		tevent_req_data(req, struct cacheguard_pread_state);
-	uint64_t start_ns;
-	enum cg_call call;
+	struct vfs_aio_state *aio_state = &state->aio.vfs_aio_state;
+	uint64_t start_ns = state->cgf != NULL ? cg_now_ns() : 0;
 
-	if (state->cgf == NULL) {
-		state->ret = SMB_VFS_PREAD_RECV(subreq, &state->vfs_aio_state);
-		TALLOC_FREE(subreq);
-		tevent_req_done(req);
-		return;
-	}
-	start_ns = cg_now_ns();
-	call = cg_file_call(&state->io, state->path);
-	switch (call) {
+	switch (cacheguard_pread_call(state)) {
 	case CG_CALL_DONTCACHE:
 	case CG_CALL_PIECES:
-		state->ret = cacheguard_uncached_recv(subreq,
-						      &state->vfs_aio_state);
+		state->aio.ret = cacheguard_uncached_recv(subreq, aio_state);
 		break;
 	case CG_CALL_DIRECT:
-		state->ret =
-			cacheguard_direct_pread_recv(subreq,
-						     &state->vfs_aio_state);
+		state->aio.ret = cacheguard_direct_pread_recv(subreq,
+							      aio_state);
 		break;
 	case CG_CALL_NEXT:
-		state->ret = SMB_VFS_PREAD_RECV(subreq, &state->vfs_aio_state);
+		state->aio.ret = SMB_VFS_PREAD_RECV(subreq, aio_state);
 		break;
 	}
 	TALLOC_FREE(subreq);
+	if (state->cgf == NULL) {
+		tevent_req_done(req);
+		return;
+	}
 	if (cacheguard_read_again(state->fsp,
 				  state->cgf,
 				  &state->io,
 				  &state->path,
-				  state->ret,
-				  state->vfs_aio_state.error)) {
-		state->vfs_aio_state = (struct vfs_aio_state){0};
+				  state->aio.ret,
+				  aio_state->error)) {
+		*aio_state = (struct vfs_aio_state){0};
 		cacheguard_pread_issue(req, state);
 		cacheguard_loop_took(state->cgf, "done", start_ns);
 		return;
 	}
-	cacheguard_served(state->cgf, state->path, state->ret);
+	cacheguard_served(state->cgf, state->path, state->aio.ret);
 	cg_read_end(&state->cgf->file.stream,
 		    fsp_get_io_fd(state->fsp),
 		    &state->io,
-		    state->ret);
+		    state->aio.ret);
 	cacheguard_loop_took(state->cgf, "done", start_ns);
 	tevent_req_done(req);
 }
@@ -382,11 +381,7 @@ ssize_t cacheguard_pread_recv(struct tevent_req *req,
 	struct cacheguard_pread_state *state =
 		tevent_req_data(req, struct cacheguard_pread_state);
 
-	if (tevent_req_is_unix_error(req, &vfs_aio_state->error)) {
-		return -1;
-	}
-	*vfs_aio_state = state->vfs_aio_state;
-	return state->ret;
+	return cacheguard_aio_recv(req, &state->aio, vfs_aio_state);
 }
 
 ssize_t cacheguard_sendfile(struct vfs_handle_struct *handle,

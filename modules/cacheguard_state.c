@@ -1,6 +1,6 @@
 /*
- * vfs_cacheguard: the module's debug class and its files in smbd's state
- * directory
+ * vfs_cacheguard: per smbd process: the debug class, the device table,
+ * the module's files in smbd's state directory
  *
  * Copyright (C) 2026 The vfs_cacheguard authors
  *
@@ -19,9 +19,9 @@
  */
 
 /*
- * The state directory's lock files: the direct-memory budget
+ * The bottom of the glue: it uses no other glue file. The state
+ * directory holds the lock files: the direct-memory budget
  * (cacheguard_direct.c), the stream and readahead files (cacheguard_file.c).
- * The bottom of the glue: it uses no other glue file.
  */
 
 #include "includes.h"
@@ -30,7 +30,7 @@
 #include <sys/vfs.h>
 
 #include "cacheguard_glue.h"
-#include "../source/cg_dev.h"
+#include "../source/cg_sys.h"
 
 /* "cacheguard", from vfs_cacheguard_init on; DBGC_VFS until then */
 int vfs_cacheguard_debug_level = DBGC_VFS;
@@ -164,4 +164,43 @@ int cacheguard_state_file_open(const char *name)
 	unbecome_root();
 	errno = err;
 	return fd;
+}
+
+struct cg_devs cacheguard_devs;
+
+void cacheguard_fs_lacks(struct files_struct *fsp,
+			 unsigned flag,
+			 const char *what,
+			 int err)
+{
+	dev_t dev = fsp->fsp_name->st.st_ex_dev;
+
+	if (flag == 0 || !cg_dev_learn(&cacheguard_devs, dev, flag)) {
+		return;
+	}
+	DBG_WARNING("device %u:%u has no %s (%s); its streams fall back\n",
+		    (unsigned)major(dev),
+		    (unsigned)minor(dev),
+		    what,
+		    strerror(err));
+}
+
+void cacheguard_fs_probe(struct files_struct *fsp, bool may_reopen)
+{
+	dev_t dev = fsp->fsp_name->st.st_ex_dev;
+	enum cg_mode auto_mode;
+	unsigned lacks;
+
+	if (!cg_dev_probe(&cacheguard_devs, &cg_sys_linux, dev,
+			  fsp_get_io_fd(fsp),
+			  may_reopen)) {
+		return;
+	}
+	lacks = cg_dev_lacks(&cacheguard_devs, dev);
+	auto_mode = cg_mode_resolve(CG_MODE_AUTO, lacks);
+	DBG_PREFIX(2,
+		   ("device %u:%u: mode auto serves streams with %s\n",
+		    (unsigned)major(dev),
+		    (unsigned)minor(dev),
+		    cg_mode_name(auto_mode)));
 }

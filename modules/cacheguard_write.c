@@ -1,5 +1,6 @@
 /*
- * vfs_cacheguard: uploads: write-behind, uncached writes, kept errors
+ * vfs_cacheguard: the paths smbd changes a file's bytes through; uploads:
+ * write-behind, uncached writes, kept errors
  *
  * Copyright (C) 2026 The vfs_cacheguard authors
  *
@@ -34,12 +35,19 @@
  * writeback in a way that reports an error (cg_write_writeback), so it
  * has none to hand on. The job works on dup()s of its descriptors, so a
  * close while it runs does not pull them from under it.
+ *
+ * A direct stream's prefetch must never hand out bytes older than a
+ * change this smbd made: every path that changes a file's bytes (these
+ * writes, fallocate, ftruncate, server-side copy) tells the streams
+ * before the change and again after, so that a fill racing the change
+ * is discarded too.
  */
 
 #include "includes.h"
 #include "smbd/smbd.h"
 #include "smbd/globals.h"
 #include "lib/util/tevent_unix.h"
+#include "lib/util/tevent_ntstatus.h"
 #include "lib/util/dlinklist.h"
 
 #include "cacheguard_glue.h"
@@ -48,9 +56,6 @@
 
 #undef DBGC_CLASS
 #define DBGC_CLASS vfs_cacheguard_debug_level
-
-struct cacheguard_pwrite_state;
-struct cacheguard_wb_job;
 
 struct cacheguard_wfile {
 	struct cg_writer w;
@@ -76,10 +81,99 @@ struct cacheguard_wb_job {
 	uint64_t left;
 };
 
-static void cacheguard_wpwrite_release(struct cacheguard_wfile *wf);
+struct cacheguard_pwrite_state {
+	struct cacheguard_pwrite_state *prev, *next; /* in wf->held */
+	struct tevent_req *req;
+	struct tevent_context *ev;
+	struct vfs_handle_struct *handle;
+	struct files_struct *fsp;
+	struct cacheguard_wfile *wf; /* NULL: the file is not watched */
+	struct cg_wio wio;
+	const void *data;
+	size_t n;
+	off_t offset;
+	struct cacheguard_aio aio;
+};
 
+/* Tell fsp's direct streams of a change (cg_file_change); errno is kept */
+static void cacheguard_changes(struct files_struct *fsp,
+			       enum cg_change how,
+			       const char *hook,
+			       off_t offset,
+			       uint64_t n)
+{
+	int err = errno;
+	int64_t off;
+	uint64_t len;
+
+	cg_file_change(how, (int64_t)offset, n, &off, &len);
+	if (cacheguard_direct_note_write(fsp->file_id,
+					 (off_t)off,
+					 (size_t)MIN(len, SIZE_MAX)) > 0) {
+		DBG_DEBUG("%s: %s at %jd+%ju: prefetch there dropped\n",
+			  fsp_str_dbg(fsp), hook, (intmax_t)offset,
+			  (uintmax_t)n);
+	}
+	errno = err;
+}
+
+/* The write is over: tell the direct streams again, then answer */
+static void cacheguard_pwrite_finish(struct cacheguard_pwrite_state *state,
+				     int err)
+{
+	cacheguard_changes(state->fsp,
+			   CG_CHANGE_WRITE,
+			   "pwrite",
+			   state->offset,
+			   state->n);
+	if (err != 0) {
+		tevent_req_error(state->req, err);
+		return;
+	}
+	tevent_req_done(state->req);
+}
+
+/* A job ended (or the file goes): answer the writes held for it */
+static void cacheguard_wpwrite_release(struct cacheguard_wfile *wf)
+{
+	while (wf->held != NULL) {
+		struct cacheguard_pwrite_state *state = wf->held;
+
+		DLIST_REMOVE(wf->held, state);
+		talloc_set_destructor(state, NULL);
+		cacheguard_pwrite_finish(state, 0);
+	}
+}
+
+/*
+ * The file's close (cacheguard_file_done frees the writer) or its end:
+ * the upload dropped, its summary logged, held answers given
+ */
 static int cacheguard_wfile_destructor(struct cacheguard_wfile *wf)
 {
+	const struct cg_wstats *st = &wf->w.stats;
+	struct cg_range r = cg_write_close(&wf->w);
+
+	if (r.end > r.off) {
+		/* Starts the writeback of what is dirty, drops the rest */
+		posix_fadvise(fsp_get_io_fd(wf->fsp), r.off, r.end - r.off,
+			      POSIX_FADV_DONTNEED);
+	}
+	if (st->streams > 0) {
+		DBG_PREFIX(2,
+			   ("%s: written %ju mode %s; stream %ju uncached "
+			    "%ju written back and dropped %ju in %ju jobs; "
+			    "streams %ju; fallbacks %ju\n",
+			    fsp_str_dbg(wf->fsp),
+			    (uintmax_t)st->bytes_written,
+			    cg_mode_name(wf->w.mode),
+			    (uintmax_t)st->bytes_stream,
+			    (uintmax_t)st->bytes_uncached,
+			    (uintmax_t)st->bytes_dropped,
+			    (uintmax_t)st->jobs,
+			    (uintmax_t)st->streams,
+			    (uintmax_t)st->fallbacks));
+	}
 	if (wf->job != NULL) {
 		wf->job->wf = NULL;
 	}
@@ -119,28 +213,50 @@ static int cacheguard_wfile_res_fd(struct cacheguard_wfile *wf)
 	return wf->res_fd;
 }
 
-struct cacheguard_wfile *cacheguard_wfile_new(TALLOC_CTX *mem_ctx,
-					      struct vfs_handle_struct *handle,
-					      struct files_struct *fsp,
-					      const struct cg_config *cfg,
-					      unsigned fs_lacks)
+/*
+ * The writer of fsp, created at its first write; NULL for everything the
+ * module leaves alone
+ */
+static struct cacheguard_wfile *
+cacheguard_writer(struct vfs_handle_struct *handle, struct files_struct *fsp)
 {
-	struct cacheguard_wfile *wf =
-		talloc_zero(mem_ctx, struct cacheguard_wfile);
+	struct cacheguard_file *cgf = VFS_FETCH_FSP_EXTENSION(handle, fsp);
+	struct cacheguard_share *share = NULL;
+	struct cacheguard_wfile *wf = NULL;
+	dev_t dev = fsp->fsp_name->st.st_ex_dev;
 
+	if (cgf != NULL && (cgf->writer != NULL || cgf->foreign)) {
+		return cgf->writer;
+	}
+	SMB_VFS_HANDLE_GET_DATA(handle, share, struct cacheguard_share,
+				return NULL);
+	if (!cacheguard_watched(&share->cfg, fsp)) {
+		return NULL;
+	}
+	if (cgf == NULL) {
+		cgf = cacheguard_add(handle, share, fsp);
+	}
+	if (cgf == NULL || cgf->foreign) {
+		return NULL;
+	}
+	if (cg_config_probes(&share->cfg, share->below, CG_BELOW_WRITES)) {
+		cacheguard_fs_probe(fsp, !cacheguard_kernel_oplock(fsp));
+	}
+	/* On fsp, not cgf: an fsp extension's data area is no talloc ctx */
+	wf = talloc_zero(fsp, struct cacheguard_wfile);
 	if (wf == NULL) {
 		return NULL;
 	}
 	wf->handle = handle;
 	wf->fsp = fsp;
 	wf->res_fd = -3;	/* not asked yet */
-	cg_writer_init(&wf->w, cfg, fs_lacks);
+	cg_writer_init(&wf->w,
+		       &share->cfg,
+		       cg_dev_lacks(&cacheguard_devs, dev) | share->below);
 	talloc_set_destructor(wf, cacheguard_wfile_destructor);
+	cgf->writer = wf;
 	return wf;
 }
-
-static void cacheguard_wb_start(struct cacheguard_wfile *wf,
-				const struct cg_wb_plan *plan);
 
 static void cacheguard_wb_do(void *private_data)
 {
@@ -151,39 +267,7 @@ static void cacheguard_wb_do(void *private_data)
 				       &job->plan, CG_WB_PATIENCE_NS);
 }
 
-/* A writeback's end; its request is nobody's child, so it comes */
-static void cacheguard_wb_done(struct tevent_req *subreq)
-{
-	struct cacheguard_wb_job *job =
-		talloc_get_type_abort(cacheguard_pool_job(subreq),
-				      struct cacheguard_wb_job);
-	struct cacheguard_wfile *wf = job->wf;
-	struct cg_wb_plan plan = job->plan;
-	uint64_t left = job->left;
-	bool ran;
-
-	ran = cacheguard_pool_recv(subreq) == 0;
-	close(job->fd);
-	if (job->res_fd != -1) {
-		close(job->res_fd);
-	}
-	TALLOC_FREE(subreq);	/* and the job */
-	if (wf == NULL) {
-		return;
-	}
-	wf->job = NULL;
-	if (!ran) {
-		/* skipped: the next write's job takes its ranges */
-		cg_write_wb_skipped(&wf->w, &plan);
-	} else {
-		cg_write_wb_done(&wf->w, &plan, left);
-	}
-	/* Catch up at once: what was written meanwhile needs no new write */
-	if (cg_write_replan(&wf->w, &plan)) {
-		cacheguard_wb_start(wf, &plan);
-	}
-	cacheguard_wpwrite_release(wf);
-}
+static void cacheguard_wb_done(struct tevent_req *subreq);
 
 /* The engine planned a job: run it in smbd's pool, never here */
 static void cacheguard_wb_start(struct cacheguard_wfile *wf,
@@ -233,31 +317,67 @@ not_run:
 	cg_write_wb_skipped(&wf->w, plan);
 }
 
+/* A writeback's end; its request is nobody's child, so it comes */
+static void cacheguard_wb_done(struct tevent_req *subreq)
+{
+	struct cacheguard_wb_job *job =
+		talloc_get_type_abort(cacheguard_pool_job(subreq),
+				      struct cacheguard_wb_job);
+	struct cacheguard_wfile *wf = job->wf;
+	struct cg_wb_plan plan = job->plan;
+	uint64_t left = job->left;
+	bool ran;
+
+	ran = cacheguard_pool_recv(subreq) == 0;
+	close(job->fd);
+	if (job->res_fd != -1) {
+		close(job->res_fd);
+	}
+	TALLOC_FREE(subreq);	/* and the job */
+	if (wf == NULL) {
+		return;
+	}
+	wf->job = NULL;
+	if (!ran) {
+		/* skipped: the next write's job takes its ranges */
+		cg_write_wb_skipped(&wf->w, &plan);
+	} else {
+		cg_write_wb_done(&wf->w, &plan, left);
+	}
+	/* Catch up at once: what was written meanwhile needs no new write */
+	if (cg_write_replan(&wf->w, &plan)) {
+		cacheguard_wb_start(wf, &plan);
+	}
+	cacheguard_wpwrite_release(wf);
+}
+
 /*
  * A write of nwritten bytes ended: the engine may plan a job. A write
  * whose answer cannot be held, ended while the stream lags, waits here
  * on smbd's main thread (which the write blocked anyway) for what it
- * wrote to be written back and dropped (cg_write_catch_up).
+ * wrote to be written back and dropped (cg_write_catch_up). errno is
+ * kept.
  */
 static void cacheguard_wfile_ended(struct cacheguard_wfile *wf,
 				   const struct cg_wio *wio,
 				   ssize_t nwritten)
 {
+	int err = errno;
 	struct cg_wb_plan plan;
 	uint64_t left;
 
 	if (cg_write_end(&wf->w, wio, nwritten, &plan)) {
 		cacheguard_wb_start(wf, &plan);
 	}
-	if (!cg_write_catch_up(&wf->w, wio, nwritten, &plan)) {
-		return;
+	if (cg_write_catch_up(&wf->w, wio, nwritten, &plan)) {
+		left = cg_write_writeback(&cg_sys_linux,
+					  fsp_get_io_fd(wf->fsp),
+					  cacheguard_wfile_res_fd(wf),
+					  &plan,
+					  CG_WB_PATIENCE_NS);
+		cg_write_caught_up(&wf->w, &plan, left);
 	}
-	left = cg_write_writeback(&cg_sys_linux,
-				  fsp_get_io_fd(wf->fsp),
-				  cacheguard_wfile_res_fd(wf),
-				  &plan,
-				  CG_WB_PATIENCE_NS);
-	cg_write_caught_up(&wf->w, &plan, left);
+	errno = err;
 }
 
 /* An uncached write failed with err: learn, then write it buffered */
@@ -270,47 +390,15 @@ static void cacheguard_wfile_fell_back(struct cacheguard_wfile *wf,
 	cacheguard_fs_lacks(wf->fsp, lacks, "RWF_DONTCACHE writes", err);
 }
 
-void cacheguard_wfile_close(struct cacheguard_wfile *wf)
+ssize_t cacheguard_pwrite(struct vfs_handle_struct *handle,
+			  struct files_struct *fsp,
+			  const void *data,
+			  size_t n,
+			  off_t offset)
 {
-	const struct cg_wstats *st = &wf->w.stats;
-	struct cg_range r = cg_write_close(&wf->w);
-
-	if (r.end > r.off) {
-		/* Starts the writeback of what is dirty, drops the rest */
-		posix_fadvise(fsp_get_io_fd(wf->fsp), r.off, r.end - r.off,
-			      POSIX_FADV_DONTNEED);
-	}
-	if (st->streams > 0) {
-		DBG_PREFIX(2,
-			   ("%s: written %ju mode %s; stream %ju uncached "
-			    "%ju written back and dropped %ju in %ju jobs; "
-			    "streams %ju; fallbacks %ju\n",
-			    fsp_str_dbg(wf->fsp),
-			    (uintmax_t)st->bytes_written,
-			    cg_mode_name(wf->w.mode),
-			    (uintmax_t)st->bytes_stream,
-			    (uintmax_t)st->bytes_uncached,
-			    (uintmax_t)st->bytes_dropped,
-			    (uintmax_t)st->jobs,
-			    (uintmax_t)st->streams,
-			    (uintmax_t)st->fallbacks));
-	}
-}
-
-/*
- * The write hooks: every write goes to fsp's writer, and tells the
- * direct streams before and after (cacheguard_changes.c)
- */
-ssize_t cacheguard_upload_pwrite(struct vfs_handle_struct *handle,
-				 struct files_struct *fsp,
-				 struct cacheguard_wfile *wf,
-				 const void *data,
-				 size_t n,
-				 off_t offset)
-{
+	struct cacheguard_wfile *wf = cacheguard_writer(handle, fsp);
 	struct cg_wio wio = {.path = CG_PATH_NEXT};
 	ssize_t ret = -1;
-	int err;
 
 	cacheguard_changes(fsp, CG_CHANGE_WRITE, "pwrite", offset, n);
 	if (wf != NULL) {
@@ -331,25 +419,22 @@ ssize_t cacheguard_upload_pwrite(struct vfs_handle_struct *handle,
 		ret = SMB_VFS_NEXT_PWRITE(handle, fsp, data, n, offset);
 	}
 	if (wf != NULL) {
-		err = errno;
 		cacheguard_wfile_ended(wf, &wio, ret);
-		errno = err;
 	}
 	cacheguard_changes(fsp, CG_CHANGE_WRITE, "pwrite", offset, n);
 	return ret;
 }
 
 /* smbd's recvfile ("min receivefile size"): a write from the socket */
-ssize_t cacheguard_upload_recvfile(struct vfs_handle_struct *handle,
-				   int fromfd,
-				   struct files_struct *tofsp,
-				   struct cacheguard_wfile *wf,
-				   off_t offset,
-				   size_t n)
+ssize_t cacheguard_recvfile(struct vfs_handle_struct *handle,
+			    int fromfd,
+			    struct files_struct *tofsp,
+			    off_t offset,
+			    size_t n)
 {
+	struct cacheguard_wfile *wf = cacheguard_writer(handle, tofsp);
 	struct cg_wio wio = {.path = CG_PATH_NEXT};
 	ssize_t ret;
-	int err;
 
 	if (wf != NULL) {
 		DBG_DEBUG("%s: recvfile of %zu at %jd\n",
@@ -361,28 +446,11 @@ ssize_t cacheguard_upload_recvfile(struct vfs_handle_struct *handle,
 	}
 	ret = SMB_VFS_NEXT_RECVFILE(handle, fromfd, tofsp, offset, n);
 	if (wf != NULL) {
-		err = errno;
 		cacheguard_wfile_ended(wf, &wio, ret);
-		errno = err;
 	}
 	cacheguard_changes(tofsp, CG_CHANGE_WRITE, "recvfile", offset, n);
 	return ret;
 }
-
-struct cacheguard_pwrite_state {
-	struct cacheguard_pwrite_state *prev, *next; /* in wf->held */
-	struct tevent_req *req;
-	struct tevent_context *ev;
-	struct vfs_handle_struct *handle;
-	struct files_struct *fsp;
-	struct cacheguard_wfile *wf; /* NULL: the file is not watched */
-	struct cg_wio wio;
-	const void *data;
-	size_t n;
-	off_t offset;
-	ssize_t ret;
-	struct vfs_aio_state vfs_aio_state;
-};
 
 static void cacheguard_pwrite_done(struct tevent_req *subreq);
 
@@ -415,32 +483,15 @@ static bool cacheguard_pwrite_issue(struct cacheguard_pwrite_state *state)
 	return true;
 }
 
-/* The write is over: tell the direct streams again, then answer */
-static void cacheguard_pwrite_finish(struct cacheguard_pwrite_state *state,
-				     int err)
+struct tevent_req *cacheguard_pwrite_send(struct vfs_handle_struct *handle,
+					  TALLOC_CTX *mem_ctx,
+					  struct tevent_context *ev,
+					  struct files_struct *fsp,
+					  const void *data,
+					  size_t n,
+					  off_t offset)
 {
-	cacheguard_changes(state->fsp,
-			   CG_CHANGE_WRITE,
-			   "pwrite",
-			   state->offset,
-			   state->n);
-	if (err != 0) {
-		tevent_req_error(state->req, err);
-		return;
-	}
-	tevent_req_done(state->req);
-}
-
-struct tevent_req *
-cacheguard_upload_pwrite_send(struct vfs_handle_struct *handle,
-			      TALLOC_CTX *mem_ctx,
-			      struct tevent_context *ev,
-			      struct files_struct *fsp,
-			      struct cacheguard_wfile *wf,
-			      const void *data,
-			      size_t n,
-			      off_t offset)
-{
+	struct cacheguard_wfile *wf = cacheguard_writer(handle, fsp);
 	struct tevent_req *req = NULL;
 	struct cacheguard_pwrite_state *state = NULL;
 
@@ -460,7 +511,7 @@ cacheguard_upload_pwrite_send(struct vfs_handle_struct *handle,
 		.data = data,
 		.n = n,
 		.offset = offset,
-		.ret = -1,
+		.aio = {.ret = -1},
 	};
 	cacheguard_changes(fsp, CG_CHANGE_WRITE, "pwrite", offset, n);
 	if (wf != NULL) {
@@ -489,13 +540,14 @@ static void cacheguard_pwrite_done(struct tevent_req *subreq)
 	int err = 0;
 
 	if (state->wio.path == CG_PATH_UNCACHED) {
-		state->ret = cacheguard_uncached_recv(subreq, &uncached);
+		state->aio.ret = cacheguard_uncached_recv(subreq, &uncached);
 		err = uncached.error;
 	} else {
-		state->ret = SMB_VFS_PWRITE_RECV(subreq, &state->vfs_aio_state);
+		state->aio.ret = SMB_VFS_PWRITE_RECV(subreq,
+						     &state->aio.vfs_aio_state);
 	}
 	TALLOC_FREE(subreq);
-	if (state->ret == -1 && state->wio.path == CG_PATH_UNCACHED) {
+	if (state->aio.ret == -1 && state->wio.path == CG_PATH_UNCACHED) {
 		/* Write it again through the next module */
 		cacheguard_wfile_fell_back(state->wf, &state->wio, err);
 		if (!cacheguard_pwrite_issue(state)) {
@@ -507,7 +559,7 @@ static void cacheguard_pwrite_done(struct tevent_req *subreq)
 		cacheguard_pwrite_finish(state, 0);
 		return;
 	}
-	cacheguard_wfile_ended(state->wf, &state->wio, state->ret);
+	cacheguard_wfile_ended(state->wf, &state->wio, state->aio.ret);
 	if (cg_write_lagging(&state->wf->w)) {
 		/* The device is behind: answer once the job in flight ends */
 		DLIST_ADD_END(state->wf->held, state);
@@ -517,27 +569,123 @@ static void cacheguard_pwrite_done(struct tevent_req *subreq)
 	cacheguard_pwrite_finish(state, 0);
 }
 
-/* A job ended (or the file goes): answer the writes held for it */
-static void cacheguard_wpwrite_release(struct cacheguard_wfile *wf)
-{
-	while (wf->held != NULL) {
-		struct cacheguard_pwrite_state *state = wf->held;
-
-		DLIST_REMOVE(wf->held, state);
-		talloc_set_destructor(state, NULL);
-		cacheguard_pwrite_finish(state, 0);
-	}
-}
-
-ssize_t cacheguard_upload_pwrite_recv(struct tevent_req *req,
-				      struct vfs_aio_state *vfs_aio_state)
+ssize_t cacheguard_pwrite_recv(struct tevent_req *req,
+			       struct vfs_aio_state *vfs_aio_state)
 {
 	struct cacheguard_pwrite_state *state =
 		tevent_req_data(req, struct cacheguard_pwrite_state);
 
-	if (tevent_req_is_unix_error(req, &vfs_aio_state->error)) {
-		return -1;
+	return cacheguard_aio_recv(req, &state->aio, vfs_aio_state);
+}
+
+int cacheguard_fallocate(struct vfs_handle_struct *handle,
+			 struct files_struct *fsp,
+			 uint32_t mode,
+			 off_t offset,
+			 off_t len)
+{
+	enum cg_change how = (mode & VFS_FALLOCATE_FL_KEEP_SIZE) != 0
+				     ? CG_CHANGE_ALLOCATE
+				     : CG_CHANGE_GROW;
+	uint64_t n = (uint64_t)MAX(len, 0);
+	int ret;
+
+	cacheguard_changes(fsp, how, "fallocate", offset, n);
+	ret = SMB_VFS_NEXT_FALLOCATE(handle, fsp, mode, offset, len);
+	cacheguard_changes(fsp, how, "fallocate", offset, n);
+	return ret;
+}
+
+int cacheguard_ftruncate(struct vfs_handle_struct *handle,
+			 struct files_struct *fsp,
+			 off_t len)
+{
+	int ret;
+
+	cacheguard_changes(fsp, CG_CHANGE_TRUNCATE, "ftruncate", 0, 0);
+	ret = SMB_VFS_NEXT_FTRUNCATE(handle, fsp, len);
+	cacheguard_changes(fsp, CG_CHANGE_TRUNCATE, "ftruncate", 0, 0);
+	return ret;
+}
+
+struct cacheguard_offload_write_state {
+	struct vfs_handle_struct *handle;
+	struct files_struct *dest_fsp;
+	off_t dest_off;
+	uint64_t n;
+	off_t copied;
+};
+
+static void cacheguard_offload_write_done(struct tevent_req *subreq)
+{
+	struct tevent_req *req = tevent_req_callback_data(subreq,
+							  struct tevent_req);
+	struct cacheguard_offload_write_state *state =
+		tevent_req_data(req, struct cacheguard_offload_write_state);
+	NTSTATUS status;
+
+	status = SMB_VFS_NEXT_OFFLOAD_WRITE_RECV(state->handle, subreq,
+						 &state->copied);
+	TALLOC_FREE(subreq);
+	cacheguard_changes(state->dest_fsp, CG_CHANGE_COPY,
+			   "server-side copy", state->dest_off, state->n);
+	if (tevent_req_nterror(req, status)) {
+		return;
 	}
-	*vfs_aio_state = state->vfs_aio_state;
-	return state->ret;
+	tevent_req_done(req);
+}
+
+/* Server-side copy (copy-chunk): vfs_default uses copy_file_range() */
+struct tevent_req *cacheguard_offload_write_send(
+	struct vfs_handle_struct *handle,
+	TALLOC_CTX *mem_ctx,
+	struct tevent_context *ev,
+	uint32_t fsctl,
+	DATA_BLOB *token,
+	off_t transfer_offset,
+	struct files_struct *dest_fsp,
+	off_t dest_off,
+	off_t num)
+{
+	struct tevent_req *req = NULL;
+	struct tevent_req *subreq = NULL;
+	struct cacheguard_offload_write_state *state = NULL;
+
+	req = tevent_req_create(mem_ctx, &state,
+				struct cacheguard_offload_write_state);
+	if (req == NULL) {
+		return NULL;
+	}
+	*state = (struct cacheguard_offload_write_state){
+		.handle = handle,
+		.dest_fsp = dest_fsp,
+		.dest_off = dest_off,
+		.n = (uint64_t)MAX(num, 0),
+	};
+	cacheguard_changes(dest_fsp, CG_CHANGE_COPY, "server-side copy",
+			   dest_off, state->n);
+	subreq = SMB_VFS_NEXT_OFFLOAD_WRITE_SEND(handle, state, ev, fsctl,
+						 token, transfer_offset,
+						 dest_fsp, dest_off, num);
+	if (tevent_req_nomem(subreq, req)) {
+		return tevent_req_post(req, ev);
+	}
+	tevent_req_set_callback(subreq, cacheguard_offload_write_done, req);
+	return req;
+}
+
+NTSTATUS cacheguard_offload_write_recv(struct vfs_handle_struct *handle,
+				       struct tevent_req *req,
+				       off_t *copied)
+{
+	struct cacheguard_offload_write_state *state =
+		tevent_req_data(req, struct cacheguard_offload_write_state);
+	NTSTATUS status;
+
+	*copied = state->copied;
+	if (!tevent_req_is_nterror(req, &status)) {
+		status = NT_STATUS_OK;
+	}
+	tevent_req_received(req);
+	return status;
 }

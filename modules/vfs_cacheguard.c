@@ -31,17 +31,12 @@
  *		vfs objects = cacheguard
  *		cacheguard:mode = auto
  *
- * Modes, per share, resolved per file at its first read:
- *
- *   dontneed	the next module reads as usual; the engine drops the pages
- *		behind the stream a window at a time
- *   dontcache	stream reads are preadv2(RWF_DONTCACHE) in smbd's thread
- *		pool (cacheguard_uncached.c)
- *   direct	stream reads are aligned O_DIRECT reads with a private
- *		prefetch buffer (cacheguard_direct.c)
- *   auto	direct where O_DIRECT works, else dontcache where the
- *		filesystem has it, else dontneed; probed once per filesystem
- *		(cacheguard_fs.c)
+ * Modes, per share, resolved per file at its first read: dontneed (the
+ * next module reads, the engine drops the pages behind the stream a
+ * window at a time), dontcache (preadv2(RWF_DONTCACHE) in smbd's thread
+ * pool), direct (O_DIRECT with a private prefetch buffer,
+ * cacheguard_direct.c), auto (direct, else dontcache, else dontneed, as
+ * the filesystem allows; probed once per filesystem).
  *
  * Every read path smbd uses for SMB2 READ comes through the module:
  * pread_send (the default), sendfile and plain pread (cacheguard_read.c).
@@ -52,14 +47,13 @@
  *   pread_send --> choose path --+--> NEXT pread_send ----------+--> done
  *                                +--> uncached / direct --fail--+
  *
- * This file holds the tree connect (the share's options), the write
- * hooks, the close and the function table; an open file's state is in
- * cacheguard_file.c.
+ * This file holds the tree connect (the share's options and the modules
+ * below in its stack), the close and the function table; an open file's
+ * state is in cacheguard_file.c.
  */
 
 #include "includes.h"
 #include "smbd/smbd.h"
-#include "lib/util/tevent_unix.h"
 #include "version.h"
 
 #include "cacheguard_glue.h"
@@ -108,6 +102,107 @@ static void cacheguard_check_names(int snum, const char *service)
 				      1,
 				      cacheguard_global_unknown,
 				      discard_const_p(char, service));
+}
+
+/* The module name in a "vfs objects" entry, as vfs_init_custom finds it */
+static char *cacheguard_stack_name(TALLOC_CTX *mem_ctx, const char *object)
+{
+	char *name = talloc_strdup(mem_ctx, object);
+	char *p = NULL;
+
+	if (name == NULL) {
+		return NULL;
+	}
+	p = strchr(name, ':');
+	if (p != NULL) {
+		*p = '\0';
+	}
+	trim_char(name, ' ', ' ');
+	if (name[0] == '/' && (p = strrchr(name, '/')) != NULL) {
+		name = p + 1;
+		p = strchr(name, '.');
+		if (p != NULL) {
+			*p = '\0';
+		}
+	}
+	return name;
+}
+
+static unsigned cacheguard_stack_ops(const struct vfs_fn_pointers *fns)
+{
+	unsigned ops = 0;
+
+	if (fns->pread_fn != NULL || fns->pread_send_fn != NULL ||
+	    fns->sendfile_fn != NULL) {
+		ops |= CG_BELOW_READS;
+	}
+	if (fns->pwrite_fn != NULL || fns->pwrite_send_fn != NULL ||
+	    fns->recvfile_fn != NULL) {
+		ops |= CG_BELOW_WRITES;
+	}
+	return ops;
+}
+
+/*
+ * The CG_BELOW_* flags of the modules below handle that must see the
+ * files' reads or writes, each logged. smbd stacks a share's handles in
+ * the order of "vfs objects", then what it adds itself (widelinks), then
+ * vfs_default; a module implements an operation when its table has the
+ * function; what that means is the engine's call (cg_stack.c).
+ */
+static unsigned cacheguard_stack_below(struct vfs_handle_struct *handle,
+					const char *service)
+{
+	const char **objects = lp_vfs_objects(SNUM(handle->conn));
+	size_t n = str_list_length(objects);
+	struct vfs_handle_struct *h = NULL;
+	bool below = false;
+	unsigned needs = 0;
+	size_t i;
+
+	for (h = handle->conn->vfs_handles, i = 0; h != NULL;
+	     h = h->next, i++) {
+		const char *name = NULL;
+		unsigned ops;
+
+		if (h == handle) {
+			below = true;
+			continue;
+		}
+		if (!below || h->next == NULL) {
+			continue;	/* above, or vfs_default */
+		}
+		name = i < n ? cacheguard_stack_name(talloc_tos(), objects[i])
+			     : NULL;
+		ops = cacheguard_stack_ops(h->fns);
+		switch (cg_below_kind(name, ops)) {
+		case CG_BELOW_SEES:
+			needs |= ops;
+			DBG_WARNING("share [%s]: %s below cacheguard must see "
+				    "every %s: they go through it, dropped "
+				    "behind in windows (as mode dontneed); "
+				    "list it before cacheguard to keep "
+				    "cacheguard's own I/O\n",
+				    service,
+				    name != NULL ? name : "a module",
+				    ops == CG_BELOW_READS ? "read"
+				    : ops == CG_BELOW_WRITES
+					    ? "write"
+					    : "read and write");
+			break;
+		case CG_BELOW_ENGINE:
+			DBG_NOTICE("share [%s]: %s below cacheguard: the "
+				   "streams cacheguard reads or writes "
+				   "itself (uncached, direct) bypass it; all "
+				   "other I/O goes through it\n",
+				   service,
+				   name);
+			break;
+		default:
+			break;
+		}
+	}
+	return needs;
 }
 
 static int cacheguard_connect(struct vfs_handle_struct *handle,
@@ -174,93 +269,6 @@ bad_option:
 	return -1;
 }
 
-/*
- * The writer of fsp (cacheguard_write.c), created at its first write;
- * NULL for everything the module leaves alone
- */
-static struct cacheguard_wfile *
-cacheguard_writer(struct vfs_handle_struct *handle, struct files_struct *fsp)
-{
-	struct cacheguard_file *cgf = VFS_FETCH_FSP_EXTENSION(handle, fsp);
-	struct cacheguard_share *share = NULL;
-	struct cg_config *cfg = NULL;
-
-	if (cgf != NULL && (cgf->writer != NULL || cgf->foreign)) {
-		return cgf->writer;
-	}
-	SMB_VFS_HANDLE_GET_DATA(handle, share, struct cacheguard_share,
-				return NULL);
-	cfg = &share->cfg;
-	if (!cacheguard_watched(cfg, fsp)) {
-		return NULL;
-	}
-	if (cgf == NULL) {
-		cgf = cacheguard_add(handle, share, fsp);
-	}
-	if (cgf == NULL || cgf->foreign) {
-		return NULL;
-	}
-	if (cg_config_probes(cfg, share->below, CG_BELOW_WRITES)) {
-		cacheguard_fs_probe(fsp, !cacheguard_kernel_oplock(fsp));
-	}
-	/* On fsp, not cgf: an fsp extension's data area is no talloc ctx */
-	cgf->writer = cacheguard_wfile_new(
-		fsp,
-		handle,
-		fsp,
-		cfg,
-		cacheguard_fs_lacks_of(fsp->fsp_name->st.st_ex_dev) |
-			share->below);
-	return cgf->writer;
-}
-
-static ssize_t cacheguard_pwrite(struct vfs_handle_struct *handle,
-				 struct files_struct *fsp,
-				 const void *data,
-				 size_t n,
-				 off_t offset)
-{
-	return cacheguard_upload_pwrite(handle,
-					fsp,
-					cacheguard_writer(handle, fsp),
-					data,
-					n,
-					offset);
-}
-
-static struct tevent_req *cacheguard_pwrite_send(
-	struct vfs_handle_struct *handle,
-	TALLOC_CTX *mem_ctx,
-	struct tevent_context *ev,
-	struct files_struct *fsp,
-	const void *data,
-	size_t n,
-	off_t offset)
-{
-	return cacheguard_upload_pwrite_send(handle,
-					     mem_ctx,
-					     ev,
-					     fsp,
-					     cacheguard_writer(handle, fsp),
-					     data,
-					     n,
-					     offset);
-}
-
-static ssize_t cacheguard_write_recvfile(struct vfs_handle_struct *handle,
-					 int fromfd,
-					 struct files_struct *tofsp,
-					 off_t offset,
-					 size_t n)
-{
-	return cacheguard_upload_recvfile(handle,
-					  fromfd,
-					  tofsp,
-					  cacheguard_writer(handle, tofsp),
-					  offset,
-					  n);
-}
-
 static int cacheguard_close(struct vfs_handle_struct *handle,
 			    struct files_struct *fsp)
 {
@@ -282,8 +290,8 @@ static struct vfs_fn_pointers vfs_cacheguard_fns = {
 	.sendfile_fn = cacheguard_sendfile,
 	.pwrite_fn = cacheguard_pwrite,
 	.pwrite_send_fn = cacheguard_pwrite_send,
-	.pwrite_recv_fn = cacheguard_upload_pwrite_recv,
-	.recvfile_fn = cacheguard_write_recvfile,
+	.pwrite_recv_fn = cacheguard_pwrite_recv,
+	.recvfile_fn = cacheguard_recvfile,
 	.fallocate_fn = cacheguard_fallocate,
 	.ftruncate_fn = cacheguard_ftruncate,
 	.offload_write_send_fn = cacheguard_offload_write_send,
@@ -291,21 +299,16 @@ static struct vfs_fn_pointers vfs_cacheguard_fns = {
 };
 
 /*
- * What the module registers in an smbd that is not the Samba it was
- * built for (cg_samba_compatible): no operation at all, so every call
- * goes to the next module. smbd reads it as its own struct
- * vfs_fn_pointers, which a later Samba may have made larger: the table
- * is zeros well past this build's size.
+ * In an smbd of another release than the one it was built for
+ * (cg_samba_compatible), the module registers no operation at all and
+ * says so, so that a share does not go down with it and samba's point
+ * releases are never held back. smbd reads the table as its own struct
+ * vfs_fn_pointers, which a later Samba may have made larger: it is zeros
+ * well past this build's size.
  */
 static const void *cacheguard_passthrough[4 * sizeof(struct vfs_fn_pointers) /
 					  sizeof(void *)];
 
-/*
- * In an smbd of another release than the one it was built for the module
- * passes everything through and says so, so that a share does not go
- * down with it: the package admits every samba of the series, so that
- * samba's point releases are never held back.
- */
 static_decl_vfs;
 NTSTATUS vfs_cacheguard_init(TALLOC_CTX *ctx)
 {
