@@ -6,13 +6,8 @@
 # stream, and leaves at most t20's bound of the file cached (the plain
 # share keeps it all); a 256 MiB upload is byte-identical and leaves at
 # most t37's 48 MiB cached.
-set -u
-. "$(dirname "$0")/../lib/check.sh"
-cg_need_root "copies"
-. "$(dirname "$0")/../lib/smbd.sh"
-cg_enter_namespace "$0" "$@"
+. "$(dirname "$0")/../lib/script.sh" "copies" "$@"
 
-MiB=1048576
 SIZE=$((256 * MiB + 4321))
 modes="dontneed dontcache direct auto"
 cg_smbd_init

@@ -19,14 +19,9 @@
 # The module of 4cff591 served dontcache and direct streams on the
 # descriptor itself: full_audit logged a fraction of the reads and
 # writes, and commit saw none of the dontcache writes.
-set -u
-. "$(dirname "$0")/../lib/check.sh"
-cg_need_root "Samba's modules below cacheguard"
 CG_LOG_LEVEL="1 cacheguard:10 full_audit:1"
-. "$(dirname "$0")/../lib/smbd.sh"
-cg_enter_namespace "$0" "$@"
+. "$(dirname "$0")/../lib/script.sh" "Samba's modules below cacheguard" "$@"
 
-MiB=1048576
 SIZE=$((64 * MiB + 4321))
 small=("cacheguard:min file size = 1M" "cacheguard:stream trigger = 1M")
 audit=("full_audit:success = pread pread_recv pwrite pwrite_recv sendfile recvfile"

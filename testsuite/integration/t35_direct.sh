@@ -11,13 +11,8 @@
 # through the cache; the budget, the whole server's, sends a second
 # stream to its next mode, in the same smbd process or another, and a
 # killed smbd gives its share back.
-set -u
-. "$(dirname "$0")/../lib/check.sh"
-cg_need_root "direct mode"
-. "$(dirname "$0")/../lib/smbd.sh"
-cg_enter_namespace "$0" "$@"
+. "$(dirname "$0")/../lib/script.sh" "direct mode" "$@"
 
-MiB=1048576
 direct=("vfs objects = cacheguard" "cacheguard:mode = direct")
 
 cg_smbd_init

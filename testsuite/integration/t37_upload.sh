@@ -26,13 +26,8 @@
 # (vfs_cgtest sits below cacheguard in the VFS, but the module's
 # writeback calls are system calls, not VFS calls, so no test module
 # can fail them.)
-set -u
-. "$(dirname "$0")/../lib/check.sh"
-cg_need_root "uploads"
-. "$(dirname "$0")/../lib/smbd.sh"
-cg_enter_namespace "$0" "$@"
+. "$(dirname "$0")/../lib/script.sh" "uploads" "$@"
 
-MiB=1048576
 size=$((1024 * MiB + 123))
 modes="dontneed direct dontcache auto"
 

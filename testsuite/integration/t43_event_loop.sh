@@ -16,14 +16,8 @@
 # close's drop. With the hot check over the whole rest of the file, as
 # before 3719d10, the stream's first read held the loop 1.2-1.4 s. The
 # guests measure it on 6.1 itself (testsuite/kernel/guest-suite.sh).
-set -u
-. "$(dirname "$0")/../lib/check.sh"
-cg_need_root "the event loop"
-. "$(dirname "$0")/../lib/smbd.sh"
-cg_enter_namespace "$0" "$@"
+. "$(dirname "$0")/../lib/script.sh" "the event loop" "$@"
 
-MiB=1048576
-GiB=$((1024 * MiB))
 # a few ms of the module's own work, with room for this shared
 # machine's scheduling (a preempted call counts its wait)
 BOUND_US=${CG_LOOP_BOUND_US:-20000}

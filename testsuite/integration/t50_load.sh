@@ -22,13 +22,8 @@
 #  c. one connected client copies a file 12 times, pausing after
 #     each, through plain (3 times) and direct: right bytes, and its idle
 #     smbd process holds no more than plain's plus the direct budget.
-set -u
-. "$(dirname "$0")/../lib/check.sh"
-cg_need_root "many clients"
-. "$(dirname "$0")/../lib/smbd.sh"
-cg_enter_namespace "$0" "$@"
+. "$(dirname "$0")/../lib/script.sh" "many clients" "$@"
 
-MiB=1048576
 NFILES=${CG_LOAD_FILES:-32}
 FSIZE=$((64 * MiB))
 SHARED=$((384 * MiB))

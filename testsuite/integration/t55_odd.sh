@@ -26,14 +26,8 @@
 #     and calls SMB_VFS_CLOSE only for the last handle; the first
 #     handle's stream is closed all the same (its summary is logged,
 #     nothing stays cached), right bytes.
-set -u
-. "$(dirname "$0")/../lib/check.sh"
-cg_need_root "odd files and events"
-. "$(dirname "$0")/../lib/smbd.sh"
-cg_enter_namespace "$0" "$@"
+. "$(dirname "$0")/../lib/script.sh" "odd files and events" "$@"
 
-MiB=1048576
-GiB=$((1024 * MiB))
 window=$((8 * MiB))
 modes="dontneed dontcache direct auto"
 # smaller files stream too; the window stays 8M

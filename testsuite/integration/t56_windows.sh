@@ -10,13 +10,8 @@
 # uploads), and the close summary shows the stream on the mode's path.
 # A file below min file size and a file already cached (hot) stay
 # cached. Throughput is printed against plain's, not checked.
-set -u
-. "$(dirname "$0")/../lib/check.sh"
-cg_need_root "a Windows-pattern client"
-. "$(dirname "$0")/../lib/smbd.sh"
-cg_enter_namespace "$0" "$@"
+. "$(dirname "$0")/../lib/script.sh" "a Windows-pattern client" "$@"
 
-MiB=1048576
 SIZE=$((128 * MiB + 4321))
 MODES="dontneed dontcache direct auto"
 tool=$CG_TOP/testsuite/tools/smb_win_copy.py
