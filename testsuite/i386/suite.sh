@@ -56,11 +56,7 @@ fi
 rm -f "$names"
 
 cg_smbd_init
-cg_share plain
-for m in $modes; do
-	cg_share "guard_$m" "vfs objects = cacheguard" "cacheguard:mode = $m" \
-		"${tune[@]}"
-done
+cg_mode_shares guard_ "$modes" "${tune[@]}"
 cg_smbd_start || { cg_fail "smbd:i386 starts" "see above"; exit 0; }
 cg_pass "smbd:i386 starts and answers"
 

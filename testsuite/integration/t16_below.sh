@@ -50,9 +50,7 @@ cg_smbd_start || { cg_fail "smbd starts" "see above"; exit 1; }
 
 src=$CG_ROOT/src.bin
 got=$CG_ROOT/got.bin
-head -c "$SIZE" /dev/urandom >"$src"
-cp "$src" "$CG_SHARE/big.bin"
-chmod 0644 "$CG_SHARE/big.bin"
+cg_random_file "$src" "$SIZE" "$CG_SHARE/big.bin"
 
 # get SHARE: a cold get of big.bin, checked byte for byte
 get()

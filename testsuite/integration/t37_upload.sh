@@ -32,11 +32,7 @@ size=$((1024 * MiB + 123))
 modes="dontneed direct dontcache auto"
 
 cg_smbd_init
-cg_share plain
-for m in $modes; do
-	cg_share "$m" "vfs objects = cacheguard" "cacheguard:mode = $m" \
-		"cacheguard:window = 8M"
-done
+cg_mode_shares "" "$modes" "cacheguard:window = 8M"
 
 # Synchronous writes (aio write size = 0): answered as the hook returns,
 # so a stream that lags catches up instead of being held

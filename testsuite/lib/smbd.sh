@@ -174,6 +174,31 @@ cg_share()
 	cg_share_at "$name" "$CG_SHARE" "$@"
 }
 
+# cg_mode_shares PREFIX "MODES" ["smb.conf line" ...]: the share plain,
+# and for each mode a share PREFIXMODE on $CG_SHARE, the module in that
+# mode with the lines
+cg_mode_shares()
+{
+	local prefix=$1 modes=$2 m
+	shift 2
+	cg_share plain
+	for m in $modes; do
+		cg_share "$prefix$m" "vfs objects = cacheguard" \
+			"cacheguard:mode = $m" "$@"
+	done
+}
+
+# cg_random_file SRC SIZE [COPY]: SIZE random bytes in SRC, and a copy
+# of it in COPY, 0644 (root's file: the clients' account reads it, may
+# not write it)
+cg_random_file()
+{
+	head -c "$2" /dev/urandom >"$1"
+	[ $# -lt 3 ] && return 0
+	cp "$1" "$3"
+	chmod 0644 "$3"
+}
+
 # cg_share_at NAME PATH ["smb.conf line" ...]
 # cg_guard_share_name CONFIG: the share of a benchmark configuration
 cg_guard_share_name()
