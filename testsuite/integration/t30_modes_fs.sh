@@ -19,11 +19,8 @@ filesystems=
 for fs in ext4 xfs btrfs tmpfs; do
 	if cg_mount_fs "$fs" "$CG_ROOT/mnt/$fs"; then
 		filesystems="$filesystems $fs"
-		for mode in $modes; do
-			cg_share_at "${fs}_$mode" "$CG_ROOT/mnt/$fs" \
-				"vfs objects = cacheguard" \
-				"cacheguard:mode = $mode" "${tune[@]}"
-		done
+		cg_mode_shares_at "${fs}_" "$CG_ROOT/mnt/$fs" "$modes" \
+			"${tune[@]}"
 	else
 		cg_skip "$fs" "cannot make or mount one here (see" \
 			"$CG_ROOT/log/mkfs-$fs.out)"

@@ -26,11 +26,8 @@ cg_smbd_init
 dir=$CG_ROOT/mnt/ext4
 cg_mount_fs ext4 "$dir" 2G || { cg_fail "an ext4 loop filesystem" \
 	"$(cat "$CG_ROOT/log/mkfs-ext4.out")"; exit 0; }
-for mode in $modes; do
-	cg_share_at "loop_$mode" "$dir" "vfs objects = cacheguard" \
-		"cacheguard:mode = $mode" "cacheguard:min file size = 1M" \
-		"cacheguard:stream trigger = 1M"
-done
+cg_mode_shares_at loop_ "$dir" "$modes" "cacheguard:min file size = 1M" \
+	"cacheguard:stream trigger = 1M"
 
 shim=$CG_ROOT/shim_nocachestat.so
 cat >"$CG_ROOT/shim_nocachestat.c" <<EOF

@@ -114,6 +114,14 @@ cg_per_core_result()
 	[ -f "$1/$2.rc" ] && read -r rc secs <"$1/$2.rc"
 }
 
+# cg_since START PLACES: the seconds since START (date +%s.%N), with
+# PLACES decimals
+cg_since()
+{
+	awk -v s="$1" -v e="$(date +%s.%N)" -v p="$2" \
+		'BEGIN { printf "%." p "f", e - s }'
+}
+
 # cg_checksum: of stdin; cksum's CRC is 5 times as fast as md5sum here
 cg_checksum()
 {

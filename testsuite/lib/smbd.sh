@@ -179,11 +179,20 @@ cg_share()
 # mode with the lines
 cg_mode_shares()
 {
-	local prefix=$1 modes=$2 m
-	shift 2
+	local prefix=$1
+	shift
 	cg_share plain
+	cg_mode_shares_at "$prefix" "$CG_SHARE" "$@"
+}
+
+# cg_mode_shares_at PREFIX PATH "MODES" ["smb.conf line" ...]: for each
+# mode a share PREFIXMODE on PATH, the module in that mode with the lines
+cg_mode_shares_at()
+{
+	local prefix=$1 path=$2 modes=$3 m
+	shift 3
 	for m in $modes; do
-		cg_share "$prefix$m" "vfs objects = cacheguard" \
+		cg_share_at "$prefix$m" "$path" "vfs objects = cacheguard" \
 			"cacheguard:mode = $m" "$@"
 	done
 }
