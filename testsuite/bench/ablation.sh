@@ -27,16 +27,8 @@
 #
 #   ABL_PARTS	"readers hot upload"
 #   ABL_ROUNDS	3 (uploads)
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-if [ "$(id -u)" != 0 ]; then
-	echo "ablation.sh needs root: a private mount namespace, dropping" \
-		"the files' pages" >&2
-	exit 1
-fi
-. "$top/testsuite/lib/smbd.sh"
-cg_enter_namespace "$0" "$@"
+. "$(dirname "$0")/begin.sh" \
+	"a private mount namespace, dropping the files' pages" "$@"
 
 MiB=1048576
 parts=${ABL_PARTS:-readers hot upload}

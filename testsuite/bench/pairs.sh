@@ -55,18 +55,11 @@
 # per round, MB/s, x plain (sums), requests, avg KiB, in flight, peak
 # MiB, median x plain, smbd CPU s/GiB, its median x plain, machine CPU
 # s/GiB, lowest and highest x plain of a round.
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-if [ "$(id -u)" != 0 ]; then
-	echo "pairs.sh needs root: a private mount namespace, a blkio" \
-		"cgroup and dropping the file's pages" >&2
-	exit 1
-fi
-. "$top/testsuite/lib/smbd.sh"
+. "$(dirname "$0")/begin.sh" \
+	"a private mount namespace, a blkio cgroup and dropping the file's pages" \
+	"$@"
 . "$top/testsuite/lib/blkio.sh"
 . "$top/testsuite/lib/trace.sh"
-cg_enter_namespace "$0" "$@"
 
 configs=${PAIRS_CONFIGS:-plain-aa dontneed dontcache direct auto}
 rounds=${PAIRS_ROUNDS:-5}

@@ -16,20 +16,12 @@
 #
 # Output, per configuration: smbclient's rate, smbd's samples in all, and
 # the functions with the most samples per thread (main, pool).
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-if [ "$(id -u)" != 0 ]; then
-	echo "profile.sh needs root: a private mount namespace, perf -a," \
-		"dropping the file's pages" >&2
-	exit 1
-fi
+. "$(dirname "$0")/begin.sh" \
+	"a private mount namespace, perf -a, dropping the file's pages" "$@"
 if ! command -v perf >/dev/null; then
 	echo "profile.sh needs perf (Debian: linux-perf)" >&2
 	exit 1
 fi
-. "$top/testsuite/lib/smbd.sh"
-cg_enter_namespace "$0" "$@"
 
 configs=${PROFILE_CONFIGS:-direct}
 mib=${PROFILE_MIB:-1024}

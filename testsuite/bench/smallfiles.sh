@@ -40,15 +40,7 @@
 # core's busy time over the same span (testsuite/lib/figures.sh). A
 # figure that cannot be read, or a client run that read other than
 # every byte of every file, stops the run (exit 2).
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-if [ "$(id -u)" != 0 ]; then
-	echo "smallfiles.sh needs root: a private mount namespace for smbd" >&2
-	exit 1
-fi
-. "$top/testsuite/lib/smbd.sh"
-cg_enter_namespace "$0" "$@"
+. "$(dirname "$0")/begin.sh" "a private mount namespace for smbd" "$@"
 
 nfiles=${SMALL_FILES:-4000}
 passes=${SMALL_PASSES:-2}

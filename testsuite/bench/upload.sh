@@ -22,15 +22,7 @@
 # Output: results.md (also printed) and the raw logs per configuration.
 # One run per configuration on a shared machine: read the figures as
 # ratios within the run, not as absolutes.
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-if [ "$(id -u)" != 0 ]; then
-	echo "upload.sh needs root (cgroups, a private mount namespace)" >&2
-	exit 1
-fi
-. "$top/testsuite/lib/smbd.sh"
-cg_enter_namespace "$0" "$@"
+. "$(dirname "$0")/begin.sh" "cgroups, a private mount namespace" "$@"
 . "$here/cgroup.sh"
 
 UPLOAD_MIB=${UPLOAD_MIB:-4096}

@@ -15,15 +15,9 @@
 #     summary's bytes), never a fallback. Where off_t is 32 bits, reads
 #     between 2 and 4 GiB fail (EINVAL) and fall back; past 4 GiB they
 #     return the start of the file.
-set -u
-. "$(dirname "$0")/../lib/check.sh"
-cg_need_root "a 32-bit smbd"
+. "$(dirname "$0")/../lib/script.sh" "a 32-bit smbd" "$@"
 . "$(dirname "$0")/../lib/lfs.sh"
-. "$(dirname "$0")/../lib/smbd.sh"
-cg_enter_namespace "$0" "$@"
 
-MiB=1048576
-GiB=$((1024 * MiB))
 modes="off dontneed dontcache direct auto"
 # every file streams from its first read; the window stays 8M
 tune=("cacheguard:min file size = 1M" "cacheguard:stream trigger = 512K"
@@ -62,11 +56,7 @@ fi
 rm -f "$names"
 
 cg_smbd_init
-cg_share plain
-for m in $modes; do
-	cg_share "guard_$m" "vfs objects = cacheguard" "cacheguard:mode = $m" \
-		"${tune[@]}"
-done
+cg_mode_shares guard_ "$modes" "${tune[@]}"
 cg_smbd_start || { cg_fail "smbd:i386 starts" "see above"; exit 0; }
 cg_pass "smbd:i386 starts and answers"
 

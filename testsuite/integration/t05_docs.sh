@@ -79,28 +79,34 @@ while IFS=$'\t' read -r name def; do
 done < <(sed -nE 's/^\| *`cacheguard:([^`]+)` *\| *`([^`]*)` *\|.*/\1\t\2/p' \
 	"$readme")
 
+# says WHAT DEFAULT DOC MISSING [GIVEN]: passes WHAT when DOC gives the
+# DEFAULT; fails it with MISSING when DOC gives none (no GIVEN), or with
+# what DOC says instead
+says()
+{
+	if [ $# -lt 5 ]; then
+		cg_fail "$1" "$4"
+	elif [ "$5" != "$2" ]; then
+		cg_fail "$1" "$3 says '$5'"
+	else
+		cg_pass "$1"
+	fi
+}
+
 # Every option the code parses is documented, with its default
 for name in "${names[@]}"; do
 	def=${code[$name]}
 	what="man page documents cacheguard:$name, default $def"
 	if [ -z "${man_term[$name]:-}" ]; then
 		cg_fail "$what" "no <term>cacheguard:$name = ...</term> entry"
-	elif [ -z "${man_def[$name]+set}" ]; then
-		cg_fail "$what" "its entry has no 'Default: cacheguard:$name = ...' line"
-	elif [ "${man_def[$name]}" != "$def" ]; then
-		cg_fail "$what" "the man page says '${man_def[$name]}'"
 	else
-		cg_pass "$what"
+		says "$what" "$def" "the man page" \
+			"its entry has no 'Default: cacheguard:$name = ...' line" \
+			${man_def[$name]+"${man_def[$name]}"}
 	fi
-
-	what="README.md option table lists cacheguard:$name, default $def"
-	if [ -z "${readme_def[$name]+set}" ]; then
-		cg_fail "$what" "no row | \`cacheguard:$name\` | ... |"
-	elif [ "${readme_def[$name]}" != "$def" ]; then
-		cg_fail "$what" "README.md says '${readme_def[$name]}'"
-	else
-		cg_pass "$what"
-	fi
+	says "README.md option table lists cacheguard:$name, default $def" \
+		"$def" README.md "no row | \`cacheguard:$name\` | ... |" \
+		${readme_def[$name]+"${readme_def[$name]}"}
 done
 
 # Every documented option exists in the code

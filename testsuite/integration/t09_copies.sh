@@ -6,26 +6,16 @@
 # stream, and leaves at most t20's bound of the file cached (the plain
 # share keeps it all); a 256 MiB upload is byte-identical and leaves at
 # most t37's 48 MiB cached.
-set -u
-. "$(dirname "$0")/../lib/check.sh"
-cg_need_root "copies"
-. "$(dirname "$0")/../lib/smbd.sh"
-cg_enter_namespace "$0" "$@"
+. "$(dirname "$0")/../lib/script.sh" "copies" "$@"
 
-MiB=1048576
 SIZE=$((256 * MiB + 4321))
 modes="dontneed dontcache direct auto"
 cg_smbd_init
-cg_share plain
-for m in $modes; do
-	cg_share "$m" "vfs objects = cacheguard" "cacheguard:mode = $m"
-done
+cg_mode_shares "" "$modes"
 cg_smbd_start || { cg_fail "smbd starts" "see above"; exit 1; }
 
 src=$CG_ROOT/src.bin
-head -c "$SIZE" /dev/urandom >"$src"
-cp "$src" "$CG_SHARE/big.bin"
-chmod 0644 "$CG_SHARE/big.bin"
+cg_random_file "$src" "$SIZE" "$CG_SHARE/big.bin"
 sync
 ra=$(cg_device_readahead "$CG_SHARE")
 bound=$((8 * MiB + ra + 32 * MiB))

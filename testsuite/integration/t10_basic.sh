@@ -2,11 +2,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # The module loads into Debian's smbd, passes bytes through unchanged,
 # refuses a share with a bad option and logs through its debug class.
-set -u
-. "$(dirname "$0")/../lib/check.sh"
-cg_need_root "basic"
-. "$(dirname "$0")/../lib/smbd.sh"
-cg_enter_namespace "$0" "$@"
+. "$(dirname "$0")/../lib/script.sh" "basic" "$@"
 
 cg_smbd_init
 cg_share plain

@@ -6,13 +6,8 @@
 # user's, or writable by group or others, is refused with one line at
 # level 0, and the copies go on right without lock files; a root-owned
 # one is used and kept 0700.
-set -u
-. "$(dirname "$0")/../lib/check.sh"
-cg_need_root "the state directory"
-. "$(dirname "$0")/../lib/smbd.sh"
-cg_enter_namespace "$0" "$@"
+. "$(dirname "$0")/../lib/script.sh" "the state directory" "$@"
 
-MiB=1048576
 cg_smbd_init
 cg_share direct "vfs objects = cacheguard" "cacheguard:mode = direct"
 cg_smbd_start || { cg_fail "smbd starts" "see above"; exit 1; }

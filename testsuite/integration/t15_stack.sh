@@ -18,13 +18,8 @@
 #     rewritten then).
 #  c. cgtest's reads come back short: the result equals the plain
 #     share's, byte-identical whenever that one is.
-set -u
-. "$(dirname "$0")/../lib/check.sh"
-cg_need_root "stacking over a lower module"
-. "$(dirname "$0")/../lib/smbd.sh"
-cg_enter_namespace "$0" "$@"
+. "$(dirname "$0")/../lib/script.sh" "stacking over a lower module" "$@"
 
-MiB=1048576
 SIZE=$((96 * MiB + 123))
 EIO_AT=$((48 * MiB + 12345))
 MODES="dontneed dontcache direct auto"

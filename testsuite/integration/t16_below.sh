@@ -19,14 +19,9 @@
 # The module of 4cff591 served dontcache and direct streams on the
 # descriptor itself: full_audit logged a fraction of the reads and
 # writes, and commit saw none of the dontcache writes.
-set -u
-. "$(dirname "$0")/../lib/check.sh"
-cg_need_root "Samba's modules below cacheguard"
 CG_LOG_LEVEL="1 cacheguard:10 full_audit:1"
-. "$(dirname "$0")/../lib/smbd.sh"
-cg_enter_namespace "$0" "$@"
+. "$(dirname "$0")/../lib/script.sh" "Samba's modules below cacheguard" "$@"
 
-MiB=1048576
 SIZE=$((64 * MiB + 4321))
 small=("cacheguard:min file size = 1M" "cacheguard:stream trigger = 1M")
 audit=("full_audit:success = pread pread_recv pwrite pwrite_recv sendfile recvfile"
@@ -55,9 +50,7 @@ cg_smbd_start || { cg_fail "smbd starts" "see above"; exit 1; }
 
 src=$CG_ROOT/src.bin
 got=$CG_ROOT/got.bin
-head -c "$SIZE" /dev/urandom >"$src"
-cp "$src" "$CG_SHARE/big.bin"
-chmod 0644 "$CG_SHARE/big.bin"
+cg_random_file "$src" "$SIZE" "$CG_SHARE/big.bin"
 
 # get SHARE: a cold get of big.bin, checked byte for byte
 get()

@@ -7,13 +7,8 @@
 # the budget, where it reads ahead on its own in pieces it drops as it
 # goes; hot files, small files and random readers are left
 # alone, and every byte is right.
-set -u
-. "$(dirname "$0")/../lib/check.sh"
-cg_need_root "drop-behind"
-. "$(dirname "$0")/../lib/smbd.sh"
-cg_enter_namespace "$0" "$@"
+. "$(dirname "$0")/../lib/script.sh" "drop-behind" "$@"
 
-MiB=1048576
 window=$((8 * MiB))
 guard=("vfs objects = cacheguard" "cacheguard:mode = dontneed"
 	"cacheguard:window = 8M")

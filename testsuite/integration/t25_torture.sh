@@ -21,16 +21,9 @@
 # and all modes see the same load. CG_TORTURE=full (make torture) runs
 # more suites and smb2.maxfid up to smbd's own limit.
 # CG_TORTURE_SUITES="smb2.lease smb2.lock" runs just those.
-set -u
-. "$(dirname "$0")/../lib/check.sh"
-cg_need_root "smbtorture parity"
-. "$(dirname "$0")/../lib/smbd.sh"
-cg_enter_namespace "$0" "$@"
-
-if ! command -v smbtorture >/dev/null; then
-	cg_skip "smbtorture parity" "no smbtorture (Debian: samba-testsuite)"
-	exit 0
-fi
+. "$(dirname "$0")/../lib/script.sh" "smbtorture parity" "$@"
+cg_need_command "smbtorture parity" smbtorture \
+	"no smbtorture (Debian: samba-testsuite)"
 
 MODES="dontneed dontcache direct auto"
 SHARES="plain $MODES"

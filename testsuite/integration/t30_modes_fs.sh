@@ -7,13 +7,8 @@
 # cold dontcache copy leaves (almost) nothing cached. auto on a FUSE
 # filesystem (bindfs) drops behind: its files change beyond the kernel's
 # sight.
-set -u
-. "$(dirname "$0")/../lib/check.sh"
-cg_need_root "modes on ext4, xfs, btrfs and tmpfs"
-. "$(dirname "$0")/../lib/smbd.sh"
-cg_enter_namespace "$0" "$@"
+. "$(dirname "$0")/../lib/script.sh" "modes on ext4, xfs, btrfs and tmpfs" "$@"
 
-MiB=1048576
 modes="dontneed dontcache direct auto"
 sizes="0 1 511 4095 4097 $((MiB + 1)) $((257 * MiB + 123))"
 # A low trigger so that every file above 1 MiB streams
@@ -24,11 +19,8 @@ filesystems=
 for fs in ext4 xfs btrfs tmpfs; do
 	if cg_mount_fs "$fs" "$CG_ROOT/mnt/$fs"; then
 		filesystems="$filesystems $fs"
-		for mode in $modes; do
-			cg_share_at "${fs}_$mode" "$CG_ROOT/mnt/$fs" \
-				"vfs objects = cacheguard" \
-				"cacheguard:mode = $mode" "${tune[@]}"
-		done
+		cg_mode_shares_at "${fs}_" "$CG_ROOT/mnt/$fs" "$modes" \
+			"${tune[@]}"
 	else
 		cg_skip "$fs" "cannot make or mount one here (see" \
 			"$CG_ROOT/log/mkfs-$fs.out)"

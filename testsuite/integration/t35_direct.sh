@@ -11,13 +11,8 @@
 # through the cache; the budget, the whole server's, sends a second
 # stream to its next mode, in the same smbd process or another, and a
 # killed smbd gives its share back.
-set -u
-. "$(dirname "$0")/../lib/check.sh"
-cg_need_root "direct mode"
-. "$(dirname "$0")/../lib/smbd.sh"
-cg_enter_namespace "$0" "$@"
+. "$(dirname "$0")/../lib/script.sh" "direct mode" "$@"
 
-MiB=1048576
 direct=("vfs objects = cacheguard" "cacheguard:mode = direct")
 
 cg_smbd_init
@@ -59,6 +54,23 @@ cold()
 {
 	sync
 	cg_drop_cache "$1"
+}
+
+# paused_reader BYTES SECONDS //127.0.0.1/SHARE/FILE LOCAL-COPY...: a
+# client (smb_readpause) in the background, its pid in reader and its
+# lines in $CG_ROOT/pause.out, reads each FILE and compares it with its
+# copy; returns once it has paused after BYTES of the first, until
+# $CG_ROOT/go is made (SECONDS at most)
+paused_reader()
+{
+	local bytes=$1 secs=$2
+	shift 2
+	rm -f "$CG_ROOT/paused" "$CG_ROOT/go"
+	"$CG_BUILD/smb_readpause" -p "$CG_PORT" -U "$CG_USER%$CG_PASS" \
+		-b "$bytes" -r "$CG_ROOT/paused" -w "$CG_ROOT/go" -t "$secs" \
+		"$@" >"$CG_ROOT/pause.out" 2>&1 &
+	reader=$!
+	cg_wait_file "$CG_ROOT/paused"
 }
 
 # held: bytes of direct memory the server's smbd processes hold now
@@ -292,12 +304,8 @@ drained "four direct copies"
 # second client is another smbd process and must not get 8 MiB more.
 cold "$p1"
 cold "$p2"
-rm -f "$CG_ROOT/paused" "$CG_ROOT/go" "$CG_ROOT/p2.back"
-"$CG_BUILD/smb_readpause" -p "$CG_PORT" -U "$CG_USER%$CG_PASS" \
-	-b $((24 * MiB)) -r "$CG_ROOT/paused" -w "$CG_ROOT/go" -t 60 \
-	//127.0.0.1/budget/p1.bin "$p1" >"$CG_ROOT/pause.out" 2>&1 &
-reader=$!
-cg_wait_file "$CG_ROOT/paused"
+rm -f "$CG_ROOT/p2.back"
+paused_reader $((24 * MiB)) 60 //127.0.0.1/budget/p1.bin "$p1"
 cg_expect "a paused direct stream holds 8 MiB of the server's budget" \
 	test "$(held)" = $((8 * MiB))
 cg_smbclient budget "get p2.bin $CG_ROOT/p2.back" >/dev/null 2>&1
@@ -336,12 +344,7 @@ cg_expect "... and the next client's stream is direct" \
 rm -f "$CG_ROOT/p2.back"
 # a client that has read to the end but keeps the file open holds nothing
 cold "$p1"
-rm -f "$CG_ROOT/paused" "$CG_ROOT/go"
-"$CG_BUILD/smb_readpause" -p "$CG_PORT" -U "$CG_USER%$CG_PASS" \
-	-b $((64 * MiB)) -r "$CG_ROOT/paused" -w "$CG_ROOT/go" -t 60 \
-	//127.0.0.1/budget/p1.bin "$p1" >"$CG_ROOT/pause.out" 2>&1 &
-reader=$!
-cg_wait_file "$CG_ROOT/paused"
+paused_reader $((64 * MiB)) 60 //127.0.0.1/budget/p1.bin "$p1"
 cg_expect "a stream read to its end, file still open, holds no budget" \
 	test "$(held)" = 0
 touch "$CG_ROOT/go"
@@ -363,14 +366,9 @@ if [ "$CG_USER" != root ]; then
 	cp "$b" "$CG_ROOT/after.copy"
 	cold "$a"
 	cold "$b"
-	rm -f "$CG_ROOT/paused" "$CG_ROOT/go"
-	"$CG_BUILD/smb_readpause" -p "$CG_PORT" -U "$CG_USER%$CG_PASS" \
-		-b $MiB -r "$CG_ROOT/paused" -w "$CG_ROOT/go" -t 30 \
-		//127.0.0.1/direct/denied.bin "$CG_ROOT/denied.copy" \
-		//127.0.0.1/direct/after.bin "$CG_ROOT/after.copy" \
-		>"$CG_ROOT/pause.out" 2>&1 &
-	reader=$!
-	cg_wait_file "$CG_ROOT/paused"
+	paused_reader $MiB 30 //127.0.0.1/direct/denied.bin \
+		"$CG_ROOT/denied.copy" //127.0.0.1/direct/after.bin \
+		"$CG_ROOT/after.copy"
 	chmod 000 "$a"
 	touch "$CG_ROOT/go"
 	wait "$reader"

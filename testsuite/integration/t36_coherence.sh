@@ -12,13 +12,8 @@
 #   - a second client (another smbd process), a local process (unsynced
 #     writes, several within one tick) and a truncate during a stream;
 # every read compared with the file read locally at that moment.
-set -u
-. "$(dirname "$0")/../lib/check.sh"
-cg_need_root "direct mode on a filesystem of its own"
-. "$(dirname "$0")/../lib/smbd.sh"
-cg_enter_namespace "$0" "$@"
+. "$(dirname "$0")/../lib/script.sh" "direct mode on a filesystem of its own" "$@"
 
-MiB=1048576
 
 cg_smbd_init
 cg_global "min receivefile size = 16384"

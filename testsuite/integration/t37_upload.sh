@@ -26,22 +26,13 @@
 # (vfs_cgtest sits below cacheguard in the VFS, but the module's
 # writeback calls are system calls, not VFS calls, so no test module
 # can fail them.)
-set -u
-. "$(dirname "$0")/../lib/check.sh"
-cg_need_root "uploads"
-. "$(dirname "$0")/../lib/smbd.sh"
-cg_enter_namespace "$0" "$@"
+. "$(dirname "$0")/../lib/script.sh" "uploads" "$@"
 
-MiB=1048576
 size=$((1024 * MiB + 123))
 modes="dontneed direct dontcache auto"
 
 cg_smbd_init
-cg_share plain
-for m in $modes; do
-	cg_share "$m" "vfs objects = cacheguard" "cacheguard:mode = $m" \
-		"cacheguard:window = 8M"
-done
+cg_mode_shares "" "$modes" "cacheguard:window = 8M"
 
 # Synchronous writes (aio write size = 0): answered as the hook returns,
 # so a stream that lags catches up instead of being held

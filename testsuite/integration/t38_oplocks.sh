@@ -8,14 +8,9 @@
 # locking:10). A client without an oplock on the same share still reads
 # direct. The module of 00b5bb4 reopened the file, broke the lease (the
 # client's oplock with it) and fell back to dontneed all the same.
-set -u
-. "$(dirname "$0")/../lib/check.sh"
-cg_need_root "kernel oplocks"
 CG_LOG_LEVEL="1 cacheguard:10 locking:10"
-. "$(dirname "$0")/../lib/smbd.sh"
-cg_enter_namespace "$0" "$@"
+. "$(dirname "$0")/../lib/script.sh" "kernel oplocks" "$@"
 
-MiB=1048576
 tool=$CG_TOP/testsuite/tools/smb_oplock_read.py
 cg_smbd_init
 for mode in direct dontneed; do

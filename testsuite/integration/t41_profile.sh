@@ -6,13 +6,8 @@
 # least 64 MiB to the pread bytes (syscall_asys_pread and syscall_pread),
 # as on the plain share; a 64 MiB upload through dontcache adds 64 MiB to the
 # pwrite bytes. The module of 3a655fa counted none of its own.
-set -u
-. "$(dirname "$0")/../lib/check.sh"
-cg_need_root "smbd's profile"
-. "$(dirname "$0")/../lib/smbd.sh"
-cg_enter_namespace "$0" "$@"
+. "$(dirname "$0")/../lib/script.sh" "smbd's profile" "$@"
 
-MiB=1048576
 SIZE=$((64 * MiB))
 small=("cacheguard:min file size = 1M" "cacheguard:stream trigger = 1M")
 cg_smbd_init

@@ -10,17 +10,10 @@
 # synchronous read path (aio read size = 0), where smbd's own thread
 # reads; a share without the option makes no ioprio_set call. Whether the device's scheduler
 # honours it is the benchmark's question (make bench, scenarios D, E).
-set -u
-. "$(dirname "$0")/../lib/check.sh"
-cg_need_root "stream I/O priority"
-if ! command -v strace >/dev/null; then
-	cg_skip "stream I/O priority" "no strace (make deps installs it)"
-	exit 0
-fi
-. "$(dirname "$0")/../lib/smbd.sh"
-cg_enter_namespace "$0" "$@"
+. "$(dirname "$0")/../lib/script.sh" "stream I/O priority" "$@"
+cg_need_command "stream I/O priority" strace \
+	"no strace (make deps installs it)"
 
-MiB=1048576
 SIZE=$((64 * MiB))
 
 cg_smbd_init

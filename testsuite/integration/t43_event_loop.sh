@@ -16,14 +16,8 @@
 # close's drop. With the hot check over the whole rest of the file, as
 # before 3719d10, the stream's first read held the loop 1.2-1.4 s. The
 # guests measure it on 6.1 itself (testsuite/kernel/guest-suite.sh).
-set -u
-. "$(dirname "$0")/../lib/check.sh"
-cg_need_root "the event loop"
-. "$(dirname "$0")/../lib/smbd.sh"
-cg_enter_namespace "$0" "$@"
+. "$(dirname "$0")/../lib/script.sh" "the event loop" "$@"
 
-MiB=1048576
-GiB=$((1024 * MiB))
 # a few ms of the module's own work, with room for this shared
 # machine's scheduling (a preempted call counts its wait)
 BOUND_US=${CG_LOOP_BOUND_US:-20000}
@@ -32,11 +26,8 @@ cg_smbd_init
 dir=$CG_ROOT/mnt/ext4
 cg_mount_fs ext4 "$dir" 2G || { cg_fail "an ext4 loop filesystem" \
 	"$(cat "$CG_ROOT/log/mkfs-ext4.out")"; exit 0; }
-for mode in $modes; do
-	cg_share_at "loop_$mode" "$dir" "vfs objects = cacheguard" \
-		"cacheguard:mode = $mode" "cacheguard:min file size = 1M" \
-		"cacheguard:stream trigger = 1M"
-done
+cg_mode_shares_at loop_ "$dir" "$modes" "cacheguard:min file size = 1M" \
+	"cacheguard:stream trigger = 1M"
 
 shim=$CG_ROOT/shim_nocachestat.so
 cat >"$CG_ROOT/shim_nocachestat.c" <<EOF

@@ -22,13 +22,8 @@
 #  c. one connected client copies a file 12 times, pausing after
 #     each, through plain (3 times) and direct: right bytes, and its idle
 #     smbd process holds no more than plain's plus the direct budget.
-set -u
-. "$(dirname "$0")/../lib/check.sh"
-cg_need_root "many clients"
-. "$(dirname "$0")/../lib/smbd.sh"
-cg_enter_namespace "$0" "$@"
+. "$(dirname "$0")/../lib/script.sh" "many clients" "$@"
 
-MiB=1048576
 NFILES=${CG_LOAD_FILES:-32}
 FSIZE=$((64 * MiB))
 SHARED=$((384 * MiB))
@@ -49,12 +44,9 @@ if ! cg_mount_fs ext4 "$fs" 4G; then
 fi
 dev=$(cg_loop_dev "$fs")
 cg_share_at plain "$fs"
-for mode in $modes; do
-	cg_share_at "$mode" "$fs" "vfs objects = cacheguard" \
-		"cacheguard:mode = $mode" "cacheguard:window = 8M" \
-		"cacheguard:direct memory = 64M" \
-		"cacheguard:reader gap = $((reader_gap / MiB))M"
-done
+cg_mode_shares_at "" "$fs" "$modes" "cacheguard:window = 8M" \
+	"cacheguard:direct memory = 64M" \
+	"cacheguard:reader gap = $((reader_gap / MiB))M"
 cg_smbd_start || { cg_fail "smbd starts" "see above"; exit 1; }
 
 # One random file, then NFILES copies of it, each with a 4 KiB header of
@@ -176,8 +168,7 @@ for share in plain $modes; do
 	done
 	# shellcheck disable=SC2086
 	wait $clients
-	secs=$(awk -v a="$start" -v b="$(date +%s.%N)" \
-		'BEGIN { printf "%.1f", b - a }')
+	secs=$(cg_since "$start" 1)
 	cg_sampler_stop
 	bad=
 	for i in $(seq -w 1 "$NFILES"); do

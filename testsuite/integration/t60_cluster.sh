@@ -28,10 +28,7 @@
 set -u
 . "$(dirname "$0")/../lib/check.sh"
 cg_need_root "a CTDB cluster"
-if ! command -v ctdbd >/dev/null; then
-	cg_skip "a CTDB cluster" "no ctdbd (make deps installs ctdb)"
-	exit 0
-fi
+cg_need_command "a CTDB cluster" ctdbd "no ctdbd (make deps installs ctdb)"
 . "$(dirname "$0")/../lib/cluster.sh"
 cg_cluster_enter "$0" "$@"
 

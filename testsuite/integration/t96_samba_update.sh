@@ -9,13 +9,8 @@
 # string patched in the binary, same length): smbd checks nothing else
 # before it loads a module. The module of 00b5bb4 refused to load: every
 # tree connect to a share naming it failed.
-set -u
-. "$(dirname "$0")/../lib/check.sh"
-cg_need_root "samba update"
-. "$(dirname "$0")/../lib/smbd.sh"
-cg_enter_namespace "$0" "$@"
+. "$(dirname "$0")/../lib/script.sh" "samba update" "$@"
 
-MiB=1048576
 module=$CG_MODULE
 running=$(smbd -V | sed -n 's/^Version //p')
 # another point release of the same series, as long as the running one

@@ -188,8 +188,7 @@ cifs_read()
 	done
 	# shellcheck disable=SC2086
 	wait $pids
-	cifs_secs=$(awk -v s="$start" -v e="$(date +%s.%N)" \
-		'BEGIN { printf "%.2f", e - s }')
+	cifs_secs=$(cg_since "$start" 2)
 	cg_sample_stop
 	cifs_after=$(cg_resident "$f")
 	cifs_peak=$CG_PEAK
@@ -374,11 +373,8 @@ filesystems=
 for fs in $fs_list; do
 	if cg_mount_fs "$fs" "$CG_ROOT/mnt/$fs"; then
 		filesystems="$filesystems $fs"
-		for mode in $modes; do
-			cg_share_at "${fs}_$mode" "$CG_ROOT/mnt/$fs" \
-				"vfs objects = cacheguard" \
-				"cacheguard:mode = $mode" "${tune[@]}"
-		done
+		cg_mode_shares_at "${fs}_" "$CG_ROOT/mnt/$fs" "$modes" \
+			"${tune[@]}"
 		cg_share_at "${fs}_plain" "$CG_ROOT/mnt/$fs"
 		[ "$fs" = ext4 ] && fork_shares "$CG_ROOT/mnt/$fs"
 	else

@@ -34,27 +34,28 @@ cg_expect()
 	fi
 }
 
-# cg_expect_le NAME VALUE LIMIT [UNIT-TEXT]: numeric bound; a VALUE
-# that is no whole number (a reading that failed, empty) fails it
+# cg_expect_le NAME VALUE LIMIT, cg_expect_ge NAME VALUE LIMIT: numeric
+# bounds (VALUE <= LIMIT, VALUE >= LIMIT); a VALUE that is no whole
+# number (a reading that failed, empty) fails them
 cg_expect_le()
 {
-	if ! [[ "$2" =~ ^[0-9]+$ ]]; then
-		cg_fail "$1" "no figure: the reading is '$2'"
-	elif [ "$2" -le "$3" ]; then
-		cg_pass "$1 ($2 <= $3)"
-	else
-		cg_fail "$1" "$2 > $3"
-	fi
+	cg_expect_bound "$1" "$2" -le "$3" "<=" ">"
 }
 
 cg_expect_ge()
 {
+	cg_expect_bound "$1" "$2" -ge "$3" ">=" "<"
+}
+
+# cg_expect_bound NAME VALUE TEST-OP LIMIT HOLDS-TEXT BROKEN-TEXT
+cg_expect_bound()
+{
 	if ! [[ "$2" =~ ^[0-9]+$ ]]; then
 		cg_fail "$1" "no figure: the reading is '$2'"
-	elif [ "$2" -ge "$3" ]; then
-		cg_pass "$1 ($2 >= $3)"
+	elif [ "$2" "$3" "$4" ]; then
+		cg_pass "$1 ($2 $5 $4)"
 	else
-		cg_fail "$1" "$2 < $3"
+		cg_fail "$1" "$2 $6 $4"
 	fi
 }
 
@@ -64,6 +65,16 @@ cg_need_root()
 	if [ "$(id -u)" != 0 ]; then
 		cg_skip "$1" "needs root (a mount namespace and a bind mount" \
 			"over smbd's modules dir)"
+		exit 0
+	fi
+}
+
+# cg_need_command NAME COMMAND WHY: without COMMAND on PATH, "SKIPPED:
+# NAME: WHY" and the script ends
+cg_need_command()
+{
+	if ! command -v "$2" >/dev/null; then
+		cg_skip "$1" "$3"
 		exit 0
 	fi
 }
@@ -101,6 +112,14 @@ cg_per_core_result()
 {
 	rc="no status" secs=?
 	[ -f "$1/$2.rc" ] && read -r rc secs <"$1/$2.rc"
+}
+
+# cg_since START PLACES: the seconds since START (date +%s.%N), with
+# PLACES decimals
+cg_since()
+{
+	awk -v s="$1" -v e="$(date +%s.%N)" -v p="$2" \
+		'BEGIN { printf "%." p "f", e - s }'
 }
 
 # cg_checksum: of stdin; cksum's CRC is 5 times as fast as md5sum here

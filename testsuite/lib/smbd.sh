@@ -174,6 +174,40 @@ cg_share()
 	cg_share_at "$name" "$CG_SHARE" "$@"
 }
 
+# cg_mode_shares PREFIX "MODES" ["smb.conf line" ...]: the share plain,
+# and for each mode a share PREFIXMODE on $CG_SHARE, the module in that
+# mode with the lines
+cg_mode_shares()
+{
+	local prefix=$1
+	shift
+	cg_share plain
+	cg_mode_shares_at "$prefix" "$CG_SHARE" "$@"
+}
+
+# cg_mode_shares_at PREFIX PATH "MODES" ["smb.conf line" ...]: for each
+# mode a share PREFIXMODE on PATH, the module in that mode with the lines
+cg_mode_shares_at()
+{
+	local prefix=$1 path=$2 modes=$3 m
+	shift 3
+	for m in $modes; do
+		cg_share_at "$prefix$m" "$path" "vfs objects = cacheguard" \
+			"cacheguard:mode = $m" "$@"
+	done
+}
+
+# cg_random_file SRC SIZE [COPY]: SIZE random bytes in SRC, and a copy
+# of it in COPY, 0644 (root's file: the clients' account reads it, may
+# not write it)
+cg_random_file()
+{
+	head -c "$2" /dev/urandom >"$1"
+	[ $# -lt 3 ] && return 0
+	cp "$1" "$3"
+	chmod 0644 "$3"
+}
+
 # cg_share_at NAME PATH ["smb.conf line" ...]
 # cg_guard_share_name CONFIG: the share of a benchmark configuration
 cg_guard_share_name()

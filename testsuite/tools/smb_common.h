@@ -1,6 +1,6 @@
 /*
- * What the libsmbclient test tools share: -U USER%PASS and a context
- * that logs in with it on a given port.
+ * What the libsmbclient test tools share: -p PORT, -U USER%PASS and a
+ * context that logs in with them.
  *
  * Copyright (C) 2026 The vfs_cacheguard authors
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -11,9 +11,11 @@
 
 #include <errno.h>
 #include <libsmbclient.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The test smbd's account (testsuite/lib/smbd.sh) unless -U says else */
 static char *smbt_user = "root";
@@ -43,6 +45,31 @@ static void smbt_set_user(const char *arg)
 	if (pct != NULL) {
 		*pct = '\0';
 		smbt_pass = pct + 1;
+	}
+}
+
+/*
+ * The options the tools share: -p PORT and -U USER%PASS, and -s SEED
+ * (the seed of random()) where seed is not NULL. True when getopt's opt
+ * is one of them (its optarg taken), false for the tool's own.
+ */
+static bool smbt_option(int opt, int *port, unsigned *seed)
+{
+	switch (opt) {
+	case 'p':
+		*port = atoi(optarg);
+		return true;
+	case 'U':
+		smbt_set_user(optarg);
+		return true;
+	case 's':
+		if (seed == NULL) {
+			return false;
+		}
+		*seed = (unsigned)strtoul(optarg, NULL, 0);
+		return true;
+	default:
+		return false;
 	}
 }
 

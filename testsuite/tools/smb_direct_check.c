@@ -267,11 +267,11 @@ int main(int argc, char **argv)
 	const char *mode = NULL;
 
 	while ((opt = getopt(argc, argv, "p:U:b:s:")) != -1) {
+		if (smbt_option(opt, &port, &seed)) {
+			continue;
+		}
 		switch (opt) {
-		case 'p': port = atoi(optarg); break;
-		case 'U': smbt_set_user(optarg); break;
 		case 'b': block = strtoull(optarg, NULL, 0); break;
-		case 's': seed = (unsigned)strtoul(optarg, NULL, 0); break;
 		default: goto usage;
 		}
 	}

@@ -22,10 +22,9 @@
 #
 # Copyright (C) 2026 The vfs_cacheguard authors
 
-import getopt
 import sys
 
-from smb_tool import Context
+from smb_tool import Context, options, run
 
 try:
     from impacket import smb3, smb3structs as s3
@@ -68,20 +67,13 @@ def read_compare(conn, tree, fid, local, off, end, size):
 
 
 def main():
-    port, user, password = 445, 'root', 'cacheguard'
-    at, size = None, 1 << 20
-    opts, args = getopt.getopt(sys.argv[1:], 'p:U:b:m:')
-    for o, v in opts:
-        if o == '-p':
-            port = int(v)
-        elif o == '-U':
-            user, _, password = v.partition('%')
-        elif o == '-b':
-            at = int(v, 0)
-        elif o == '-m':
-            size = int(v, 0)
+    port, user, password, own, args = options('b:m:', 'root', 'cacheguard')
+    at = int(own['b'], 0) if 'b' in own else None
+    size = int(own.get('m', '1048576'), 0)
     if len(args) != 2 or not args[0].startswith('//'):
-        print(__doc__.split('\n\n')[1], file=sys.stderr)
+        print('usage: smb_durable_copy.py [-p PORT] [-U USER%PASS] '
+              '[-b BYTES] [-m READSIZE] //HOST/SHARE/PATH LOCALFILE',
+              file=sys.stderr)
         return 2
     host, share, path = args[0][2:].split('/', 2)
     local = open(args[1], 'rb')
@@ -112,11 +104,4 @@ def main():
 
 
 if __name__ == '__main__':
-    try:
-        sys.exit(main())
-    except ValueError as e:
-        print(e)
-        sys.exit(1)
-    except Exception as e:
-        print("error: %r" % e, file=sys.stderr)
-        sys.exit(2)
+    run(main, mismatch=ValueError)

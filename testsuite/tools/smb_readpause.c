@@ -207,9 +207,10 @@ int main(int argc, char **argv)
 	int port = 445, opt, local, ret;
 
 	while ((opt = getopt(argc, argv, "p:U:b:w:t:r:R:")) != -1) {
+		if (smbt_option(opt, &port, NULL)) {
+			continue;
+		}
 		switch (opt) {
-		case 'p': port = atoi(optarg); break;
-		case 'U': smbt_set_user(optarg); break;
 		case 'b': p.at = strtoull(optarg, NULL, 0); break;
 		case 'w': p.wait_file = optarg; break;
 		case 't': p.seconds = strtod(optarg, NULL); break;

@@ -194,18 +194,12 @@ int main(int argc, char **argv)
 	double start, secs;
 
 	while ((opt = getopt(argc, argv, "p:U:r:s:")) != -1) {
+		if (smbt_option(opt, &port, &seed)) {
+			continue;
+		}
 		switch (opt) {
-		case 'p':
-			port = atoi(optarg);
-			break;
-		case 'U':
-			smbt_set_user(optarg);
-			break;
 		case 'r':
 			sf.passes = (unsigned)strtoul(optarg, NULL, 0);
-			break;
-		case 's':
-			seed = (unsigned)strtoul(optarg, NULL, 0);
 			break;
 		default:
 			return usage();

@@ -27,10 +27,11 @@ class Context:
                 self.name + b'\0' * 4 + self.data)
 
 
-def parse(usage, letters=''):
-    """(host, share, path, local bytes, user, password, port, options)
-    from sys.argv; options holds the values of the tool's own letters"""
-    port, user, password, own = 445, 'guest', '', {}
+def options(letters='', user='guest', password=''):
+    """(port, user, password, options, arguments) from sys.argv: -p PORT
+    (445), -U USER%PASS (user and password as given otherwise); options
+    holds the values of the tool's own letters, arguments what follows"""
+    port, own = 445, {}
     opts, args = getopt.getopt(sys.argv[1:], 'p:U:' + letters)
     for o, v in opts:
         if o == '-p':
@@ -39,6 +40,13 @@ def parse(usage, letters=''):
             user, _, password = v.partition('%')
         else:
             own[o[1:]] = v
+    return port, user, password, own, args
+
+
+def parse(usage, letters=''):
+    """(host, share, path, local bytes, user, password, port, options)
+    from sys.argv; options holds the values of the tool's own letters"""
+    port, user, password, own, args = options(letters)
     if len(args) != 2 or not args[0].startswith('//'):
         print('usage: ' + usage)
         sys.exit(2)
@@ -59,12 +67,16 @@ def read_all(read, limit=None):
     return bytes(got)
 
 
-def run(main):
-    """Exit with main()'s status; any error is status 2, with its text"""
+def run(main, mismatch=()):
+    """Exit with main()'s status; an exception of a type in mismatch is
+    status 1 (a mismatch), any other error status 2, with its text"""
     try:
         sys.exit(main())
     except SystemExit:
         raise
+    except mismatch as e:
+        print(e)
+        sys.exit(1)
     except Exception as e:  # noqa: BLE001 (report any failure, exit 2)
         print('error: %s' % e)
         sys.exit(2)

@@ -45,14 +45,13 @@
 #
 # Copyright (C) 2026 The vfs_cacheguard authors
 
-import getopt
 import hashlib
 import os
 import random
 import sys
 import time
 
-from smb_tool import Context
+from smb_tool import Context, options, run
 
 try:
     from impacket import smb3, smb3structs as s3
@@ -186,13 +185,7 @@ def durable_after_pause(unc, port, user, password, nbytes, ready, go):
 
 
 def main():
-    port, user, password = 445, "guest", ""
-    opts, args = getopt.getopt(sys.argv[1:], "p:U:")
-    for o, v in opts:
-        if o == "-p":
-            port = int(v)
-        elif o == "-U":
-            user, _, password = v.partition("%")
+    port, user, password, _, args = options()
     if len(args) < 2:
         print(__doc__ if __doc__ else "usage: see the file's head")
         return 2
@@ -219,8 +212,4 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except Exception as e:
-        print("error: %s" % e)
-        sys.exit(2)
+    run(main)

@@ -159,11 +159,11 @@ int main(int argc, char **argv)
 	struct stat st;
 
 	while ((opt = getopt(argc, argv, "p:U:n:s:m:l:")) != -1) {
+		if (smbt_option(opt, &port, &seed)) {
+			continue;
+		}
 		switch (opt) {
-		case 'p': port = atoi(optarg); break;
-		case 'U': smbt_set_user(optarg); break;
 		case 'n': count = strtoull(optarg, NULL, 0); break;
-		case 's': seed = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'm': v.maxlen = strtoull(optarg, NULL, 0); break;
 		case 'l': limit = strtoull(optarg, NULL, 0); break;
 		default: goto usage;

@@ -30,6 +30,8 @@ import os
 import struct
 import sys
 
+from smb_tool import options, run
+
 try:
     from impacket import smb3, smb3structs as s3
     from impacket.nt_errors import STATUS_END_OF_FILE
@@ -114,16 +116,10 @@ class Changer:
 
 
 def main():
-    port, user, password = 445, 'guest', ''
     try:
-        opts, args = getopt.getopt(sys.argv[1:], 'p:U:')
+        port, user, password, _, args = options()
     except getopt.GetoptError:
         usage()
-    for o, v in opts:
-        if o == '-p':
-            port = int(v)
-        else:
-            user, _, password = v.partition('%')
     if len(args) not in (3, 4) or args[0] not in (
             'zerodata', 'copychunk', 'setsize'):
         usage()
@@ -161,8 +157,4 @@ def main():
 
 
 if __name__ == '__main__':
-    try:
-        sys.exit(main())
-    except SessionError as e:
-        print("SMB error: %s" % e)
-        sys.exit(2)
+    run(main)

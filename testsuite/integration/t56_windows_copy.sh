@@ -10,30 +10,19 @@
 # uploads), and the close summary shows the stream on the mode's path.
 # A file below min file size and a file already cached (hot) stay
 # cached. Throughput is printed against plain's, not checked.
-set -u
-. "$(dirname "$0")/../lib/check.sh"
-cg_need_root "a Windows-pattern client"
-. "$(dirname "$0")/../lib/smbd.sh"
-cg_enter_namespace "$0" "$@"
+. "$(dirname "$0")/../lib/script.sh" "a Windows-pattern client" "$@"
 
-MiB=1048576
 SIZE=$((128 * MiB + 4321))
 MODES="dontneed dontcache direct auto"
 tool=$CG_TOP/testsuite/tools/smb_win_copy.py
 
 cg_smbd_init
-cg_share plain
-for m in $MODES; do
-	cg_share "$m" "vfs objects = cacheguard" "cacheguard:mode = $m" \
-		"cacheguard:window = 8M"
-done
+cg_mode_shares "" "$MODES" "cacheguard:window = 8M"
 cg_smbd_start || { cg_fail "smbd starts" "see above"; exit 1; }
 
 big=$CG_SHARE/big.bin
 src=$CG_ROOT/src.bin
-head -c "$SIZE" /dev/urandom >"$src"
-cp "$src" "$big"
-chmod 0644 "$big"
+cg_random_file "$src" "$SIZE" "$big"
 # t20's bound: window + twice the device's readahead + 32 MiB, or a
 # stream with the kernel's readahead: 4 x read_ahead_kb + 16 MiB
 dev_ra=$(cg_device_readahead "$big")

@@ -26,14 +26,8 @@
 #     and calls SMB_VFS_CLOSE only for the last handle; the first
 #     handle's stream is closed all the same (its summary is logged,
 #     nothing stays cached), right bytes.
-set -u
-. "$(dirname "$0")/../lib/check.sh"
-cg_need_root "odd files and events"
-. "$(dirname "$0")/../lib/smbd.sh"
-cg_enter_namespace "$0" "$@"
+. "$(dirname "$0")/../lib/script.sh" "odd files and events" "$@"
 
-MiB=1048576
-GiB=$((1024 * MiB))
 window=$((8 * MiB))
 modes="dontneed dontcache direct auto"
 # smaller files stream too; the window stays 8M
@@ -97,6 +91,17 @@ getsum()
 	grep -E "NT_STATUS|[Ee]rror" "$CG_ROOT/log/getsum.err" >&2 || true
 }
 
+# cold_copy SHARE NAME PATH SUM SAME-CHECK RESIDENT-CHECK: a cold copy of
+# NAME (PATH on the server) from SHARE has the checksum SUM, and leaves
+# at most $bound of the file cached
+cold_copy()
+{
+	sync
+	cg_drop_cache "$3"
+	cg_expect "$5" test "$(getsum "$1" "$2")" = "$4"
+	cg_expect_le "$6" "$(cg_resident "$3")" "$bound"
+}
+
 # --- a. sparse, data beyond 4 GiB -----------------------------------------
 sparse=$odd/sparse.bin
 sparse_size=$((4 * GiB + 48 * MiB))
@@ -124,12 +129,9 @@ sum=$(sparse_bytes | cg_checksum)
 echo "sparse file: $(du -k "$sparse" | cut -f1) KiB allocated of" \
 	"$(($(stat -c %s "$sparse") / 1024)) KiB"
 for mode in $modes; do
-	sync
-	cg_drop_cache "$sparse"
-	cg_expect "[odd_$mode] sparse 4 GiB + 48 MiB: copy byte-identical" \
-		test "$(getsum "odd_$mode" sparse.bin)" = "$sum"
-	cg_expect_le "[odd_$mode] sparse file: resident after the copy" \
-		"$(cg_resident "$sparse")" "$bound"
+	cold_copy "odd_$mode" sparse.bin "$sparse" "$sum" \
+		"[odd_$mode] sparse 4 GiB + 48 MiB: copy byte-identical" \
+		"[odd_$mode] sparse file: resident after the copy"
 	cg_drop_cache "$sparse"
 	out=$(verify -n 300 -s 11 -m $MiB random \
 		"//127.0.0.1/odd_$mode/sparse.bin" "$sparse")
@@ -276,12 +278,9 @@ put_status()
 }
 want=$(put_status ro_plain up_ro.bin)
 for mode in $modes; do
-	sync
-	cg_drop_cache "$r"
-	cg_expect "[ro_$mode] copy byte-identical" \
-		test "$(getsum "ro_$mode" r.bin)" = "$sum"
-	cg_expect_le "[ro_$mode] resident after the copy" \
-		"$(cg_resident "$r")" "$bound"
+	cold_copy "ro_$mode" r.bin "$r" "$sum" \
+		"[ro_$mode] copy byte-identical" \
+		"[ro_$mode] resident after the copy"
 	got=$(put_status "ro_$mode" up_ro.bin)
 	cg_expect "[ro_$mode] an upload is refused as on plain ($want)" \
 		test -n "$want" -a "$got" = "$want" -a ! -e "$odd/up_ro.bin"
