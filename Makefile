@@ -87,11 +87,18 @@ all: build
 deps:
 	@tools/install-deps $(DEB_DEPS)
 
+# The runners run every build*/test_* they find: a test program whose
+# source is gone (a test merged or renamed) is removed, not run stale
+STALE_TESTS = for t in $(1)/test_*; do \
+	[ ! -e "$$t" ] || [ -f "testsuite/unit/$${t\#\#*/}.c" ] || rm -f "$$t"; \
+	done
+
 build: deps
 	@tools/prepare-samba-tree >/dev/null
 	@$(WAF) configure >build.configure.log 2>&1 || \
 		{ cat build.configure.log; exit 1; }
 	@$(WAF) build
+	@$(call STALE_TESTS,build)
 
 # The sanitizer variant (ASan + UBSan, gcc) in build-asan/, with a waf
 # lock file of its own so that it never touches build/
@@ -101,6 +108,7 @@ build-asan: build
 	@$(ASAN_WAF) configure --out=build-asan >build-asan.configure.log 2>&1 \
 		|| { cat build-asan.configure.log; exit 1; }
 	@$(ASAN_WAF) build
+	@$(call STALE_TESTS,build-asan)
 
 # The engine and its unit tests for i386 in build-i386/ (wscript's
 # CACHEGUARD_I386 variant, a waf lock file of its own), so that t07 sees
@@ -112,6 +120,7 @@ build-i386: build
 	@$(I386_WAF) configure --out=build-i386 >build-i386.configure.log \
 		2>&1 || { cat build-i386.configure.log; exit 1; }
 	@$(I386_WAF) build
+	@$(call STALE_TESTS,build-i386)
 
 # The libFuzzer harnesses (testsuite/fuzz), clang with ASan and UBSan,
 # against the engine's sources directly, with the 64-bit off_t wscript
