@@ -99,8 +99,7 @@ struct cacheguard_direct {
 	uint64_t limit;			/* cacheguard:direct memory */
 	unsigned ioprio;		/* cacheguard:stream ioprio */
 	struct cg_direct sched;		/* the table and who waits on it */
-	struct cacheguard_direct_job *fills; /* in flight */
-	struct cacheguard_direct_job *jobs;  /* requests' reads and copies */
+	struct cacheguard_direct_job *jobs; /* running: fills, reads, copies */
 };
 
 /* One request; the scheduler queues sr while its segments load */
@@ -108,9 +107,7 @@ struct cacheguard_direct_read_state {
 	struct tevent_req *req;
 	struct tevent_context *ev;
 	struct cacheguard_direct *d;
-	uint8_t *data;
-	size_t n;
-	off_t offset;
+	uint8_t *data;			/* sr.n bytes, read at sr.off */
 	struct cacheguard_aio aio;
 	struct cg_dio_plan plan;
 	struct cacheguard_direct_job *job; /* its read or copy, in flight */
@@ -308,10 +305,10 @@ struct cacheguard_direct_job {
 	struct cacheguard_direct_io *io;
 	size_t bounce_len;		/* w.bounce is owned */
 	int budget_fd;			/* the bounce buffer's units */
-	int slot;
+	unsigned slot;			/* a fill's */
 	struct cacheguard_direct *d; /* NULL once the stream is gone */
 	struct cacheguard_direct_read_state *rs;   /* NULL once it is gone */
-	struct cacheguard_direct_job *prev, *next; /* d->fills or d->jobs */
+	struct cacheguard_direct_job *prev, *next; /* d->jobs */
 };
 
 /* The job's work, in a pool thread (or inline: cacheguard_pool.c) */
@@ -363,11 +360,9 @@ cacheguard_direct_job_new(struct cacheguard_direct *d,
 				.count = count,
 				.offset = offset,
 				.align = d->align,
-				.ret = -1,
 				.ioprio = d->ioprio,
 			},
 		.io = d->io,
-		.slot = -1,
 		.d = d,
 		.budget_fd = -1,
 	};
@@ -376,55 +371,23 @@ cacheguard_direct_job_new(struct cacheguard_direct *d,
 	return job;
 }
 
-static void cacheguard_direct_fill_done(struct cacheguard_direct_job *job)
+/* A request's own read ended: its bytes, out of a bounce buffer trimmed */
+static void
+cacheguard_direct_read_done(struct cacheguard_direct_read_state *state,
+			    const struct cg_dio_job *w)
 {
-	struct cacheguard_direct *d = job->d;
-
-	if (d == NULL) {
-		return;		/* the stream was closed meanwhile */
-	}
-	DLIST_REMOVE(d->fills, job);
-	if (cg_direct_fill_done(&d->sched,
-				(unsigned)job->slot,
-				job->w.ret,
-				&job->w.ver)) {
-		DBG_INFO("prefetch read at %jd failed (%s); no more prefetch "
-			 "for this stream\n",
-			 (intmax_t)job->w.offset,
-			 strerror(job->w.err));
-	}
-}
-
-static void cacheguard_direct_read_done(struct cacheguard_direct_job *job)
-{
-	struct cacheguard_direct_read_state *state = job->rs;
 	size_t got;
 
-	if (job->d != NULL) {
-		DLIST_REMOVE(job->d->jobs, job);
-	}
-	if (state == NULL) {
-		return;		/* nobody wants the bytes any more */
-	}
-	state->job = NULL;
-	if (state->abandoned) {
-		talloc_set_destructor(state, NULL);
-		TALLOC_FREE(state);
+	if (w->ret == -1) {
+		tevent_req_error(state->req, w->err);
 		return;
 	}
-	state->aio.vfs_aio_state.duration = job->w.duration;
-	if (job->w.ret == -1) {
-		tevent_req_error(state->req,
-				 job->w.err != 0 ? job->w.err : EIO);
-		return;
-	}
-	state->aio.ret = job->w.ret;
-	if (!job->w.inplace) {
-		/* the request's bytes of the bounce buffer */
-		got = cg_dio_trim(&state->plan, state->n, (size_t)job->w.ret);
+	state->aio.ret = w->ret;
+	if (!w->inplace) {
+		got = cg_dio_trim(&state->plan, state->sr.n, (size_t)w->ret);
 		cg_sys_copy(&cg_sys_linux,
 			    state->data,
-			    job->w.buf + state->plan.skip,
+			    w->buf + state->plan.skip,
 			    got);
 		state->aio.ret = (ssize_t)got;
 	}
@@ -432,99 +395,105 @@ static void cacheguard_direct_read_done(struct cacheguard_direct_job *job)
 }
 
 /*
- * A HIT's copy ended. If its pieces were not the file's bytes any more
- * (a change since their fill), the scheduler serves the request again;
- * with the stream gone, the caller reads it through the next module.
+ * What a job's thread did goes to its stream's scheduler, then to its
+ * request. If a HIT's pieces were not the file's bytes any more (a
+ * change since their fill), the scheduler serves the request again, and
+ * the request must not be touched after; with the stream gone, the
+ * caller reads it through the next module.
  */
-static void cacheguard_direct_copy_done(struct cacheguard_direct_job *job)
-{
-	struct cacheguard_direct_read_state *state = job->rs;
-	struct cacheguard_direct *d = job->d;
-	bool abandoned = state->abandoned;
-	bool done = job->w.ret >= 0;
-
-	state->job = NULL;
-	state->aio.vfs_aio_state.duration = job->w.duration;
-	if (d != NULL) {
-		DLIST_REMOVE(d->jobs, job);
-		done = cg_direct_copy_done(&d->sched,
-					   abandoned ? NULL : &state->sr,
-					   job->w.pieces,
-					   job->w.npieces,
-					   job->w.ret >= 0,
-					   job->w.version_ok);
-	}
-	if (abandoned) {
-		talloc_set_destructor(state, NULL);
-		TALLOC_FREE(state);
-		return;
-	}
-	if (done) {
-		state->aio.ret = job->w.ret;
-		tevent_req_done(state->req);
-	} else if (d == NULL) {
-		tevent_req_error(state->req, CG_DIRECT_NOT_NOW);
-	}
-}
-
-/* What a job's thread did goes to its stream, request or table */
 static void cacheguard_direct_job_done(struct tevent_req *subreq)
 {
 	struct cacheguard_direct_job *job =
 		talloc_get_type_abort(cacheguard_pool_job(subreq),
 				      struct cacheguard_direct_job);
+	struct cg_dio_job *w = &job->w;
+	struct cacheguard_direct *d = job->d;
+	struct cacheguard_direct_read_state *state = job->rs;
+	bool abandoned = state != NULL && state->abandoned;
 	int ret = cacheguard_pool_recv(subreq);
 
 	if (ret != 0) {
-		job->w.ret = -1;
-		job->w.err = ret;
+		w->ret = -1;
+		w->err = ret;
 	}
-	if (job->w.ret == -1 && job->w.err == 0 && !job->w.stale) {
-		job->w.err = EIO;
+	if (w->ret == -1 && w->err == 0 && !w->stale) {
+		w->err = EIO;
 	}
-	if (job->d != NULL && job->w.version_ok) {
+	if (state != NULL) {
+		state->job = NULL;
+		state->aio.vfs_aio_state.duration = w->duration;
+	}
+	if (d != NULL) {
+		DLIST_REMOVE(d->jobs, job);
+	}
+	if (d != NULL && w->version_ok) {
 		/* what the file looks like now: cheaper than an fstat */
-		cg_direct_saw_version(&job->d->sched, &job->w.ver);
+		cg_direct_saw_version(&d->sched, &w->ver);
 	}
-	switch (job->w.kind) {
-	case CG_JOB_FILL:
-		cacheguard_direct_fill_done(job);
-		break;
-	case CG_JOB_READ:
-		cacheguard_direct_read_done(job);
-		break;
-	case CG_JOB_COPY:
-		cacheguard_direct_copy_done(job);
-		break;
+	if (d != NULL && w->kind == CG_JOB_FILL &&
+	    cg_direct_fill_done(&d->sched, job->slot, w->ret, &w->ver)) {
+		DBG_INFO("prefetch read at %jd failed (%s); no more prefetch "
+			 "for this stream\n",
+			 (intmax_t)w->offset,
+			 strerror(w->err));
+	}
+	if (d != NULL && w->kind == CG_JOB_COPY) {
+		(void)cg_direct_copy_done(&d->sched,
+					  abandoned ? NULL : &state->sr,
+					  w->pieces,
+					  w->npieces,
+					  w->ret >= 0,
+					  w->version_ok);
+	}
+	if (abandoned) {
+		talloc_set_destructor(state, NULL);
+		TALLOC_FREE(state);
+	} else if (state != NULL && w->kind == CG_JOB_READ) {
+		cacheguard_direct_read_done(state, w);
+	} else if (state != NULL && w->ret >= 0) {
+		state->aio.ret = w->ret;	/* a HIT, copied */
+		tevent_req_done(state->req);
+	} else if (state != NULL && d == NULL) {
+		tevent_req_error(state->req, CG_DIRECT_NOT_NOW);
 	}
 	TALLOC_FREE(subreq);	/* and the job */
 }
 
 /*
  * Hand job to the pool once everything the thread reads is set, and list
- * it; its request is nobody's child and ends in cacheguard_direct_job_done
+ * it; its request is nobody's child and ends in cacheguard_direct_job_done.
+ * Without a thread the job is freed, a copy's pieces unpinned first.
  */
-static bool cacheguard_direct_job_start(struct cacheguard_direct *d,
-					struct tevent_context *ev,
-					struct cacheguard_direct_job *job,
-					struct cacheguard_direct_job **list)
+static bool
+cacheguard_direct_job_start(struct cacheguard_direct *d,
+			    struct cacheguard_direct_job *job,
+			    struct cacheguard_direct_read_state *state)
 {
 	struct tevent_req *subreq = NULL;
 
 	/* reads, in smbd's profile as vfs_default's; a copy is no read */
 	subreq = cacheguard_pool_send(
 		NULL,
-		ev,
+		state != NULL ? state->ev : d->ev,
 		d->pool,
 		cacheguard_direct_do,
 		job,
 		job->w.count,
 		job->w.kind != CG_JOB_COPY ? CACHEGUARD_POOL_PREAD : 0);
 	if (subreq == NULL) {
+		if (job->w.kind == CG_JOB_COPY) {
+			cg_direct_unpin(&d->sched, job->w.pieces,
+					job->w.npieces);
+		}
+		TALLOC_FREE(job);
 		return false;
 	}
 	tevent_req_set_callback(subreq, cacheguard_direct_job_done, NULL);
-	DLIST_ADD(*list, job);
+	DLIST_ADD(d->jobs, job);
+	job->rs = state;
+	if (state != NULL) {
+		state->job = job;
+	}
 	return true;
 }
 
@@ -545,12 +514,8 @@ static bool cacheguard_direct_submit_fill(void *priv,
 	if (job == NULL) {
 		return false;
 	}
-	job->slot = (int)slot;
-	if (!cacheguard_direct_job_start(d, d->ev, job, &d->fills)) {
-		TALLOC_FREE(job);
-		return false;
-	}
-	return true;
+	job->slot = slot;
+	return cacheguard_direct_job_start(d, job, NULL);
 }
 
 /*
@@ -588,100 +553,70 @@ static bool cacheguard_direct_grow(void *priv, size_t extra, uint64_t below)
 }
 
 /*
- * A MISS: the request's own aligned read of [offset, offset + n) into
- * data, as a READ job not yet started; *plan says how its bytes map to
- * the request's. In place where it can (cg_dio_inplace), else through a
- * bounce buffer counted in the budget while it lives; without room,
- * NULL and errno CG_DIRECT_NOT_NOW.
+ * A MISS: the request's own aligned read, as state->plan maps it. In
+ * place where it can (cg_dio_inplace), else through a bounce buffer
+ * counted in the budget while it lives; without room, CG_DIRECT_NOT_NOW.
  */
-static struct cacheguard_direct_job *
-cacheguard_direct_read_job(struct cacheguard_direct *d,
-			   uint8_t *data,
-			   size_t n,
-			   off_t offset,
-			   struct cg_dio_plan *plan)
-{
-	struct cacheguard_direct_job *job = NULL;
-	struct cg_dio_inplace in;
-	uint8_t *bounce = NULL;
-	bool inplace;
-	size_t len;
-	int budget_fd = -1;
-	bool charge;
-	bool spent;
-
-	if (!cg_dio_plan((uint64_t)offset, n, d->align, plan)) {
-		errno = EINVAL;
-		return NULL;
-	}
-	inplace = cacheguard_direct_inplace_safe() &&
-		  cg_dio_inplace((uint64_t)offset,
-				 n,
-				 (uintptr_t)data,
-				 d->align,
-				 &in);
-	len = cg_dio_read_bounce(inplace, &in, plan, &charge);
-	if (charge) {
-		budget_fd = cacheguard_direct_budget_take(len,
-							  d->limit,
-							  false,
-							  &spent);
-		if (spent) {
-			errno = CG_DIRECT_NOT_NOW;
-			return NULL;
-		}
-	}
-	if (len != 0) {
-		bounce = cg_buf_map(len);
-	}
-	if (len == 0 || bounce != NULL) {
-		job = cacheguard_direct_job_new(
-			d,
-			CG_JOB_READ,
-			inplace ? data : bounce,
-			inplace ? (uint64_t)offset : plan->off,
-			inplace ? n : plan->len);
-	}
-	if (job == NULL) {
-		cg_buf_unmap(bounce, len);
-		if (budget_fd != -1) {
-			close(budget_fd);
-		}
-		errno = ENOMEM;
-		return NULL;
-	}
-	job->w.bounce = bounce;
-	job->bounce_len = len;
-	job->budget_fd = budget_fd;
-	job->w.inplace = inplace;
-	job->w.plan = in;
-	return job;
-}
-
-/* A MISS: the request reads on its own */
 static bool cacheguard_direct_start_read(void *priv, struct cg_direct_req *r)
 {
 	struct cacheguard_direct *d =
 		talloc_get_type_abort(priv, struct cacheguard_direct);
 	struct cacheguard_direct_read_state *state = cacheguard_direct_owner(r);
 	struct cacheguard_direct_job *job = NULL;
+	struct cg_dio_plan *plan = &state->plan;
+	struct cg_dio_inplace in;
+	bool inplace;
+	size_t len;
+	int budget_fd = -1;
+	bool charge;
+	bool spent;
 
-	job = cacheguard_direct_read_job(d,
-					 state->data,
-					 state->n,
-					 state->offset,
-					 &state->plan);
-	if (job == NULL) {
-		tevent_req_error(state->req, errno);
+	if (!cg_dio_plan(r->off, r->n, d->align, plan)) {
+		tevent_req_error(state->req, EINVAL);
 		return false;
 	}
-	job->rs = state;
-	if (!cacheguard_direct_job_start(d, state->ev, job, &d->jobs)) {
+	inplace = cacheguard_direct_inplace_safe() &&
+		  cg_dio_inplace(r->off, r->n, (uintptr_t)state->data,
+				 d->align, &in);
+	len = cg_dio_read_bounce(inplace, &in, plan, &charge);
+	if (charge) {
+		budget_fd = cacheguard_direct_budget_take(len, d->limit,
+							  false, &spent);
+		if (spent) {
+			tevent_req_error(state->req, CG_DIRECT_NOT_NOW);
+			return false;
+		}
+	}
+	job = cacheguard_direct_job_new(d, CG_JOB_READ, state->data, r->off,
+					r->n);
+	if (job == NULL) {
+		if (budget_fd != -1) {
+			close(budget_fd);
+		}
+		tevent_req_error(state->req, ENOMEM);
+		return false;
+	}
+	job->budget_fd = budget_fd;	/* the job's now */
+	job->w.inplace = inplace;
+	job->w.plan = in;
+	job->bounce_len = len;
+	if (len != 0) {
+		job->w.bounce = cg_buf_map(len);
+	}
+	if (len != 0 && job->w.bounce == NULL) {
 		TALLOC_FREE(job);
 		tevent_req_error(state->req, ENOMEM);
 		return false;
 	}
-	state->job = job;
+	if (!inplace) {
+		job->w.buf = job->w.bounce;
+		job->w.offset = plan->off;
+		job->w.count = plan->len;
+	}
+	if (!cacheguard_direct_job_start(d, job, state)) {
+		tevent_req_error(state->req, ENOMEM);
+		return false;
+	}
 	return true;
 }
 
@@ -701,11 +636,8 @@ cacheguard_direct_start_copy(void *priv, struct cg_direct_req *r, size_t avail)
 	unsigned max = cg_direct_pieces_max(&d->sched, r);
 	unsigned np = 0;
 
-	job = cacheguard_direct_job_new(d,
-					CG_JOB_COPY,
-					state->data,
-					(uint64_t)state->offset,
-					state->n);
+	job = cacheguard_direct_job_new(d, CG_JOB_COPY, state->data, r->off,
+					r->n);
 	if (job != NULL) {
 		pieces = talloc_array(job, struct cg_pf_piece, max);
 	}
@@ -717,14 +649,7 @@ cacheguard_direct_start_copy(void *priv, struct cg_direct_req *r, size_t avail)
 	job->w.mem = d->io->mem;
 	job->w.pieces = pieces;
 	job->w.npieces = np;
-	job->rs = state;
-	if (!cacheguard_direct_job_start(d, state->ev, job, &d->jobs)) {
-		cg_direct_unpin(&d->sched, pieces, np);
-		TALLOC_FREE(job);
-		return false;
-	}
-	state->job = job;
-	return true;
+	return cacheguard_direct_job_start(d, job, state);
 }
 
 /* The request waits for a fill: woken from its completion, not nested */
@@ -750,12 +675,12 @@ static int cacheguard_direct_destructor(struct cacheguard_direct *d)
 	struct cacheguard_direct_read_state *state = NULL;
 
 	DLIST_REMOVE(cacheguard_direct_live, d);
-	/* fills still running free themselves, and the buffer, later */
-	for (job = d->fills; job != NULL; job = job->next) {
-		job->d = NULL;
-	}
+	/*
+	 * jobs still running free themselves, and the buffer, later; pins
+	 * of copies go with the table
+	 */
 	for (job = d->jobs; job != NULL; job = job->next) {
-		job->d = NULL;	/* pins of copies go with the table */
+		job->d = NULL;
 	}
 	/*
 	 * smbd waits for reads in flight before it closes a file, so none
@@ -926,8 +851,6 @@ struct tevent_req *cacheguard_direct_pread_send(TALLOC_CTX *mem_ctx,
 		.ev = ev,
 		.d = d,
 		.data = data,
-		.n = n,
-		.offset = offset,
 		.aio = {.ret = -1},
 		.sr = {.owner = state},
 	};
