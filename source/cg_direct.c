@@ -68,12 +68,6 @@ size_t cg_direct_buffer(const struct cg_direct *s, size_t *reserve)
 	return cg_prefetch_memory(&s->pf);
 }
 
-static void cg_direct_dequeue(struct cg_direct *s, struct cg_direct_req *r)
-{
-	DLIST_REMOVE(s->waiters, r);
-	r->waiting = false;
-}
-
 /* Load what the table asks for; a fill that cannot start ends prefetch */
 static void cg_direct_refill(struct cg_direct *s)
 {
@@ -125,17 +119,6 @@ static void cg_direct_adapt(struct cg_direct *s, unsigned inflight)
 	cg_prefetch_grow(&s->pf, want);
 }
 
-static void cg_direct_wait(struct cg_direct *s, struct cg_direct_req *r)
-{
-	if (!r->deferred) {
-		/* woken from a read's completion: do not nest */
-		s->ops->defer(s->priv, r);
-		r->deferred = true;
-	}
-	r->waiting = true;
-	DLIST_ADD_END(s->waiters, r);
-}
-
 /* Serve a request from the table, queue it behind a fill, or read it */
 static void cg_direct_serve(struct cg_direct *s, struct cg_direct_req *r)
 {
@@ -155,8 +138,12 @@ static void cg_direct_serve(struct cg_direct *s, struct cg_direct_req *r)
 	case CG_PF_PENDING:
 		if (!r->deferred) {
 			s->waits++;
+			/* woken from a read's completion: do not nest */
+			s->ops->defer(s->priv, r);
+			r->deferred = true;
 		}
-		cg_direct_wait(s, r);
+		r->waiting = true;
+		DLIST_ADD_END(s->waiters, r);
 		return;
 	case CG_PF_MISS:
 		break;
@@ -282,7 +269,8 @@ bool cg_direct_copy_done(struct cg_direct *s,
 void cg_direct_cancel(struct cg_direct *s, struct cg_direct_req *r)
 {
 	if (r->waiting) {
-		cg_direct_dequeue(s, r);
+		DLIST_REMOVE(s->waiters, r);
+		r->waiting = false;
 	}
 }
 
@@ -306,7 +294,7 @@ struct cg_direct_req *cg_direct_orphan(struct cg_direct *s)
 	struct cg_direct_req *r = s->waiters;
 
 	if (r != NULL) {
-		cg_direct_dequeue(s, r);
+		cg_direct_cancel(s, r);
 	}
 	return r;
 }
