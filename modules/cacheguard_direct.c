@@ -83,9 +83,9 @@ struct cacheguard_direct_io {
 	uint8_t *mem;
 	size_t mem_size;
 	size_t mem_used;	/* bytes of mem the table may use */
-	int budget_fd;		/* holds mem's units of the server's budget */
-	int grow_fd[CG_DIRECT_MAX_GROWS]; /* the units of each growth */
-	unsigned ngrow;
+	/* mem's units of the server's budget: at open, then each growth */
+	int budget_fd[1 + CG_DIRECT_MAX_GROWS];
+	unsigned nbudget;
 	unsigned refs;		/* the stream, and each job in flight */
 };
 
@@ -180,12 +180,9 @@ static int cacheguard_direct_io_destructor(struct cacheguard_direct_io *io)
 	if (io->fd != -1) {
 		close(io->fd);
 	}
-	if (io->budget_fd != -1) {
-		close(io->budget_fd);	/* the units go back */
-	}
-	for (i = 0; i < io->ngrow; i++) {
-		if (io->grow_fd[i] != -1) {
-			close(io->grow_fd[i]);
+	for (i = 0; i < io->nbudget; i++) {
+		if (io->budget_fd[i] != -1) {
+			close(io->budget_fd[i]);	/* the units go back */
 		}
 	}
 	cg_buf_unmap(io->mem, io->mem_size);
@@ -266,7 +263,8 @@ cacheguard_direct_io_open(int fd, size_t mem, size_t reserve, int budget_fd)
 		return NULL;
 	}
 	io->fd = -1;
-	io->budget_fd = budget_fd;
+	io->budget_fd[0] = budget_fd;
+	io->nbudget = 1;
 	io->refs = 1;
 	talloc_set_destructor(io, cacheguard_direct_io_destructor);
 
@@ -543,7 +541,7 @@ static bool cacheguard_direct_grow(void *priv, size_t extra, uint64_t below)
 			  d->sched.pf.nseg, d->sched.pf.seg_size, want);
 		return false;
 	}
-	io->grow_fd[io->ngrow++] = budget_fd;
+	io->budget_fd[io->nbudget++] = budget_fd;
 	io->mem_used += extra;
 	cacheguard_direct_mem_in_use += extra;
 	DBG_DEBUG("prefetch grows from %u to %u x %zu: reads of %zu\n",
@@ -751,7 +749,7 @@ cacheguard_direct_open(TALLOC_CTX *mem_ctx,
 		       seg_align,
 		       size,
 		       cfg->direct_memory);
-	mem = cg_prefetch_memory(&d->sched.pf);
+	mem = cg_direct_buffer(&d->sched, &reserve);
 	budget_fd = cacheguard_direct_budget_take(mem,
 						  cfg->direct_memory,
 						  true,
@@ -768,7 +766,6 @@ cacheguard_direct_open(TALLOC_CTX *mem_ctx,
 		*fail = CG_DIRECT_FAIL_ROOM;
 		return NULL;
 	}
-	mem = cg_direct_buffer(&d->sched, &reserve);
 	d->io = cacheguard_direct_io_open(fd, mem, reserve, budget_fd);
 	if (d->io == NULL) {
 		int err = errno;
