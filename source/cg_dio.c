@@ -229,31 +229,21 @@ ssize_t cg_dio_read_full(const struct cg_sys *sys,
 	return (ssize_t)done;
 }
 
-struct cg_dio_reader {
-	const struct cg_sys *sys;
-	int fd;
-	size_t align;
-};
-
+/* cg_dio_read_inplace's read: ctx is the job */
 static ssize_t cg_dio_read_aligned(void *ctx,
 				    uint8_t *buf,
 				    size_t len,
 				    uint64_t off)
 {
-	struct cg_dio_reader *r = ctx;
+	const struct cg_dio_job *j = ctx;
 
-	return cg_dio_read_full(r->sys, r->fd, buf, len, off, r->align);
+	return cg_dio_read_full(j->sys, j->fd, buf, len, off, j->align);
 }
 
 void cg_dio_job_run(struct cg_dio_job *j)
 {
 	uint64_t start = cg_now_ns();
 	int saved = cg_ioprio_enter(j->ioprio);
-	struct cg_dio_reader r = {
-		.sys = j->sys,
-		.fd = j->fd,
-		.align = j->align,
-	};
 
 	j->ret = -1;
 	j->err = 0;
@@ -269,11 +259,10 @@ void cg_dio_job_run(struct cg_dio_job *j)
 		}
 	} else if (j->inplace) {
 		j->ret = cg_dio_read_inplace(&j->plan, j->buf, j->offset,
-					     j->bounce, cg_dio_read_aligned,
-					     &r);
+					     j->bounce, cg_dio_read_aligned, j);
 		j->err = j->ret == -1 ? errno : 0;
 	} else {
-		j->ret = cg_dio_read_aligned(&r, j->buf, j->count, j->offset);
+		j->ret = cg_dio_read_aligned(j, j->buf, j->count, j->offset);
 		j->err = j->ret == -1 ? errno : 0;
 	}
 	cg_ioprio_leave(saved);
