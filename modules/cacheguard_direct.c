@@ -251,7 +251,6 @@ static struct cacheguard_direct_io *
 cacheguard_direct_io_open(int fd, size_t mem, size_t reserve, int budget_fd)
 {
 	struct cacheguard_direct_io *io = NULL;
-	void *p = NULL;
 	int err;
 
 	io = talloc_zero(NULL, struct cacheguard_direct_io);
@@ -274,13 +273,12 @@ cacheguard_direct_io_open(int fd, size_t mem, size_t reserve, int budget_fd)
 		goto fail;
 	}
 	if (mem > 0) {
-		p = cg_buf_reserve(MAX(mem, reserve), mem);
-		if (p == NULL) {
+		io->mem_size = MAX(mem, reserve);
+		io->mem = cg_buf_reserve(io->mem_size, mem);
+		if (io->mem == NULL) {
 			err = ENOMEM;
 			goto fail;
 		}
-		io->mem = p;
-		io->mem_size = MAX(mem, reserve);
 		io->mem_used = mem;
 		cacheguard_direct_mem_in_use += mem;
 	}
@@ -321,9 +319,7 @@ static void cacheguard_direct_do(void *private_data)
 
 static int cacheguard_direct_job_destructor(struct cacheguard_direct_job *job)
 {
-	if (job->w.bounce != NULL) {
-		cg_buf_unmap(job->w.bounce, job->bounce_len);
-	}
+	cg_buf_unmap(job->w.bounce, job->bounce_len);
 	if (job->budget_fd != -1) {
 		close(job->budget_fd);
 	}
@@ -480,8 +476,9 @@ cacheguard_direct_job_start(struct cacheguard_direct *d,
 		job->w.kind != CG_JOB_COPY ? CACHEGUARD_POOL_PREAD : 0);
 	if (subreq == NULL) {
 		if (job->w.kind == CG_JOB_COPY) {
-			cg_direct_unpin(&d->sched, job->w.pieces,
-					job->w.npieces);
+			/* undo cg_direct_pin */
+			cg_prefetch_unpin(&d->sched.pf, job->w.pieces,
+					  job->w.npieces, false);
 		}
 		TALLOC_FREE(job);
 		return false;
@@ -848,7 +845,6 @@ struct tevent_req *cacheguard_direct_pread_send(TALLOC_CTX *mem_ctx,
 		.ev = ev,
 		.d = d,
 		.data = data,
-		.aio = {.ret = -1},
 		.sr = {.owner = state},
 	};
 	talloc_set_destructor(state, cacheguard_direct_read_state_destructor);

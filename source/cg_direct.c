@@ -238,13 +238,6 @@ bool cg_direct_pin(struct cg_direct *s,
 	return true;
 }
 
-void cg_direct_unpin(struct cg_direct *s,
-		     const struct cg_pf_piece *pieces,
-		     unsigned np)
-{
-	cg_prefetch_unpin(&s->pf, pieces, np, false);
-}
-
 bool cg_direct_copy_done(struct cg_direct *s,
 			 struct cg_direct_req *r,
 			 const struct cg_pf_piece *pieces,

@@ -114,11 +114,6 @@ bool cg_direct_pin(struct cg_direct *s,
 unsigned cg_direct_pieces_max(const struct cg_direct *s,
 			      const struct cg_direct_req *r);
 
-/* Undo cg_direct_pin when no copy could be started */
-void cg_direct_unpin(struct cg_direct *s,
-		     const struct cg_pf_piece *pieces,
-		     unsigned np);
-
 /*
  * A HIT's copy ended: copied, or stale (version_ok: the check worked);
  * r NULL: the request is gone. True when r got its bytes.
