@@ -47,10 +47,10 @@
  * or its request (dropped while its read runs). So a job is a flat
  * struct under its own pool request, nobody's child, freed once its end
  * is reported; it holds a reference on the descriptor and buffer (struct
- * cacheguard_direct_io), and the stream or request it reports to clears
- * its pointer back when it goes away first. A job that writes into the
- * caller's buffer (a copy, an in-place read) keeps its request's state
- * until it is done, as vfs_default's pread does.
+ * cacheguard_direct_io), and the stream clears its pointer back when it
+ * goes away first. A request's state stays until its job is done, as
+ * vfs_default's pread does: a copy or an in-place read writes into the
+ * caller's buffer.
  */
 
 #include "includes.h"
@@ -96,7 +96,6 @@ struct cacheguard_direct {
 	struct tevent_context *ev;	/* for fills */
 	struct pthreadpool_tevent *pool;
 	size_t align;			/* offsets, lengths and buffers */
-	uint64_t limit;			/* cacheguard:direct memory */
 	unsigned ioprio;		/* cacheguard:stream ioprio */
 	struct cg_direct sched;		/* the table and who waits on it */
 	struct cacheguard_direct_job *jobs; /* running: fills, reads, copies */
@@ -111,7 +110,7 @@ struct cacheguard_direct_read_state {
 	struct cacheguard_aio aio;
 	struct cg_dio_plan plan;
 	struct cacheguard_direct_job *job; /* its read or copy, in flight */
-	bool abandoned;			/* freed while a copy writes */
+	bool abandoned;			/* freed while its job runs */
 	struct cg_direct_req sr;	/* sr.owner is this state */
 };
 
@@ -158,19 +157,17 @@ static bool cacheguard_direct_inplace_safe(void)
 static size_t cacheguard_direct_alignment(int fd, dev_t dev)
 {
 	struct statx stx = {0};
-	bool have = false;
-	unsigned lbs = 0;
+	unsigned lbs;
 
 	if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) == 0 &&
 	    (stx.stx_mask & STATX_DIOALIGN) != 0) {
-		have = true;
-	} else {
-		lbs = cg_dev_queue_value(NULL, dev, "logical_block_size");
+		return cg_dio_alignment(true,
+					CG_STATX_DIO_MEM(&stx),
+					CG_STATX_DIO_OFFSET(&stx),
+					0);
 	}
-	return cg_dio_alignment(have,
-				have ? CG_STATX_DIO_MEM(&stx) : 0,
-				have ? CG_STATX_DIO_OFFSET(&stx) : 0,
-				lbs);
+	lbs = cg_dev_queue_value(NULL, dev, "logical_block_size");
+	return cg_dio_alignment(false, 0, 0, lbs);
 }
 
 static int cacheguard_direct_io_destructor(struct cacheguard_direct_io *io)
@@ -303,7 +300,7 @@ struct cacheguard_direct_job {
 	int budget_fd;			/* the bounce buffer's units */
 	unsigned slot;			/* a fill's */
 	struct cacheguard_direct *d; /* NULL once the stream is gone */
-	struct cacheguard_direct_read_state *rs;   /* NULL once it is gone */
+	struct cacheguard_direct_read_state *rs;   /* NULL for a fill */
 	struct cacheguard_direct_job *prev, *next; /* d->jobs */
 };
 
@@ -575,7 +572,7 @@ static bool cacheguard_direct_start_read(void *priv, struct cg_direct_req *r)
 				 d->align, &in);
 	len = cg_dio_read_bounce(inplace, &in, plan, &charge);
 	if (charge) {
-		budget_fd = cacheguard_direct_budget_take(len, d->limit,
+		budget_fd = cacheguard_direct_budget_take(len, d->sched.limit,
 							  false, &spent);
 		if (spent) {
 			tevent_req_error(state->req, CG_DIRECT_NOT_NOW);
@@ -734,7 +731,6 @@ cacheguard_direct_open(TALLOC_CTX *mem_ctx,
 		.ev = handle->conn->sconn->ev_ctx,
 		.pool = handle->conn->sconn->pool,
 		.align = align,
-		.limit = cfg->direct_memory,
 		.ioprio = cfg->stream_ioprio,
 	};
 	max_req = cg_dev_max_request(&cacheguard_devs, dev);
@@ -811,14 +807,10 @@ static int cacheguard_direct_read_state_destructor(
 		/* only a live stream has waiters (its destructor orphans) */
 		cg_direct_cancel(&state->d->sched, &state->sr);
 	}
-	if (state->job != NULL &&
-	    (state->job->w.kind == CG_JOB_COPY || state->job->w.inplace)) {
-		/* a thread writes into the caller's buffer: keep the state */
+	if (state->job != NULL) {
+		/* its thread may write into the caller's buffer */
 		state->abandoned = true;
 		return -1;
-	}
-	if (state->job != NULL) {
-		state->job->rs = NULL;	/* it completes on its own */
 	}
 	return 0;
 }
