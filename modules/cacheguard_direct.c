@@ -461,8 +461,10 @@ cacheguard_direct_job_start(struct cacheguard_direct *d,
 	if (subreq == NULL) {
 		if (job->w.kind == CG_JOB_COPY) {
 			/* undo cg_direct_pin */
-			cg_prefetch_unpin(&d->sched.pf, job->w.pieces,
-					  job->w.npieces, false);
+			cg_prefetch_unpin(&d->sched.pf,
+					  job->w.pieces,
+					  job->w.npieces,
+					  false);
 		}
 		TALLOC_FREE(job);
 		return false;
@@ -555,18 +557,26 @@ static bool cacheguard_direct_start_read(void *priv, struct cg_direct_req *r)
 		return false;
 	}
 	inplace = cacheguard_direct_inplace_safe() &&
-		  cg_dio_inplace(r->off, r->n, (uintptr_t)state->data,
-				 d->align, &in);
+		  cg_dio_inplace(r->off,
+				 r->n,
+				 (uintptr_t)state->data,
+				 d->align,
+				 &in);
 	len = cg_dio_read_bounce(inplace, &in, plan, &charge);
 	if (charge) {
-		budget_fd = cacheguard_direct_budget_take(len, d->sched.limit,
-							  false, &spent);
+		budget_fd = cacheguard_direct_budget_take(len,
+							  d->sched.limit,
+							  false,
+							  &spent);
 		if (spent) {
 			tevent_req_error(state->req, CG_DIRECT_NOT_NOW);
 			return false;
 		}
 	}
-	job = cacheguard_direct_job_new(d, CG_JOB_READ, state->data, r->off,
+	job = cacheguard_direct_job_new(d,
+					CG_JOB_READ,
+					state->data,
+					r->off,
 					r->n);
 	if (job == NULL) {
 		if (budget_fd != -1) {
@@ -615,7 +625,10 @@ cacheguard_direct_start_copy(void *priv, struct cg_direct_req *r, size_t avail)
 	unsigned max = cg_direct_pieces_max(&d->sched, r);
 	unsigned np = 0;
 
-	job = cacheguard_direct_job_new(d, CG_JOB_COPY, state->data, r->off,
+	job = cacheguard_direct_job_new(d,
+					CG_JOB_COPY,
+					state->data,
+					r->off,
 					r->n);
 	if (job != NULL) {
 		pieces = talloc_array(job, struct cg_pf_piece, max);
