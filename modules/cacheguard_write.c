@@ -228,15 +228,8 @@ cacheguard_writer(struct vfs_handle_struct *handle, struct files_struct *fsp)
 	if (cgf != NULL && (cgf->writer != NULL || cgf->foreign)) {
 		return cgf->writer;
 	}
-	SMB_VFS_HANDLE_GET_DATA(handle, share, struct cacheguard_share,
-				return NULL);
-	if (!cacheguard_watched(&share->cfg, fsp)) {
-		return NULL;
-	}
+	cgf = cacheguard_setup(handle, fsp, cgf, false, &share);
 	if (cgf == NULL) {
-		cgf = cacheguard_add(handle, share, fsp);
-	}
-	if (cgf == NULL || cgf->foreign) {
 		return NULL;
 	}
 	if (cg_config_probes(&share->cfg, share->below, CG_BELOW_WRITES)) {
