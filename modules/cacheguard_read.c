@@ -287,7 +287,7 @@ struct tevent_req *cacheguard_pread_send(
 {
 	struct tevent_req *req = NULL;
 	struct cacheguard_pread_state *state = NULL;
-	uint64_t start_ns;
+	uint64_t start_ns = cg_now_ns();
 	bool ok;
 
 	req = tevent_req_create(mem_ctx, &state, struct cacheguard_pread_state);
@@ -304,10 +304,7 @@ struct tevent_req *cacheguard_pread_send(
 		.offset = offset,
 		.aio = {.ret = -1},
 	};
-	if (state->cgf == NULL) {
-		ok = cacheguard_pread_issue(req, state);
-	} else {
-		start_ns = cg_now_ns();
+	if (state->cgf != NULL) {
 		state->cgf->file.calls.pread_send++;
 		state->io = cg_read_begin(&state->cgf->file.stream,
 					  fsp_get_io_fd(fsp),
@@ -319,9 +316,9 @@ struct tevent_req *cacheguard_pread_send(
 						&state->io,
 						n,
 						false);
-		ok = cacheguard_pread_issue(req, state);
-		cacheguard_loop_took(state->cgf, "send", start_ns);
 	}
+	ok = cacheguard_pread_issue(req, state);
+	cacheguard_loop_took(state->cgf, "send", start_ns);
 	if (!ok) {
 		return tevent_req_post(req, ev);
 	}
