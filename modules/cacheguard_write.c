@@ -429,12 +429,10 @@ ssize_t cacheguard_recvfile(struct vfs_handle_struct *handle,
 	struct cg_wio wio = {.path = CG_PATH_NEXT};
 	ssize_t ret;
 
+	cacheguard_changes(tofsp, CG_CHANGE_WRITE, "recvfile", offset, n);
 	if (wf != NULL) {
 		DBG_DEBUG("%s: recvfile of %zu at %jd\n",
 			  fsp_str_dbg(tofsp), n, (intmax_t)offset);
-	}
-	cacheguard_changes(tofsp, CG_CHANGE_WRITE, "recvfile", offset, n);
-	if (wf != NULL) {
 		wio = cg_write_begin_socket(&wf->w, offset, n);
 	}
 	ret = SMB_VFS_NEXT_RECVFILE(handle, fromfd, tofsp, offset, n);
@@ -673,12 +671,7 @@ NTSTATUS cacheguard_offload_write_recv(struct vfs_handle_struct *handle,
 {
 	struct cacheguard_offload_write_state *state =
 		tevent_req_data(req, struct cacheguard_offload_write_state);
-	NTSTATUS status;
 
 	*copied = state->copied;
-	if (!tevent_req_is_nterror(req, &status)) {
-		status = NT_STATUS_OK;
-	}
-	tevent_req_received(req);
-	return status;
+	return tevent_req_simple_recv_ntstatus(req);
 }
