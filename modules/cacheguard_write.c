@@ -59,7 +59,6 @@
 
 struct cacheguard_wfile {
 	struct cg_writer w;
-	struct vfs_handle_struct *handle;
 	struct files_struct *fsp;
 	/*
 	 * Where residency may be asked (cg_write_writeback): the file's
@@ -240,7 +239,6 @@ cacheguard_writer(struct vfs_handle_struct *handle, struct files_struct *fsp)
 	if (wf == NULL) {
 		return NULL;
 	}
-	wf->handle = handle;
 	wf->fsp = fsp;
 	wf->res_fd = -3;	/* not asked yet */
 	cg_writer_init(&wf->w,
@@ -266,7 +264,7 @@ static void cacheguard_wb_done(struct tevent_req *subreq);
 static void cacheguard_wb_start(struct cacheguard_wfile *wf,
 				const struct cg_wb_plan *plan)
 {
-	struct smbd_server_connection *sconn = wf->handle->conn->sconn;
+	struct smbd_server_connection *sconn = wf->fsp->conn->sconn;
 	struct tevent_req *subreq = NULL;
 	struct cacheguard_wb_job *job = NULL;
 
