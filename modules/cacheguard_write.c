@@ -125,8 +125,7 @@ static void cacheguard_pwrite_finish(struct cacheguard_pwrite_state *state,
 			   "pwrite",
 			   state->offset,
 			   state->n);
-	if (err != 0) {
-		tevent_req_error(state->req, err);
+	if (tevent_req_error(state->req, err)) {
 		return;
 	}
 	tevent_req_done(state->req);
