@@ -128,22 +128,6 @@ static bool cacheguard_fd_is_file(struct vfs_handle_struct *handle,
 					 st->st_ino == sbuf->st_ex_ino);
 }
 
-/* A file the module leaves alone for good: logged once per share */
-static void cacheguard_foreign(struct cacheguard_share *share,
-			       struct files_struct *fsp)
-{
-	DBG_DEBUG("%s: the I/O descriptor is not the file's\n",
-		  fsp_str_dbg(fsp));
-	if (share->foreign_logged) {
-		return;
-	}
-	share->foreign_logged = true;
-	DBG_WARNING("share [%s]: the file's I/O descriptor is not a kernel "
-		    "descriptor of the file (a lower module owns I/O); "
-		    "cacheguard leaves its files alone\n",
-		    share->name);
-}
-
 static void cacheguard_log_summary(struct files_struct *fsp,
 				   const struct cacheguard_file *cgf)
 {
@@ -188,25 +172,40 @@ static void cacheguard_file_destroy(void *p)
 	cacheguard_file_done(cgf->fsp, cgf);
 }
 
-bool cacheguard_watched(const struct cg_config *cfg,
-			struct files_struct *fsp)
+/*
+ * The state of fsp, a file the share watches, and the share's; NULL for a
+ * file the module leaves alone. A reader's file gets state only when
+ * smbd's stat from the open (small files cost nothing more) allows.
+ */
+struct cacheguard_file *cacheguard_setup(struct vfs_handle_struct *handle,
+					 struct files_struct *fsp,
+					 struct cacheguard_file *cgf,
+					 bool reader,
+					 struct cacheguard_share **pshare)
 {
-	return cg_file_watches(cfg,
-			       fsp->fsp_flags.is_pathref,
-			       fsp->fsp_flags.is_directory,
-			       fsp_is_alternate_stream(fsp));
-}
-
-/* NULL on no memory; a file whose descriptor is not its own is foreign */
-struct cacheguard_file *cacheguard_add(
-	struct vfs_handle_struct *handle,
-	struct cacheguard_share *share,
-	struct files_struct *fsp)
-{
-	struct cacheguard_file *cgf = NULL;
+	struct cacheguard_share *share = NULL;
 	struct stat st;
-	bool is_file = cacheguard_fd_is_file(handle, fsp, &st);
+	bool is_file;
 
+	SMB_VFS_HANDLE_GET_DATA(handle, share, struct cacheguard_share,
+				return NULL);
+	if (!cg_file_watches(&share->cfg,
+			     fsp->fsp_flags.is_pathref,
+			     fsp->fsp_flags.is_directory,
+			     fsp_is_alternate_stream(fsp))) {
+		return NULL;
+	}
+	*pshare = share;
+	if (cgf != NULL) {
+		return cgf;	/* its callers return a foreign file's early */
+	}
+	if (reader &&
+	    !cg_file_may_track(&share->cfg,
+			       (uint64_t)fsp->fsp_name->st.st_ex_size,
+			       fsp->fsp_flags.modified)) {
+		return NULL;
+	}
+	is_file = cacheguard_fd_is_file(handle, fsp, &st);
 	cgf = VFS_ADD_FSP_EXTENSION(handle,
 				    fsp,
 				    struct cacheguard_file,
@@ -217,10 +216,20 @@ struct cacheguard_file *cacheguard_add(
 	cgf->fsp = fsp;
 	cgf->track = is_file ? CG_TRACKING_UNASKED : CG_TRACKING_NO;
 	cgf->foreign = !is_file;
-	if (!is_file) {
-		cacheguard_foreign(share, fsp);
+	if (is_file) {
+		return cgf;
 	}
-	return cgf;
+	DBG_DEBUG("%s: the I/O descriptor is not the file's\n",
+		  fsp_str_dbg(fsp));
+	if (!share->foreign_logged) {
+		/* it leaves the file alone for good: logged once per share */
+		share->foreign_logged = true;
+		DBG_WARNING("share [%s]: the file's I/O descriptor is not a "
+			    "kernel descriptor of the file (a lower module "
+			    "owns I/O); cacheguard leaves its files alone\n",
+			    share->name);
+	}
+	return NULL;
 }
 
 /*
@@ -238,46 +247,29 @@ struct cacheguard_file *cacheguard_track(
 	struct vfs_handle_struct *handle,
 	struct files_struct *fsp)
 {
-	struct cacheguard_file *cgf = NULL;
+	struct cacheguard_file *cgf = VFS_FETCH_FSP_EXTENSION(handle, fsp);
 	struct cacheguard_share *share = NULL;
-	struct cg_config *cfg = NULL;
 	dev_t dev = fsp->fsp_name->st.st_ex_dev;
 	struct stat st;
 	bool known;
 
-	cgf = VFS_FETCH_FSP_EXTENSION(handle, fsp);
 	if (cgf != NULL && cgf->track != CG_TRACKING_UNASKED) {
 		return cgf->track == CG_TRACKING_YES ? cgf : NULL;
 	}
-	SMB_VFS_HANDLE_GET_DATA(handle, share, struct cacheguard_share,
-				return NULL);
-	cfg = &share->cfg;
-	if (!cacheguard_watched(cfg, fsp)) {
-		return NULL;
-	}
-	/* smbd's stat is from the open: small files cost nothing more */
-	if (cgf == NULL &&
-	    !cg_file_may_track(cfg,
-			       (uint64_t)fsp->fsp_name->st.st_ex_size,
-			       fsp->fsp_flags.modified)) {
-		return NULL;
-	}
+	cgf = cacheguard_setup(handle, fsp, cgf, true, &share);
 	if (cgf == NULL) {
-		cgf = cacheguard_add(handle, share, fsp);
-	}
-	if (cgf == NULL || cgf->foreign) {
 		return NULL;
 	}
 	known = fstat(fsp_get_io_fd(fsp), &st) == 0;
-	if (!cg_file_track_read(&cgf->track, cfg, known,
+	if (!cg_file_track_read(&cgf->track, &share->cfg, known,
 				known ? (uint64_t)st.st_size : 0)) {
 		return NULL;
 	}
-	if (cg_config_probes(cfg, share->below, CG_BELOW_READS)) {
+	if (cg_config_probes(&share->cfg, share->below, CG_BELOW_READS)) {
 		cacheguard_fs_probe(fsp, !cacheguard_kernel_oplock(fsp));
 	}
 	cg_file_init(&cgf->file,
-		     cfg,
+		     &share->cfg,
 		     &cacheguard_sys,
 		     (uint64_t)st.st_size,
 		     cg_dev_lacks(&cacheguard_devs, dev) | share->below,

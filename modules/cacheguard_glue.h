@@ -185,19 +185,19 @@ struct cacheguard_file {
 /*
  * cacheguard_file.c: an open file's state. cacheguard_track gives the
  * state of fsp, created at its first read, or NULL for a file the module
- * leaves alone; cacheguard_add the extension, its reads and writes
- * undecided; cacheguard_file_done what a close does, once;
+ * leaves alone; cacheguard_setup what the first read or write of a file
+ * sets up; cacheguard_file_done what a close does, once;
  * cacheguard_loop_took counts a call on smbd's event loop begun at
  * start_ns.
  */
 void cacheguard_sys_init(void);
 struct cacheguard_file *cacheguard_track(struct vfs_handle_struct *handle,
 					 struct files_struct *fsp);
-struct cacheguard_file *cacheguard_add(struct vfs_handle_struct *handle,
-				       struct cacheguard_share *share,
-				       struct files_struct *fsp);
-bool cacheguard_watched(const struct cg_config *cfg,
-			struct files_struct *fsp);
+struct cacheguard_file *cacheguard_setup(struct vfs_handle_struct *handle,
+					 struct files_struct *fsp,
+					 struct cacheguard_file *cgf,
+					 bool reader,
+					 struct cacheguard_share **pshare);
 bool cacheguard_kernel_oplock(struct files_struct *fsp);
 void cacheguard_file_done(struct files_struct *fsp,
 			  struct cacheguard_file *cgf);

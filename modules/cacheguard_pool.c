@@ -88,8 +88,7 @@ static void cacheguard_pool_done(struct tevent_req *subreq)
 		ret = 0;
 	}
 	SMBPROFILE_BYTES_ASYNC_END(state->profile_bytes);
-	if (ret != 0) {
-		tevent_req_error(req, ret);
+	if (tevent_req_error(req, ret)) {
 		return;
 	}
 	tevent_req_done(req);

@@ -206,15 +206,10 @@ struct cacheguard_pread_state {
 	size_t n;
 	off_t offset;
 	struct cacheguard_aio aio;
+	/* the _recv of the try in flight */
+	ssize_t (*recv)(struct tevent_req *subreq,
+			struct vfs_aio_state *vfs_aio_state);
 };
-
-static enum cg_call cacheguard_pread_call(struct cacheguard_pread_state *state)
-{
-	if (state->cgf == NULL) {
-		return CG_CALL_NEXT;
-	}
-	return cg_file_call(&state->io, state->path);
-}
 
 static void cacheguard_pread_done(struct tevent_req *subreq);
 
@@ -224,10 +219,11 @@ static bool cacheguard_pread_issue(struct tevent_req *req,
 {
 	struct cg_stream *s = NULL;
 	struct tevent_req *subreq = NULL;
-	enum cg_call call = cacheguard_pread_call(state);
+	enum cg_call call = CG_CALL_NEXT;
 
 	if (state->cgf != NULL) {
 		s = &state->cgf->file.stream;
+		call = cg_file_call(&state->io, state->path);
 	}
 	switch (call) {
 	case CG_CALL_DONTCACHE:
@@ -243,6 +239,7 @@ static bool cacheguard_pread_issue(struct tevent_req *req,
 			state->offset,
 			cg_file_call_flags(call),
 			s->cfg->stream_ioprio);
+		state->recv = cacheguard_uncached_recv;
 		break;
 	case CG_CALL_DIRECT:
 		subreq = cacheguard_direct_pread_send(state,
@@ -252,6 +249,7 @@ static bool cacheguard_pread_issue(struct tevent_req *req,
 						      state->n,
 						      state->offset,
 						      cg_stream_inflight(s));
+		state->recv = cacheguard_direct_pread_recv;
 		break;
 	case CG_CALL_NEXT:
 		subreq = SMB_VFS_NEXT_PREAD_SEND(state,
@@ -261,6 +259,7 @@ static bool cacheguard_pread_issue(struct tevent_req *req,
 						 state->data,
 						 state->n,
 						 state->offset);
+		state->recv = SMB_VFS_PREAD_RECV;
 		break;
 	}
 	if (tevent_req_nomem(subreq, req)) {
@@ -287,7 +286,7 @@ struct tevent_req *cacheguard_pread_send(
 {
 	struct tevent_req *req = NULL;
 	struct cacheguard_pread_state *state = NULL;
-	uint64_t start_ns;
+	uint64_t start_ns = cg_now_ns();
 	bool ok;
 
 	req = tevent_req_create(mem_ctx, &state, struct cacheguard_pread_state);
@@ -304,10 +303,7 @@ struct tevent_req *cacheguard_pread_send(
 		.offset = offset,
 		.aio = {.ret = -1},
 	};
-	if (state->cgf == NULL) {
-		ok = cacheguard_pread_issue(req, state);
-	} else {
-		start_ns = cg_now_ns();
+	if (state->cgf != NULL) {
 		state->cgf->file.calls.pread_send++;
 		state->io = cg_read_begin(&state->cgf->file.stream,
 					  fsp_get_io_fd(fsp),
@@ -319,9 +315,9 @@ struct tevent_req *cacheguard_pread_send(
 						&state->io,
 						n,
 						false);
-		ok = cacheguard_pread_issue(req, state);
-		cacheguard_loop_took(state->cgf, "send", start_ns);
 	}
+	ok = cacheguard_pread_issue(req, state);
+	cacheguard_loop_took(state->cgf, "send", start_ns);
 	if (!ok) {
 		return tevent_req_post(req, ev);
 	}
@@ -337,19 +333,7 @@ static void cacheguard_pread_done(struct tevent_req *subreq)
 	struct vfs_aio_state *aio_state = &state->aio.vfs_aio_state;
 	uint64_t start_ns = state->cgf != NULL ? cg_now_ns() : 0;
 
-	switch (cacheguard_pread_call(state)) {
-	case CG_CALL_DONTCACHE:
-	case CG_CALL_PIECES:
-		state->aio.ret = cacheguard_uncached_recv(subreq, aio_state);
-		break;
-	case CG_CALL_DIRECT:
-		state->aio.ret = cacheguard_direct_pread_recv(subreq,
-							      aio_state);
-		break;
-	case CG_CALL_NEXT:
-		state->aio.ret = SMB_VFS_PREAD_RECV(subreq, aio_state);
-		break;
-	}
+	state->aio.ret = state->recv(subreq, aio_state);
 	TALLOC_FREE(subreq);
 	if (state->cgf == NULL) {
 		tevent_req_done(req);

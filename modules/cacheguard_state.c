@@ -123,12 +123,8 @@ static int cacheguard_state_dir_open(void)
 	if (parentfd == -1) {
 		return -1;
 	}
-	if (!cacheguard_state_dir_trusted(parentfd, state)) {
-		close(parentfd);
-		return -1;
-	}
-	if (mkdirat(parentfd, name, 0700) != 0 &&
-	    errno != EEXIST) {
+	if (!cacheguard_state_dir_trusted(parentfd, state) ||
+	    (mkdirat(parentfd, name, 0700) != 0 && errno != EEXIST)) {
 		close(parentfd);
 		return -1;
 	}

@@ -59,7 +59,6 @@
 
 struct cacheguard_wfile {
 	struct cg_writer w;
-	struct vfs_handle_struct *handle;
 	struct files_struct *fsp;
 	/*
 	 * Where residency may be asked (cg_write_writeback): the file's
@@ -126,8 +125,7 @@ static void cacheguard_pwrite_finish(struct cacheguard_pwrite_state *state,
 			   "pwrite",
 			   state->offset,
 			   state->n);
-	if (err != 0) {
-		tevent_req_error(state->req, err);
+	if (tevent_req_error(state->req, err)) {
 		return;
 	}
 	tevent_req_done(state->req);
@@ -228,15 +226,8 @@ cacheguard_writer(struct vfs_handle_struct *handle, struct files_struct *fsp)
 	if (cgf != NULL && (cgf->writer != NULL || cgf->foreign)) {
 		return cgf->writer;
 	}
-	SMB_VFS_HANDLE_GET_DATA(handle, share, struct cacheguard_share,
-				return NULL);
-	if (!cacheguard_watched(&share->cfg, fsp)) {
-		return NULL;
-	}
+	cgf = cacheguard_setup(handle, fsp, cgf, false, &share);
 	if (cgf == NULL) {
-		cgf = cacheguard_add(handle, share, fsp);
-	}
-	if (cgf == NULL || cgf->foreign) {
 		return NULL;
 	}
 	if (cg_config_probes(&share->cfg, share->below, CG_BELOW_WRITES)) {
@@ -247,7 +238,6 @@ cacheguard_writer(struct vfs_handle_struct *handle, struct files_struct *fsp)
 	if (wf == NULL) {
 		return NULL;
 	}
-	wf->handle = handle;
 	wf->fsp = fsp;
 	wf->res_fd = -3;	/* not asked yet */
 	cg_writer_init(&wf->w,
@@ -273,7 +263,7 @@ static void cacheguard_wb_done(struct tevent_req *subreq);
 static void cacheguard_wb_start(struct cacheguard_wfile *wf,
 				const struct cg_wb_plan *plan)
 {
-	struct smbd_server_connection *sconn = wf->handle->conn->sconn;
+	struct smbd_server_connection *sconn = wf->fsp->conn->sconn;
 	struct tevent_req *subreq = NULL;
 	struct cacheguard_wb_job *job = NULL;
 
@@ -436,12 +426,10 @@ ssize_t cacheguard_recvfile(struct vfs_handle_struct *handle,
 	struct cg_wio wio = {.path = CG_PATH_NEXT};
 	ssize_t ret;
 
+	cacheguard_changes(tofsp, CG_CHANGE_WRITE, "recvfile", offset, n);
 	if (wf != NULL) {
 		DBG_DEBUG("%s: recvfile of %zu at %jd\n",
 			  fsp_str_dbg(tofsp), n, (intmax_t)offset);
-	}
-	cacheguard_changes(tofsp, CG_CHANGE_WRITE, "recvfile", offset, n);
-	if (wf != NULL) {
 		wio = cg_write_begin_socket(&wf->w, offset, n);
 	}
 	ret = SMB_VFS_NEXT_RECVFILE(handle, fromfd, tofsp, offset, n);
@@ -680,12 +668,7 @@ NTSTATUS cacheguard_offload_write_recv(struct vfs_handle_struct *handle,
 {
 	struct cacheguard_offload_write_state *state =
 		tevent_req_data(req, struct cacheguard_offload_write_state);
-	NTSTATUS status;
 
 	*copied = state->copied;
-	if (!tevent_req_is_nterror(req, &status)) {
-		status = NT_STATUS_OK;
-	}
-	tevent_req_received(req);
-	return status;
+	return tevent_req_simple_recv_ntstatus(req);
 }
