@@ -287,16 +287,11 @@ void cg_share_begin(struct cg_stream *s)
 	if (s->share.fd != -1 || s->share.slot == CG_FREE) {
 		return;
 	}
-	if (s->sys->share_open == NULL || s->cfg->reader_gap == 0) {
-		/* no claims; but its siblings see that it streams */
-		(void)cg_share_link(s);
-		return;
+	if (s->sys->share_open != NULL && s->cfg->reader_gap != 0) {
+		s->share.fd = cg_share_descriptor(s);
 	}
-	s->share.fd = cg_share_descriptor(s);
-	if (s->share.fd == -1) {
-		/* in the table all the same, with no claims */
-		(void)cg_share_link(s);
-	}
+	/* with no claims too, its siblings see that it streams */
+	(void)cg_share_link(s);
 }
 
 uint64_t cg_share_drop(struct cg_stream *s, int fd, uint64_t off, uint64_t end)
