@@ -32,10 +32,6 @@
  * segment ends at end of file, which the version check keeps true.
  */
 
-#include <errno.h>
-#include <limits.h>
-#include <stdio.h>
-#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -130,9 +126,7 @@ void cg_prefetch_note_read(struct cg_prefetch *pf, uint64_t off, size_t n)
 {
 	uint64_t end = n > UINT64_MAX - off ? UINT64_MAX : off + n;
 
-	if (n > pf->max_read) {
-		pf->max_read = n;
-	}
+	pf->max_read = CG_MAX(pf->max_read, n);
 	if (end > pf->front || pf->front - end > cg_pf_reorder(pf)) {
 		pf->front = end;
 	}
@@ -185,15 +179,11 @@ static bool cg_pf_note_version(struct cg_prefetch *pf,
 				   ? UINT64_MAX
 				   : v->ctime_ns + margin;
 
-	if (v->clock_ns > pf->clock_ns) {
-		pf->clock_ns = v->clock_ns;
-	}
+	pf->clock_ns = CG_MAX(pf->clock_ns, v->clock_ns);
 	if (v->clock_ns >= settles) {
 		return true;	/* served until the version changes */
 	}
-	if (settles > pf->hold_ns) {
-		pf->hold_ns = settles;
-	}
+	pf->hold_ns = CG_MAX(pf->hold_ns, settles);
 	return false;
 }
 

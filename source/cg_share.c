@@ -48,7 +48,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE	/* F_OFD_GETLK, F_OFD_SETLK */
 #endif
-#include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
 

@@ -47,7 +47,6 @@
  */
 
 #include <fcntl.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "cg_util.h"
