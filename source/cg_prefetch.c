@@ -481,9 +481,5 @@ void cg_prefetch_invalidate(struct cg_prefetch *pf, uint64_t off, uint64_t n)
 
 void cg_prefetch_reset(struct cg_prefetch *pf)
 {
-	unsigned i;
-
-	for (i = 0; i < pf->nseg; i++) {
-		cg_pf_discard(pf, &pf->seg[i]);
-	}
+	cg_prefetch_invalidate(pf, 0, UINT64_MAX);
 }
