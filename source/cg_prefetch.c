@@ -250,12 +250,9 @@ enum cg_pf_lookup cg_prefetch_lookup(const struct cg_prefetch *pf,
 			pos = s->off + pf->seg_size;
 			continue;
 		}
-		if (pos >= s->off + s->len) {
-			break;	/* end of file inside this segment */
-		}
-		pos = CG_MIN(end, s->off + s->len);
+		pos = CG_MAX(pos, CG_MIN(end, s->off + s->len));
 		if (s->len < pf->seg_size) {
-			break;
+			break;	/* end of file inside this segment */
 		}
 	}
 	if (pending) {
@@ -343,15 +340,9 @@ void cg_prefetch_unpin(struct cg_prefetch *pf,
 	unsigned i;
 
 	for (i = 0; i < np; i++) {
-		struct cg_pf_seg *s = NULL;
+		/* from cg_prefetch_pin: READY until its last unpin */
+		struct cg_pf_seg *s = &pf->seg[pieces[i].slot];
 
-		if (pieces[i].slot >= pf->nseg) {
-			continue;
-		}
-		s = &pf->seg[pieces[i].slot];
-		if (s->state != CG_PF_READY || s->pins == 0) {
-			continue;
-		}
 		s->pins--;
 		if (copied && !s->stale) {
 			s->used += pieces[i].len;
