@@ -429,14 +429,10 @@ void cg_prefetch_filled(struct cg_prefetch *pf,
 			ssize_t got,
 			const struct cg_pf_version *ver)
 {
-	struct cg_pf_seg *s = NULL;
-	bool settled;
+	/* LOADING since cg_prefetch_next_fill: only this report ends it */
+	struct cg_pf_seg *s = &pf->seg[slot];
+	bool settled = cg_pf_note_version(pf, ver);
 
-	if (slot >= pf->nseg || pf->seg[slot].state != CG_PF_LOADING) {
-		return;
-	}
-	s = &pf->seg[slot];
-	settled = cg_pf_note_version(pf, ver);
 	if (s->stale || got < 0 || !settled) {
 		pf->discarded += s->stale ? 1 : 0;
 		pf->unsettled += !s->stale && got >= 0 ? 1 : 0;

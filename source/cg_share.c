@@ -396,24 +396,20 @@ struct cg_range cg_share_leftover(const struct cg_stream *s)
 	return (struct cg_range){.off = off, .end = s->share.claim.end};
 }
 
+/* A claim is made (cg_share_update) and given up only with share.fd open */
 void cg_share_end(struct cg_stream *s, int fd, bool close_it)
 {
+	struct cg_range r = cg_share_leftover(s);
+
 	if (close_it) {
 		cg_share_unlink(s);
-	}
-	if (s->share.fd == -1) {
-		return;
-	}
-	if (close_it) {
-		struct cg_range r = cg_share_leftover(s);
-
 		cg_share_drop(s, fd, r.off, r.end);
 	}
 	if (s->share.claim.end != 0) {
 		cg_share_unlock(s, 0, CG_SHARE_SLOT_UNITS);
 		s->share.claim = (struct cg_range){0, 0};
 	}
-	if (close_it) {
+	if (close_it && s->share.fd != -1) {
 		close(s->share.fd);
 		s->share.fd = -1;
 	}
