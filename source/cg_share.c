@@ -164,47 +164,6 @@ static struct cg_range cg_share_sibling_claim(const struct cg_stream *s,
 }
 
 /*
- * The first piece of units [u0, u1) that no other stream of s's own
- * client claims, in *p0, *p1; false when there is none
- */
-static bool cg_share_foreign(const struct cg_stream *s,
-			     uint64_t u0,
-			     uint64_t u1,
-			     uint64_t *p0,
-			     uint64_t *p1)
-{
-	bool moved = true;
-	unsigned i;
-
-	while (moved && u0 < u1) {
-		moved = false;
-		for (i = 0; i < CG_SHARE_LOCAL; i++) {
-			struct cg_range c =
-				cg_share_sibling_claim(s, cg_share_local[i]);
-
-			if (c.off <= u0 && u0 < c.end) {
-				u0 = c.end;
-				moved = true;
-			}
-		}
-	}
-	if (u0 >= u1) {
-		return false;
-	}
-	*p0 = u0;
-	*p1 = u1;
-	for (i = 0; i < CG_SHARE_LOCAL; i++) {
-		struct cg_range c =
-			cg_share_sibling_claim(s, cg_share_local[i]);
-
-		if (c.end > c.off && c.off > u0 && c.off < *p1) {
-			*p1 = c.off;
-		}
-	}
-	return true;
-}
-
-/*
  * Whether another client's stream claims some of units [u0, u1), with one
  * such claim in *c0, *c1; an error says no. Our client's claims are locks
  * on our own description, which never conflict.
@@ -231,15 +190,29 @@ static bool cg_share_claimed(const struct cg_stream *s,
 	return *c1 > *c0;
 }
 
-/* Unlock units [u0, u1), but not what a sibling claims there */
-static void cg_share_unlock(struct cg_stream *s, uint64_t u0, uint64_t u1)
+/*
+ * Unlock units [u0, u1), but not what a sibling claims there: one in
+ * cg_share_local[i] or later, as earlier ones claim none of the range
+ */
+static void cg_share_unlock(struct cg_stream *s,
+			    uint64_t u0,
+			    uint64_t u1,
+			    unsigned i)
 {
-	uint64_t p0, p1;
 	struct flock fl;
 
-	while (cg_share_foreign(s, u0, u1, &p0, &p1)) {
-		cg_share_fcntl(s, F_OFD_SETLK, &fl, F_UNLCK, p0, p1);
-		u0 = p1;
+	for (; i < CG_SHARE_LOCAL && u0 < u1; i++) {
+		struct cg_range c =
+			cg_share_sibling_claim(s, cg_share_local[i]);
+
+		if (c.off < u1 && u0 < c.end) {
+			/* around the claim: what lies before it, then after */
+			cg_share_unlock(s, u0, c.off, i + 1);
+			u0 = c.end;
+		}
+	}
+	if (u0 < u1) {
+		cg_share_fcntl(s, F_OFD_SETLK, &fl, F_UNLCK, u0, u1);
 	}
 }
 
@@ -352,7 +325,7 @@ static void cg_share_set_claim(struct cg_stream *s, uint64_t off, uint64_t end)
 		cg_share_fcntl(s, F_OFD_SETLK, &fl, F_RDLCK, u0, u1);
 	}
 	if (s->share.claim.end > s->share.claim.off && o0 < u0) {
-		cg_share_unlock(s, o0, u0);
+		cg_share_unlock(s, o0, u0, 0);
 	}
 	s->share.claim = (struct cg_range){.off = off, .end = end};
 }
@@ -406,7 +379,7 @@ void cg_share_end(struct cg_stream *s, int fd, bool close_it)
 		cg_share_drop(s, fd, r.off, r.end);
 	}
 	if (s->share.claim.end != 0) {
-		cg_share_unlock(s, 0, CG_SHARE_SLOT_UNITS);
+		cg_share_unlock(s, 0, CG_SHARE_SLOT_UNITS, 0);
 		s->share.claim = (struct cg_range){0, 0};
 	}
 	if (close_it && s->share.fd != -1) {
