@@ -44,11 +44,10 @@ void cg_flight_add(struct cg_flight *f, uint64_t off, struct cg_flight_ref *ref)
 			b ^= 1;
 			f->cur = b;
 		}
-		if (f->batch[b].count == 0) {
-			f->batch[b].low = CG_FLIGHT_FREE;
-		}
+		f->batch[b].low = f->batch[b].count == 0
+					  ? off
+					  : CG_MIN(f->batch[b].low, off);
 		f->batch[b].count++;
-		f->batch[b].low = CG_MIN(f->batch[b].low, off);
 		*ref = (struct cg_flight_ref){CG_TRACK_BATCH, b};
 		return;
 	}
