@@ -1,6 +1,5 @@
 /*
- * vfs_cacheguard engine: aligned direct-read planning and the prefetch
- * segment table of direct streams
+ * vfs_cacheguard engine: the prefetch segment table of direct streams
  *
  * Copyright (C) 2026 The vfs_cacheguard authors
  *
@@ -282,9 +281,8 @@ unsigned cg_prefetch_pin(struct cg_prefetch *pf,
 		}
 		s = &pf->seg[i];
 		/* EOF inside it: a piece of no bytes, its version checks EOF */
-		chunk = pos >= s->off + s->len
-				? 0
-				: (size_t)(CG_MIN(end, s->off + s->len) - pos);
+		chunk = (size_t)(CG_MAX(pos, CG_MIN(end, s->off + s->len)) -
+				 pos);
 		pieces[np++] = (struct cg_pf_piece){
 			.slot = (unsigned)i,
 			.from = (size_t)i * pf->seg_size +

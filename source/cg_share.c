@@ -149,20 +149,6 @@ static void cg_share_unlink(const struct cg_stream *s)
 	}
 }
 
-/* The units another stream of s's client claims of s's file, or none */
-static struct cg_range cg_share_sibling_claim(const struct cg_stream *s,
-					      const struct cg_stream *o)
-{
-	if (o == NULL || o == s || s->share.client == 0 ||
-	    o->share.client != s->share.client ||
-	    o->share.slot != s->share.slot ||
-	    o->share.claim.end <= o->share.claim.off) {
-		return (struct cg_range){0, 0};
-	}
-	return (struct cg_range){cg_unit_down(o->share.claim.off),
-				 cg_unit_up(o->share.claim.end)};
-}
-
 /*
  * Whether another client's stream claims some of units [u0, u1), with one
  * such claim in *c0, *c1; an error says no. Our client's claims are locks
@@ -202,13 +188,21 @@ static void cg_share_unlock(struct cg_stream *s,
 	struct flock fl;
 
 	for (; i < CG_SHARE_LOCAL && u0 < u1; i++) {
-		struct cg_range c =
-			cg_share_sibling_claim(s, cg_share_local[i]);
+		const struct cg_stream *o = cg_share_local[i];
+		uint64_t c0, c1;
 
-		if (c.off < u1 && u0 < c.end) {
+		if (o == NULL || o == s || s->share.client == 0 ||
+		    o->share.client != s->share.client ||
+		    o->share.slot != s->share.slot ||
+		    o->share.claim.end <= o->share.claim.off) {
+			continue;
+		}
+		c0 = cg_unit_down(o->share.claim.off);
+		c1 = cg_unit_up(o->share.claim.end);
+		if (c0 < u1 && u0 < c1) {
 			/* around the claim: what lies before it, then after */
-			cg_share_unlock(s, u0, c.off, i + 1);
-			u0 = c.end;
+			cg_share_unlock(s, u0, c0, i + 1);
+			u0 = c1;
 		}
 	}
 	if (u0 < u1) {
