@@ -210,25 +210,6 @@ static void cg_share_unlock(struct cg_stream *s,
 	}
 }
 
-/* A descriptor of the stream file: a sibling's description, or its own */
-static int cg_share_descriptor(struct cg_stream *s)
-{
-	unsigned i;
-
-	if (!cg_share_link(s)) {
-		return s->sys->share_open();
-	}
-	for (i = 0; i < CG_SHARE_LOCAL; i++) {
-		const struct cg_stream *o = cg_share_local[i];
-
-		if (o != NULL && o != s && o->share.client == s->share.client &&
-		    o->share.slot == s->share.slot && o->share.fd != -1) {
-			return cg_sys_dup(s->sys, o->share.fd);
-		}
-	}
-	return s->sys->share_open();
-}
-
 bool cg_share_sibling_active(const struct cg_stream *s)
 {
 	unsigned i;
@@ -250,14 +231,28 @@ bool cg_share_sibling_active(const struct cg_stream *s)
 
 void cg_share_begin(struct cg_stream *s)
 {
+	bool linked;
+	unsigned i;
+
 	if (s->share.fd != -1 || s->share.slot == CG_FREE) {
 		return;
 	}
-	if (s->sys->share_open != NULL && s->cfg->reader_gap != 0) {
-		s->share.fd = cg_share_descriptor(s);
-	}
 	/* with no claims too, its siblings see that it streams */
-	(void)cg_share_link(s);
+	linked = cg_share_link(s);
+	if (s->sys->share_open == NULL || s->cfg->reader_gap == 0) {
+		return;
+	}
+	/* the stream file: a sibling's description, or its own */
+	for (i = 0; i < CG_SHARE_LOCAL && linked; i++) {
+		const struct cg_stream *o = cg_share_local[i];
+
+		if (o != NULL && o != s && o->share.client == s->share.client &&
+		    o->share.slot == s->share.slot && o->share.fd != -1) {
+			s->share.fd = cg_sys_dup(s->sys, o->share.fd);
+			return;
+		}
+	}
+	s->share.fd = s->sys->share_open();
 }
 
 uint64_t cg_share_drop(struct cg_stream *s, int fd, uint64_t off, uint64_t end)
