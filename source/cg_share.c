@@ -302,27 +302,12 @@ uint64_t cg_share_drop(struct cg_stream *s, int fd, uint64_t off, uint64_t end)
 	return kept;
 }
 
-/* The read lock on units [u0, u1) of the slot, and nothing else */
-static void cg_share_set_claim(struct cg_stream *s, uint64_t off, uint64_t end)
-{
-	uint64_t u0 = cg_unit_down(off), u1 = cg_unit_up(end);
-	uint64_t o0 = cg_unit_down(s->share.claim.off);
-	struct flock fl;
-
-	/* New range first: what is still needed is never unclaimed */
-	if (u1 > u0) {
-		cg_share_fcntl(s, F_OFD_SETLK, &fl, F_RDLCK, u0, u1);
-	}
-	if (s->share.claim.end > s->share.claim.off && o0 < u0) {
-		cg_share_unlock(s, o0, u0, 0);
-	}
-	s->share.claim = (struct cg_range){.off = off, .end = end};
-}
-
 bool cg_share_update(struct cg_stream *s, int fd, uint64_t from)
 {
 	uint64_t size = CG_MAX(s->file_size, s->seq.front);
-	uint64_t c0, c1;
+	uint64_t o0 = cg_unit_down(s->share.claim.off);
+	uint64_t c0, c1, end, u0, u1;
+	struct flock fl;
 	bool met = false;
 
 	if (s->share.fd == -1 || s->state != CG_ACTIVE) {
@@ -339,7 +324,17 @@ bool cg_share_update(struct cg_stream *s, int fd, uint64_t from)
 		return met;
 	}
 	from = CG_MIN(from, size);
-	cg_share_set_claim(s, from, CG_MIN(from + s->cfg->reader_gap, size));
+	end = CG_MIN(from + s->cfg->reader_gap, size);
+	u0 = cg_unit_down(from);
+	u1 = cg_unit_up(end);
+	/* The new claim first: what is still needed is never unclaimed */
+	if (u1 > u0) {
+		cg_share_fcntl(s, F_OFD_SETLK, &fl, F_RDLCK, u0, u1);
+	}
+	if (s->share.claim.end > s->share.claim.off && o0 < u0) {
+		cg_share_unlock(s, o0, u0, 0);
+	}
+	s->share.claim = (struct cg_range){.off = from, .end = end};
 	/* below every read in flight: "from" is at most the lowest */
 	if (s->share.kept_lo < CG_MIN(s->dropped_to, from)) {
 		s->share.kept_lo = cg_share_drop(s, fd, s->share.kept_lo,
