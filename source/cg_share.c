@@ -137,18 +137,6 @@ static bool cg_share_link(struct cg_stream *s)
 	return true;
 }
 
-static void cg_share_unlink(const struct cg_stream *s)
-{
-	unsigned i;
-
-	for (i = 0; i < CG_SHARE_LOCAL; i++) {
-		if (cg_share_local[i] == s) {
-			cg_share_local[i] = NULL;
-			cg_share_nlocal--;
-		}
-	}
-}
-
 /*
  * Whether another client's stream claims some of units [u0, u1), with one
  * such claim in *c0, *c1; an error says no. Our client's claims are locks
@@ -357,9 +345,15 @@ struct cg_range cg_share_leftover(const struct cg_stream *s)
 void cg_share_end(struct cg_stream *s, int fd, bool close_it)
 {
 	struct cg_range r = cg_share_leftover(s);
+	unsigned i;
 
 	if (close_it) {
-		cg_share_unlink(s);
+		for (i = 0; i < CG_SHARE_LOCAL; i++) {
+			if (cg_share_local[i] == s) {
+				cg_share_local[i] = NULL;
+				cg_share_nlocal--;
+			}
+		}
 		cg_share_drop(s, fd, r.off, r.end);
 	}
 	if (s->share.claim.end != 0) {

@@ -400,39 +400,33 @@ struct cg_io cg_read_begin(struct cg_stream *s, int fd, uint64_t off, size_t n)
 }
 
 /*
- * Where a window drop starts: a stream dropping all it reads drops
- * CG_REDROP_WINDOWS more below dropped_to, where a thread's own
- * readahead may have brought pages back. Every read there has finished.
+ * Drop the whole windows below limit, the lowest byte still needed. A
+ * stream dropping all it reads drops CG_REDROP_WINDOWS more below
+ * dropped_to, where a thread's own readahead may have brought pages
+ * back. Every read there has finished.
  */
-static uint64_t cg_redrop_from(const struct cg_stream *s)
+static void cg_drop_behind(struct cg_stream *s, int fd, uint64_t limit)
 {
 	uint64_t w = s->cfg->window;
 	uint64_t low = CG_MIN(cg_page_down(s->low), s->dropped_to);
-
-	if (!cg_drops_all(s)) {
-		return s->dropped_to;
-	}
-	/* Whole windows, as every drop: what lies below them goes at close */
-	return s->dropped_to -
-	       CG_MIN(CG_REDROP_WINDOWS * w, (s->dropped_to - low) / w * w);
-}
-
-/* Drop the whole windows below limit, the lowest byte still needed */
-static void cg_drop_behind(struct cg_stream *s, int fd, uint64_t limit)
-{
+	uint64_t from = s->dropped_to;
 	uint64_t n;
 
 	if (limit < s->dropped_to + s->lag) {
 		return;
 	}
 	limit -= s->lag;
-	n = (limit - s->dropped_to) / s->cfg->window * s->cfg->window;
+	n = (limit - s->dropped_to) / w * w;
 	if (n == 0) {
 		return;
 	}
+	if (cg_drops_all(s)) {
+		/* Whole windows, as every drop: what lies below goes at close */
+		from -= CG_MIN(CG_REDROP_WINDOWS * w,
+			       (s->dropped_to - low) / w * w);
+	}
 	if (cg_drops_all(s) || s->cached_lo < s->dropped_to + n) {
-		uint64_t kept = cg_share_drop(s, fd, cg_redrop_from(s),
-					      s->dropped_to + n);
+		uint64_t kept = cg_share_drop(s, fd, from, s->dropped_to + n);
 
 		s->share.kept_lo = CG_MIN(s->share.kept_lo, kept);
 		s->stats.bytes_dropped += n;
