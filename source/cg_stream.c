@@ -308,8 +308,7 @@ static int cg_resident_sampled(struct cg_stream *s,
 	if (len <= CG_HOT_SAMPLES * CG_HOT_SAMPLE) {
 		return s->sys->resident(fd, from, len, resident);
 	}
-	step = (len - CG_HOT_SAMPLE) / (CG_HOT_SAMPLES - 1);
-	step &= ~(CG_PAGE - 1);
+	step = cg_page_down((len - CG_HOT_SAMPLE) / (CG_HOT_SAMPLES - 1));
 	for (i = 0; i < CG_HOT_SAMPLES; i++) {
 		uint64_t r = 0;
 
