@@ -113,30 +113,6 @@ static int cg_share_fcntl(const struct cg_stream *s,
 static struct cg_stream *cg_share_local[CG_SHARE_LOCAL];
 static unsigned cg_share_nlocal;	/* entries in use */
 
-/* Put s in the table; false when it is not there (no client, no room) */
-static bool cg_share_link(struct cg_stream *s)
-{
-	unsigned i, free_i = CG_SHARE_LOCAL;
-
-	if (s->share.client == 0) {
-		return false;
-	}
-	for (i = 0; i < CG_SHARE_LOCAL; i++) {
-		if (cg_share_local[i] == s) {
-			return true;
-		}
-		if (cg_share_local[i] == NULL && free_i == CG_SHARE_LOCAL) {
-			free_i = i;
-		}
-	}
-	if (free_i == CG_SHARE_LOCAL) {
-		return false;
-	}
-	cg_share_local[free_i] = s;
-	cg_share_nlocal++;
-	return true;
-}
-
 /*
  * Whether another client's stream claims some of units [u0, u1), with one
  * such claim in *c0, *c1; an error says no. Our client's claims are locks
@@ -219,14 +195,26 @@ bool cg_share_sibling_active(const struct cg_stream *s)
 
 void cg_share_begin(struct cg_stream *s)
 {
-	bool linked;
-	unsigned i;
+	unsigned i, free_i = CG_SHARE_LOCAL;
+	bool linked = false;
 
 	if (s->share.fd != -1 || s->share.slot == CG_FREE) {
 		return;
 	}
-	/* with no claims too, its siblings see that it streams */
-	linked = cg_share_link(s);
+	/* In the table with no claims too: its siblings see that it streams */
+	for (i = 0; i < CG_SHARE_LOCAL && s->share.client != 0; i++) {
+		if (cg_share_local[i] == s) {
+			linked = true;
+		} else if (cg_share_local[i] == NULL &&
+			   free_i == CG_SHARE_LOCAL) {
+			free_i = i;
+		}
+	}
+	if (!linked && free_i < CG_SHARE_LOCAL) {
+		cg_share_local[free_i] = s;
+		cg_share_nlocal++;
+		linked = true;
+	}
 	if (s->sys->share_open == NULL || s->cfg->reader_gap == 0) {
 		return;
 	}
