@@ -420,7 +420,7 @@ static void cg_drop_behind(struct cg_stream *s, int fd, uint64_t limit)
 		return;
 	}
 	if (cg_drops_all(s)) {
-		/* Whole windows, as every drop: what lies below goes at close */
+		/* Whole windows, as every drop: the rest below goes at close */
 		from -= CG_MIN(CG_REDROP_WINDOWS * w,
 			       (s->dropped_to - low) / w * w);
 	}
