@@ -52,9 +52,8 @@ void *cg_buf_reserve(size_t reserve, size_t used)
 	if (a > p) {
 		munmap(p, (size_t)(a - p));
 	}
-	if (p + len > a + reserve) {
-		munmap(a + reserve, (size_t)(p + len - (a + reserve)));
-	}
+	/* a - p < CG_HUGE_PAGE: some of the mapping lies past the reserve */
+	munmap(a + reserve, (size_t)(p + len - (a + reserve)));
 #ifdef MADV_HUGEPAGE
 	(void)madvise(a, reserve, MADV_HUGEPAGE);
 #endif

@@ -44,11 +44,10 @@ void cg_flight_add(struct cg_flight *f, uint64_t off, struct cg_flight_ref *ref)
 			b ^= 1;
 			f->cur = b;
 		}
-		if (f->batch[b].count == 0) {
-			f->batch[b].low = CG_FLIGHT_FREE;
-		}
+		f->batch[b].low = f->batch[b].count == 0
+					  ? off
+					  : CG_MIN(f->batch[b].low, off);
 		f->batch[b].count++;
-		f->batch[b].low = CG_MIN(f->batch[b].low, off);
 		*ref = (struct cg_flight_ref){CG_TRACK_BATCH, b};
 		return;
 	}
@@ -79,18 +78,16 @@ unsigned cg_flight_count(const struct cg_flight *f)
 uint64_t cg_flight_lowest(const struct cg_flight *f)
 {
 	uint64_t low = CG_FLIGHT_FREE;
-	unsigned i, seen = 0;
+	unsigned i;
 
 	for (i = 0; i < 2; i++) {
 		if (f->batch[i].count > 0) {
 			low = CG_MIN(low, f->batch[i].low);
 		}
 	}
-	for (i = 0; i < CG_FLIGHT_SLOTS && seen < f->nslots; i++) {
-		if (f->slot[i] != CG_FLIGHT_FREE) {
-			low = CG_MIN(low, f->slot[i]);
-			seen++;
-		}
+	/* a free slot holds CG_FLIGHT_FREE, which is no lower */
+	for (i = 0; i < CG_FLIGHT_SLOTS; i++) {
+		low = CG_MIN(low, f->slot[i]);
 	}
 	return low;
 }

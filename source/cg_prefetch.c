@@ -1,6 +1,5 @@
 /*
- * vfs_cacheguard engine: aligned direct-read planning and the prefetch
- * segment table of direct streams
+ * vfs_cacheguard engine: the prefetch segment table of direct streams
  *
  * Copyright (C) 2026 The vfs_cacheguard authors
  *
@@ -32,10 +31,6 @@
  * segment ends at end of file, which the version check keeps true.
  */
 
-#include <errno.h>
-#include <limits.h>
-#include <stdio.h>
-#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -73,8 +68,7 @@ void cg_prefetch_init(struct cg_prefetch *pf, uint64_t ahead, size_t align)
 
 size_t cg_prefetch_align(uint64_t ahead, size_t align, uint64_t max_request)
 {
-	size_t seg = align > CG_HUGE_PAGE ? align
-						  : CG_HUGE_PAGE;
+	size_t seg = CG_MAX(align, CG_HUGE_PAGE);
 
 	while (seg < max_request && 2 * seg <= CG_PREFETCH_DEV_SEG &&
 	       4 * (uint64_t)seg <= ahead) {
@@ -110,16 +104,12 @@ unsigned cg_prefetch_wanted(const struct cg_prefetch *pf,
 	return nseg > pf->nseg ? (unsigned)nseg : pf->nseg;
 }
 
+/* Slots from nseg on are still free: nothing touches them (see init) */
 void cg_prefetch_grow(struct cg_prefetch *pf, unsigned nseg)
 {
-	unsigned i;
-
 	if (pf->nseg == 0 || nseg <= pf->nseg ||
 	    nseg > CG_PREFETCH_MAX_SEGS) {
 		return;
-	}
-	for (i = pf->nseg; i < nseg; i++) {
-		pf->seg[i] = (struct cg_pf_seg){.state = CG_PF_FREE};
 	}
 	pf->nseg = nseg;
 	pf->ahead = CG_MAX(pf->ahead, cg_prefetch_memory(pf));
@@ -135,9 +125,7 @@ void cg_prefetch_note_read(struct cg_prefetch *pf, uint64_t off, size_t n)
 {
 	uint64_t end = n > UINT64_MAX - off ? UINT64_MAX : off + n;
 
-	if (n > pf->max_read) {
-		pf->max_read = n;
-	}
+	pf->max_read = CG_MAX(pf->max_read, n);
 	if (end > pf->front || pf->front - end > cg_pf_reorder(pf)) {
 		pf->front = end;
 	}
@@ -158,16 +146,6 @@ static int cg_pf_find(const struct cg_prefetch *pf, uint64_t pos)
 		}
 	}
 	return -1;
-}
-
-/* The clock from which any later change gets a ctime other than v's */
-static uint64_t cg_pf_version_settles(const struct cg_pf_version *v)
-{
-	uint64_t margin = v->ctime_ns % 1000000000 == 0 ? CG_PF_COARSE_TS_NS
-							: CG_PF_TICK_NS;
-
-	return v->ctime_ns > UINT64_MAX - margin ? UINT64_MAX
-						 : v->ctime_ns + margin;
 }
 
 int cg_pf_version_now(int fd, struct cg_pf_version *v)
@@ -193,35 +171,32 @@ int cg_pf_version_now(int fd, struct cg_pf_version *v)
 static bool cg_pf_note_version(struct cg_prefetch *pf,
 			       const struct cg_pf_version *v)
 {
-	uint64_t settles = cg_pf_version_settles(v);
+	uint64_t margin = v->ctime_ns % 1000000000 == 0 ? CG_PF_COARSE_TS_NS
+							: CG_PF_TICK_NS;
+	/* The clock from which any later change gets a ctime other than v's */
+	uint64_t settles = v->ctime_ns > UINT64_MAX - margin
+				   ? UINT64_MAX
+				   : v->ctime_ns + margin;
 
-	if (v->clock_ns > pf->clock_ns) {
-		pf->clock_ns = v->clock_ns;
-	}
+	pf->clock_ns = CG_MAX(pf->clock_ns, v->clock_ns);
 	if (v->clock_ns >= settles) {
 		return true;	/* served until the version changes */
 	}
-	if (settles > pf->hold_ns) {
-		pf->hold_ns = settles;
-	}
+	pf->hold_ns = CG_MAX(pf->hold_ns, settles);
 	return false;
 }
 
+/* A READY segment is stale only while pinned: the last unpin frees it */
 static void cg_pf_discard(struct cg_prefetch *pf, struct cg_pf_seg *s)
 {
-	if (s->state == CG_PF_LOADING) {
-		s->stale = true;	/* the thread still writes the slot */
-		return;
-	}
-	if (s->state == CG_PF_READY && s->pins > 0) {
-		/* a thread still copies out of it: free it when it is done */
-		pf->discarded += s->stale ? 0 : 1;
-		s->stale = true;
-		return;
-	}
-	if (s->state == CG_PF_READY) {
-		*s = (struct cg_pf_seg){.state = CG_PF_FREE};
+	if (s->state == CG_PF_READY && !s->stale) {
 		pf->discarded++;
+	}
+	if (s->state == CG_PF_READY && s->pins == 0) {
+		*s = (struct cg_pf_seg){.state = CG_PF_FREE};
+	} else if (s->state != CG_PF_FREE) {
+		/* a thread still writes the slot or copies out of it */
+		s->stale = true;
 	}
 }
 
@@ -274,12 +249,9 @@ enum cg_pf_lookup cg_prefetch_lookup(const struct cg_prefetch *pf,
 			pos = s->off + pf->seg_size;
 			continue;
 		}
-		if (pos >= s->off + s->len) {
-			break;	/* end of file inside this segment */
-		}
-		pos = CG_MIN(end, s->off + s->len);
+		pos = CG_MAX(pos, CG_MIN(end, s->off + s->len));
 		if (s->len < pf->seg_size) {
-			break;
+			break;	/* end of file inside this segment */
 		}
 	}
 	if (pending) {
@@ -309,9 +281,8 @@ unsigned cg_prefetch_pin(struct cg_prefetch *pf,
 		}
 		s = &pf->seg[i];
 		/* EOF inside it: a piece of no bytes, its version checks EOF */
-		chunk = pos >= s->off + s->len
-				? 0
-				: (size_t)(CG_MIN(end, s->off + s->len) - pos);
+		chunk = (size_t)(CG_MAX(pos, CG_MIN(end, s->off + s->len)) -
+				 pos);
 		pieces[np++] = (struct cg_pf_piece){
 			.slot = (unsigned)i,
 			.from = (size_t)i * pf->seg_size +
@@ -367,15 +338,9 @@ void cg_prefetch_unpin(struct cg_prefetch *pf,
 	unsigned i;
 
 	for (i = 0; i < np; i++) {
-		struct cg_pf_seg *s = NULL;
+		/* from cg_prefetch_pin: READY until its last unpin */
+		struct cg_pf_seg *s = &pf->seg[pieces[i].slot];
 
-		if (pieces[i].slot >= pf->nseg) {
-			continue;
-		}
-		s = &pf->seg[pieces[i].slot];
-		if (s->state != CG_PF_READY || s->pins == 0) {
-			continue;
-		}
 		s->pins--;
 		if (copied && !s->stale) {
 			s->used += pieces[i].len;
@@ -412,24 +377,35 @@ static int cg_pf_slot(struct cg_prefetch *pf, uint64_t lo, uint64_t hi)
 	return best;
 }
 
-/* The first segment of [from, to) not loaded, LOADING in a slot */
-static bool cg_pf_claim(struct cg_prefetch *pf,
-			uint64_t from,
-			uint64_t to,
-			uint64_t lo,
-			uint64_t hi,
-			unsigned *slot,
-			uint64_t *off,
-			size_t *len)
+bool cg_prefetch_next_fill(struct cg_prefetch *pf,
+			   uint64_t file_size,
+			   uint64_t keep,
+			   unsigned *slot,
+			   uint64_t *off,
+			   size_t *len)
 {
+	uint64_t limit;
+	uint64_t lo;
 	uint64_t o;
 	int i;
 
-	for (o = from - from % pf->seg_size; o < to; o += pf->seg_size) {
+	/* Requests larger than the table are never a HIT: no fills for them */
+	if (pf->nseg == 0 || pf->max_read > cg_prefetch_memory(pf) ||
+	    pf->clock_ns < pf->hold_ns) {
+		return false;
+	}
+	limit = pf->ahead > UINT64_MAX - pf->front ? UINT64_MAX
+						   : pf->front + pf->ahead;
+	limit = CG_MIN(limit, file_size);
+	lo = pf->front > cg_pf_reorder(pf) ? pf->front - cg_pf_reorder(pf) : 0;
+	lo = CG_MIN(lo, keep);
+	/* The first segment up to limit not loaded, LOADING in a slot */
+	for (o = pf->front - pf->front % pf->seg_size; o < limit;
+	     o += pf->seg_size) {
 		if (cg_pf_find(pf, o) >= 0) {
 			continue;
 		}
-		i = cg_pf_slot(pf, lo, hi);
+		i = cg_pf_slot(pf, lo, limit);
 		if (i < 0) {
 			return false;
 		}
@@ -446,52 +422,18 @@ static bool cg_pf_claim(struct cg_prefetch *pf,
 	return false;
 }
 
-/* Requests larger than the table are never a HIT: do not fill for them */
-static bool cg_pf_may_fill(const struct cg_prefetch *pf)
-{
-	return pf->nseg > 0 && pf->max_read <= cg_prefetch_memory(pf) &&
-	       pf->clock_ns >= pf->hold_ns;
-}
-
-bool cg_prefetch_next_fill(struct cg_prefetch *pf,
-			   uint64_t file_size,
-			   uint64_t keep,
-			   unsigned *slot,
-			   uint64_t *off,
-			   size_t *len)
-{
-	uint64_t limit;
-	uint64_t lo;
-
-	if (!cg_pf_may_fill(pf)) {
-		return false;
-	}
-	limit = pf->ahead > UINT64_MAX - pf->front ? UINT64_MAX
-						   : pf->front + pf->ahead;
-	limit = CG_MIN(limit, file_size);
-	lo = pf->front > cg_pf_reorder(pf) ? pf->front - cg_pf_reorder(pf) : 0;
-	lo = CG_MIN(lo, keep);
-	return cg_pf_claim(pf, pf->front, limit, lo, limit, slot, off, len);
-}
-
 void cg_prefetch_filled(struct cg_prefetch *pf,
 			unsigned slot,
 			ssize_t got,
 			const struct cg_pf_version *ver)
 {
-	struct cg_pf_seg *s = NULL;
+	/* LOADING since cg_prefetch_next_fill: only this report ends it */
+	struct cg_pf_seg *s = &pf->seg[slot];
+	bool settled = cg_pf_note_version(pf, ver);
 
-	if (slot >= pf->nseg || pf->seg[slot].state != CG_PF_LOADING) {
-		return;
-	}
-	s = &pf->seg[slot];
-	if (!cg_pf_note_version(pf, ver) && !s->stale && got >= 0) {
-		pf->unsettled++;
-		*s = (struct cg_pf_seg){.state = CG_PF_FREE};
-		return;
-	}
-	if (s->stale || got < 0) {
+	if (s->stale || got < 0 || !settled) {
 		pf->discarded += s->stale ? 1 : 0;
+		pf->unsettled += !s->stale && got >= 0 ? 1 : 0;
 		*s = (struct cg_pf_seg){.state = CG_PF_FREE};
 		return;
 	}
@@ -524,9 +466,5 @@ void cg_prefetch_invalidate(struct cg_prefetch *pf, uint64_t off, uint64_t n)
 
 void cg_prefetch_reset(struct cg_prefetch *pf)
 {
-	unsigned i;
-
-	for (i = 0; i < pf->nseg; i++) {
-		cg_pf_discard(pf, &pf->seg[i]);
-	}
+	cg_prefetch_invalidate(pf, 0, UINT64_MAX);
 }

@@ -25,10 +25,9 @@
 
 /*
  * A direct stream's prefetch table (driven by cg_direct.c): segments of
- * one buffer filled up to "ahead" past the highest request. A request is
- * a HIT, waits for a loading segment (PENDING) or is read alone (MISS).
- * Each segment keeps the file's version from just before its read; the
- * caller validates against the version now and reports writes.
+ * one buffer filled up to "ahead" past the highest request. Each segment
+ * keeps the file's version from just before its read; the caller
+ * validates against the version now and reports writes.
  */
 
 #define CG_PREFETCH_SEG (1024 * 1024)

@@ -48,7 +48,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE	/* F_OFD_GETLK, F_OFD_SETLK */
 #endif
-#include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -114,97 +113,6 @@ static int cg_share_fcntl(const struct cg_stream *s,
 static struct cg_stream *cg_share_local[CG_SHARE_LOCAL];
 static unsigned cg_share_nlocal;	/* entries in use */
 
-/* Put s in the table; false when it is not there (no client, no room) */
-static bool cg_share_link(struct cg_stream *s)
-{
-	unsigned i, free_i = CG_SHARE_LOCAL;
-
-	if (s->share.client == 0) {
-		return false;
-	}
-	for (i = 0; i < CG_SHARE_LOCAL; i++) {
-		if (cg_share_local[i] == s) {
-			return true;
-		}
-		if (cg_share_local[i] == NULL && free_i == CG_SHARE_LOCAL) {
-			free_i = i;
-		}
-	}
-	if (free_i == CG_SHARE_LOCAL) {
-		return false;
-	}
-	cg_share_local[free_i] = s;
-	cg_share_nlocal++;
-	return true;
-}
-
-static void cg_share_unlink(const struct cg_stream *s)
-{
-	unsigned i;
-
-	for (i = 0; i < CG_SHARE_LOCAL; i++) {
-		if (cg_share_local[i] == s) {
-			cg_share_local[i] = NULL;
-			cg_share_nlocal--;
-		}
-	}
-}
-
-/* The units another stream of s's client claims of s's file, or none */
-static struct cg_range cg_share_sibling_claim(const struct cg_stream *s,
-					      const struct cg_stream *o)
-{
-	if (o == NULL || o == s || s->share.client == 0 ||
-	    o->share.client != s->share.client ||
-	    o->share.slot != s->share.slot ||
-	    o->share.claim.end <= o->share.claim.off) {
-		return (struct cg_range){0, 0};
-	}
-	return (struct cg_range){cg_unit_down(o->share.claim.off),
-				 cg_unit_up(o->share.claim.end)};
-}
-
-/*
- * The first piece of units [u0, u1) that no other stream of s's own
- * client claims, in *p0, *p1; false when there is none
- */
-static bool cg_share_foreign(const struct cg_stream *s,
-			     uint64_t u0,
-			     uint64_t u1,
-			     uint64_t *p0,
-			     uint64_t *p1)
-{
-	bool moved = true;
-	unsigned i;
-
-	while (moved && u0 < u1) {
-		moved = false;
-		for (i = 0; i < CG_SHARE_LOCAL; i++) {
-			struct cg_range c =
-				cg_share_sibling_claim(s, cg_share_local[i]);
-
-			if (c.off <= u0 && u0 < c.end) {
-				u0 = c.end;
-				moved = true;
-			}
-		}
-	}
-	if (u0 >= u1) {
-		return false;
-	}
-	*p0 = u0;
-	*p1 = u1;
-	for (i = 0; i < CG_SHARE_LOCAL; i++) {
-		struct cg_range c =
-			cg_share_sibling_claim(s, cg_share_local[i]);
-
-		if (c.end > c.off && c.off > u0 && c.off < *p1) {
-			*p1 = c.off;
-		}
-	}
-	return true;
-}
-
 /*
  * Whether another client's stream claims some of units [u0, u1), with one
  * such claim in *c0, *c1; an error says no. Our client's claims are locks
@@ -232,35 +140,38 @@ static bool cg_share_claimed(const struct cg_stream *s,
 	return *c1 > *c0;
 }
 
-/* Unlock units [u0, u1), but not what a sibling claims there */
-static void cg_share_unlock(struct cg_stream *s, uint64_t u0, uint64_t u1)
+/*
+ * Unlock units [u0, u1), but not what a sibling claims there: one in
+ * cg_share_local[i] or later, as earlier ones claim none of the range
+ */
+static void cg_share_unlock(struct cg_stream *s,
+			    uint64_t u0,
+			    uint64_t u1,
+			    unsigned i)
 {
-	uint64_t p0, p1;
 	struct flock fl;
 
-	while (cg_share_foreign(s, u0, u1, &p0, &p1)) {
-		cg_share_fcntl(s, F_OFD_SETLK, &fl, F_UNLCK, p0, p1);
-		u0 = p1;
-	}
-}
-
-/* A descriptor of the stream file: a sibling's description, or its own */
-static int cg_share_descriptor(struct cg_stream *s)
-{
-	unsigned i;
-
-	if (!cg_share_link(s)) {
-		return s->sys->share_open();
-	}
-	for (i = 0; i < CG_SHARE_LOCAL; i++) {
+	for (; i < CG_SHARE_LOCAL && u0 < u1; i++) {
 		const struct cg_stream *o = cg_share_local[i];
+		uint64_t c0, c1;
 
-		if (o != NULL && o != s && o->share.client == s->share.client &&
-		    o->share.slot == s->share.slot && o->share.fd != -1) {
-			return cg_sys_dup(s->sys, o->share.fd);
+		if (o == NULL || o == s || s->share.client == 0 ||
+		    o->share.client != s->share.client ||
+		    o->share.slot != s->share.slot ||
+		    o->share.claim.end <= o->share.claim.off) {
+			continue;
+		}
+		c0 = cg_unit_down(o->share.claim.off);
+		c1 = cg_unit_up(o->share.claim.end);
+		if (c0 < u1 && u0 < c1) {
+			/* around the claim: what lies before it, then after */
+			cg_share_unlock(s, u0, c0, i + 1);
+			u0 = c1;
 		}
 	}
-	return s->sys->share_open();
+	if (u0 < u1) {
+		cg_share_fcntl(s, F_OFD_SETLK, &fl, F_UNLCK, u0, u1);
+	}
 }
 
 bool cg_share_sibling_active(const struct cg_stream *s)
@@ -284,19 +195,40 @@ bool cg_share_sibling_active(const struct cg_stream *s)
 
 void cg_share_begin(struct cg_stream *s)
 {
+	unsigned i, free_i = CG_SHARE_LOCAL;
+	bool linked = false;
+
 	if (s->share.fd != -1 || s->share.slot == CG_FREE) {
 		return;
 	}
+	/* In the table with no claims too: its siblings see that it streams */
+	for (i = 0; i < CG_SHARE_LOCAL && s->share.client != 0; i++) {
+		if (cg_share_local[i] == s) {
+			linked = true;
+		} else if (cg_share_local[i] == NULL &&
+			   free_i == CG_SHARE_LOCAL) {
+			free_i = i;
+		}
+	}
+	if (!linked && free_i < CG_SHARE_LOCAL) {
+		cg_share_local[free_i] = s;
+		cg_share_nlocal++;
+		linked = true;
+	}
 	if (s->sys->share_open == NULL || s->cfg->reader_gap == 0) {
-		/* no claims; but its siblings see that it streams */
-		(void)cg_share_link(s);
 		return;
 	}
-	s->share.fd = cg_share_descriptor(s);
-	if (s->share.fd == -1) {
-		/* in the table all the same, with no claims */
-		(void)cg_share_link(s);
+	/* the stream file: a sibling's description, or its own */
+	for (i = 0; i < CG_SHARE_LOCAL && linked; i++) {
+		const struct cg_stream *o = cg_share_local[i];
+
+		if (o != NULL && o != s && o->share.client == s->share.client &&
+		    o->share.slot == s->share.slot && o->share.fd != -1) {
+			s->share.fd = cg_sys_dup(s->sys, o->share.fd);
+			return;
+		}
 	}
+	s->share.fd = s->sys->share_open();
 }
 
 uint64_t cg_share_drop(struct cg_stream *s, int fd, uint64_t off, uint64_t end)
@@ -346,27 +278,12 @@ uint64_t cg_share_drop(struct cg_stream *s, int fd, uint64_t off, uint64_t end)
 	return kept;
 }
 
-/* The read lock on units [u0, u1) of the slot, and nothing else */
-static void cg_share_set_claim(struct cg_stream *s, uint64_t off, uint64_t end)
-{
-	uint64_t u0 = cg_unit_down(off), u1 = cg_unit_up(end);
-	uint64_t o0 = cg_unit_down(s->share.claim.off);
-	struct flock fl;
-
-	/* New range first: what is still needed is never unclaimed */
-	if (u1 > u0) {
-		cg_share_fcntl(s, F_OFD_SETLK, &fl, F_RDLCK, u0, u1);
-	}
-	if (s->share.claim.end > s->share.claim.off && o0 < u0) {
-		cg_share_unlock(s, o0, u0);
-	}
-	s->share.claim = (struct cg_range){.off = off, .end = end};
-}
-
 bool cg_share_update(struct cg_stream *s, int fd, uint64_t from)
 {
 	uint64_t size = CG_MAX(s->file_size, s->seq.front);
-	uint64_t c0, c1;
+	uint64_t o0 = cg_unit_down(s->share.claim.off);
+	uint64_t c0, c1, end, u0, u1;
+	struct flock fl;
 	bool met = false;
 
 	if (s->share.fd == -1 || s->state != CG_ACTIVE) {
@@ -383,7 +300,17 @@ bool cg_share_update(struct cg_stream *s, int fd, uint64_t from)
 		return met;
 	}
 	from = CG_MIN(from, size);
-	cg_share_set_claim(s, from, CG_MIN(from + s->cfg->reader_gap, size));
+	end = CG_MIN(from + s->cfg->reader_gap, size);
+	u0 = cg_unit_down(from);
+	u1 = cg_unit_up(end);
+	/* The new claim first: what is still needed is never unclaimed */
+	if (u1 > u0) {
+		cg_share_fcntl(s, F_OFD_SETLK, &fl, F_RDLCK, u0, u1);
+	}
+	if (s->share.claim.end > s->share.claim.off && o0 < u0) {
+		cg_share_unlock(s, o0, u0, 0);
+	}
+	s->share.claim = (struct cg_range){.off = from, .end = end};
 	/* below every read in flight: "from" is at most the lowest */
 	if (s->share.kept_lo < CG_MIN(s->dropped_to, from)) {
 		s->share.kept_lo = cg_share_drop(s, fd, s->share.kept_lo,
@@ -402,24 +329,26 @@ struct cg_range cg_share_leftover(const struct cg_stream *s)
 	return (struct cg_range){.off = off, .end = s->share.claim.end};
 }
 
+/* A claim is made (cg_share_update) and given up only with share.fd open */
 void cg_share_end(struct cg_stream *s, int fd, bool close_it)
 {
-	if (close_it) {
-		cg_share_unlink(s);
-	}
-	if (s->share.fd == -1) {
-		return;
-	}
-	if (close_it) {
-		struct cg_range r = cg_share_leftover(s);
+	struct cg_range r = cg_share_leftover(s);
+	unsigned i;
 
+	if (close_it) {
+		for (i = 0; i < CG_SHARE_LOCAL; i++) {
+			if (cg_share_local[i] == s) {
+				cg_share_local[i] = NULL;
+				cg_share_nlocal--;
+			}
+		}
 		cg_share_drop(s, fd, r.off, r.end);
 	}
 	if (s->share.claim.end != 0) {
-		cg_share_unlock(s, 0, CG_SHARE_SLOT_UNITS);
+		cg_share_unlock(s, 0, CG_SHARE_SLOT_UNITS, 0);
 		s->share.claim = (struct cg_range){0, 0};
 	}
-	if (close_it) {
+	if (close_it && s->share.fd != -1) {
 		close(s->share.fd);
 		s->share.fd = -1;
 	}

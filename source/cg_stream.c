@@ -47,7 +47,6 @@
  */
 
 #include <fcntl.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "cg_util.h"
@@ -65,8 +64,6 @@
 #define CG_ZEROCOPY_LAG (8ULL << 20)
 /* The largest WILLNEED, the kernel's own step (force_page_cache_ra()) */
 #define CG_WILLNEED_CHUNK (2ULL << 20)
-
-#define CG_COUNT(s, field, n) ((s)->stats.field += (n))
 
 static uint64_t cg_page_down(uint64_t v)
 {
@@ -86,24 +83,18 @@ static bool cg_drops_all(const struct cg_stream *s)
 	       (s->via == CG_VIA_DONTCACHE && s->cold);
 }
 
-/* The end of the stream's reach: front, two kernel windows, WILLNEED */
-static uint64_t cg_stream_reach(const struct cg_stream *s)
-{
-	uint64_t end = CG_MAX(s->seq.front + 4 * cg_ra_window(s),
-			      s->willneed_to);
-
-	return CG_MIN(end, CG_MAX(s->file_size, s->seq.front));
-}
-
 /* What a stream may have left in the cache, to drop at its end */
 static struct cg_range cg_stream_footprint(const struct cg_stream *s)
 {
 	uint64_t end;
 
 	if (cg_drops_all(s)) {
+		/* its reach: front, two kernel windows, WILLNEED */
+		end = CG_MAX(s->seq.front + 4 * cg_ra_window(s),
+			     s->willneed_to);
 		return (struct cg_range){
 			.off = cg_page_down(s->low),
-			.end = cg_stream_reach(s),
+			.end = CG_MIN(end, CG_MAX(s->file_size, s->seq.front)),
 		};
 	}
 	if (s->cached_min == CG_FREE) {
@@ -117,14 +108,17 @@ static struct cg_range cg_stream_footprint(const struct cg_stream *s)
 }
 
 /*
- * An abandoned stream's range, for the close (its reads may be in
+ * An abandoned stream's range, if any, for the close (its reads may be in
  * flight); with every slot taken, the two nearest ranges merge.
  */
 static void cg_add_tail(struct cg_stream *s, struct cg_range r)
 {
-	unsigned i, j, best = 0;
+	unsigned i, j, bi = 0, bj = 0;
 	uint64_t gap, best_gap = UINT64_MAX;
 
+	if (r.end <= r.off) {
+		return;
+	}
 	for (i = 0; i < s->ntails && s->ntails == CG_MAX_TAILS; i++) {
 		for (j = 0; j < s->ntails; j++) {
 			if (i == j || s->tails[j].off < s->tails[i].off) {
@@ -135,17 +129,15 @@ static void cg_add_tail(struct cg_stream *s, struct cg_range r)
 				      : 0;
 			if (gap < best_gap) {
 				best_gap = gap;
-				best = i * CG_MAX_TAILS + j;
+				bi = i;
+				bj = j;
 			}
 		}
 	}
 	if (s->ntails == CG_MAX_TAILS) {
-		struct cg_range *a = &s->tails[best / CG_MAX_TAILS];
-		unsigned k = best % CG_MAX_TAILS;
-
-		a->off = CG_MIN(a->off, s->tails[k].off);
-		a->end = CG_MAX(a->end, s->tails[k].end);
-		s->tails[k] = s->tails[--s->ntails];
+		s->tails[bi].off = CG_MIN(s->tails[bi].off, s->tails[bj].off);
+		s->tails[bi].end = CG_MAX(s->tails[bi].end, s->tails[bj].end);
+		s->tails[bj] = s->tails[--s->ntails];
 	}
 	s->tails[s->ntails++] = r;
 }
@@ -170,15 +162,6 @@ void cg_stream_init(struct cg_stream *s,
 	cg_flight_init(&s->flight);
 }
 
-/* One WILLNEED reads at most the device's readahead (force_page_cache_ra) */
-static uint64_t cg_willneed_chunk(const struct cg_stream *s)
-{
-	if (s->kernel_ra >= CG_PAGE && s->kernel_ra < CG_WILLNEED_CHUNK) {
-		return cg_page_down(s->kernel_ra);
-	}
-	return CG_WILLNEED_CHUNK;
-}
-
 /* How far ahead: the option, but at least the largest read */
 static uint64_t cg_ra_distance(const struct cg_stream *s)
 {
@@ -191,7 +174,7 @@ static uint64_t cg_ra_distance(const struct cg_stream *s)
 static void cg_willneed(struct cg_stream *s, int fd)
 {
 	uint64_t ra = cg_ra_distance(s);
-	uint64_t target, from, n;
+	uint64_t target, from, n, chunk = CG_WILLNEED_CHUNK;
 
 	if (ra == 0 || s->via != CG_VIA_CACHE || s->state != CG_ACTIVE ||
 	    s->ra_fd != -1) {
@@ -203,22 +186,23 @@ static void cg_willneed(struct cg_stream *s, int fd)
 	if (target <= from || target - from < CG_MAX(ra / 4, CG_PAGE)) {
 		return;
 	}
+	/* One WILLNEED reads at most the device's readahead */
+	if (s->kernel_ra >= CG_PAGE) {
+		chunk = CG_MIN(cg_page_down(s->kernel_ra), chunk);
+	}
 	for (; from < target; from += n) {
-		n = CG_MIN(target - from, cg_willneed_chunk(s));
+		n = CG_MIN(target - from, chunk);
 		s->sys->fadvise(fd, from, n, POSIX_FADV_WILLNEED);
 	}
 	s->willneed_to = target;
 }
 
-/* Kernel readahead under FADV_SEQUENTIAL: two windows of 2 x read_ahead_kb */
-static uint64_t cg_kernel_ra_cost(const struct cg_stream *s)
-{
-	return 4 * (s->kernel_ra >= CG_PAGE ? s->kernel_ra : CG_RA_SLACK);
-}
-
 /* The kernel's readahead for this stream, if the budget has room */
 static bool cg_ra_grant(struct cg_stream *s)
 {
+	/* Under FADV_SEQUENTIAL: two windows of 2 x read_ahead_kb */
+	uint64_t cost = 4 * (s->kernel_ra >= CG_PAGE ? s->kernel_ra
+						     : CG_RA_SLACK);
 	int fd;
 
 	if (s->ra_fd != -1) {
@@ -231,13 +215,12 @@ static bool cg_ra_grant(struct cg_stream *s)
 	if (fd == -1) {
 		return false;
 	}
-	if (cg_budget_take(s->sys, fd, cg_kernel_ra_cost(s),
-			   s->cfg->readahead_memory) != 0) {
+	if (cg_budget_take(s->sys, fd, cost, s->cfg->readahead_memory) != 0) {
 		close(fd);
 		return false;
 	}
 	s->ra_fd = fd;
-	CG_COUNT(s, ra_granted, 1);
+	s->stats.ra_granted++;
 	return true;
 }
 
@@ -286,14 +269,10 @@ static void cg_stream_restart(struct cg_stream *s, int fd, uint64_t off)
 	if (s->state == CG_ACTIVE) {
 		struct cg_range r = cg_stream_footprint(s);
 
-		if (r.end > r.off) {
-			cg_add_tail(s, r);
-		}
+		cg_add_tail(s, r);
 		/* reads of it may be in flight: dropped at the close too */
 		r = cg_share_leftover(s);
-		if (r.end > r.off) {
-			cg_add_tail(s, r);
-		}
+		cg_add_tail(s, r);
 		cg_share_end(s, fd, false);
 	}
 	s->share.kept_lo = CG_FREE;	/* in the tail now */
@@ -329,8 +308,7 @@ static int cg_resident_sampled(struct cg_stream *s,
 	if (len <= CG_HOT_SAMPLES * CG_HOT_SAMPLE) {
 		return s->sys->resident(fd, from, len, resident);
 	}
-	step = (len - CG_HOT_SAMPLE) / (CG_HOT_SAMPLES - 1);
-	step &= ~(CG_PAGE - 1);
+	step = cg_page_down((len - CG_HOT_SAMPLE) / (CG_HOT_SAMPLES - 1));
 	for (i = 0; i < CG_HOT_SAMPLES; i++) {
 		uint64_t r = 0;
 
@@ -346,29 +324,6 @@ static int cg_resident_sampled(struct cg_stream *s,
 	return 0;
 }
 
-/*
- * Bytes cached of *len beyond the stream's reach; false when not asked
- * or not known
- */
-static bool cg_resident_ahead(struct cg_stream *s,
-			      int fd,
-			      uint64_t *resident,
-			      uint64_t *len)
-{
-	uint64_t from = s->seq.front + cg_ra_window(s) + cg_ra_distance(s);
-
-	*resident = 0;
-	*len = 0;
-	if (s->cfg->hot_threshold == 0 && s->via != CG_VIA_DONTCACHE) {
-		return false;
-	}
-	if (from >= s->file_size) {
-		return true;
-	}
-	*len = s->file_size - from;
-	return cg_resident_sampled(s, fd, from, *len, resident) == 0;
-}
-
 /* Once other streams read the file, read through the cache, for them */
 static void cg_share_follow(struct cg_stream *s, int fd, uint64_t from)
 {
@@ -379,18 +334,24 @@ static void cg_share_follow(struct cg_stream *s, int fd, uint64_t from)
 
 static void cg_stream_activate(struct cg_stream *s, int fd)
 {
-	uint64_t resident, len;
-	bool known = cg_resident_ahead(s, fd, &resident, &len);
+	uint64_t from = s->seq.front + cg_ra_window(s) + cg_ra_distance(s);
+	uint64_t len = from < s->file_size ? s->file_size - from : 0;
+	uint64_t resident = 0;
+	/* What is cached beyond the stream's reach, when asked and known */
+	bool known = s->cfg->hot_threshold != 0 || s->via == CG_VIA_DONTCACHE;
 
+	if (known && len > 0) {
+		known = cg_resident_sampled(s, fd, from, len, &resident) == 0;
+	}
 	if (known && s->cfg->hot_threshold != 0 && len > 0 &&
 	    resident * 100 >= (uint64_t)s->cfg->hot_threshold * len) {
 		s->state = CG_HOT;
-		CG_COUNT(s, hot, 1);
+		s->stats.hot++;
 		return;
 	}
 	s->cold = known && resident < s->cfg->window;
 	s->state = CG_ACTIVE;
-	CG_COUNT(s, streams, 1);
+	s->stats.streams++;
 	cg_hints_on(s, fd);
 	cg_share_begin(s);
 	cg_share_follow(s, fd, s->dropped_to);
@@ -438,42 +399,36 @@ struct cg_io cg_read_begin(struct cg_stream *s, int fd, uint64_t off, size_t n)
 }
 
 /*
- * Where a window drop starts: a stream dropping all it reads drops
- * CG_REDROP_WINDOWS more below dropped_to, where a thread's own
- * readahead may have brought pages back. Every read there has finished.
+ * Drop the whole windows below limit, the lowest byte still needed. A
+ * stream dropping all it reads drops CG_REDROP_WINDOWS more below
+ * dropped_to, where a thread's own readahead may have brought pages
+ * back. Every read there has finished.
  */
-static uint64_t cg_redrop_from(const struct cg_stream *s)
+static void cg_drop_behind(struct cg_stream *s, int fd, uint64_t limit)
 {
 	uint64_t w = s->cfg->window;
 	uint64_t low = CG_MIN(cg_page_down(s->low), s->dropped_to);
-
-	if (!cg_drops_all(s)) {
-		return s->dropped_to;
-	}
-	/* Whole windows, as every drop: what lies below them goes at close */
-	return s->dropped_to -
-	       CG_MIN(CG_REDROP_WINDOWS * w, (s->dropped_to - low) / w * w);
-}
-
-/* Drop the whole windows below limit, the lowest byte still needed */
-static void cg_drop_behind(struct cg_stream *s, int fd, uint64_t limit)
-{
+	uint64_t from = s->dropped_to;
 	uint64_t n;
 
 	if (limit < s->dropped_to + s->lag) {
 		return;
 	}
 	limit -= s->lag;
-	n = (limit - s->dropped_to) / s->cfg->window * s->cfg->window;
+	n = (limit - s->dropped_to) / w * w;
 	if (n == 0) {
 		return;
 	}
+	if (cg_drops_all(s)) {
+		/* Whole windows, as every drop: the rest below goes at close */
+		from -= CG_MIN(CG_REDROP_WINDOWS * w,
+			       (s->dropped_to - low) / w * w);
+	}
 	if (cg_drops_all(s) || s->cached_lo < s->dropped_to + n) {
-		uint64_t kept = cg_share_drop(s, fd, cg_redrop_from(s),
-					      s->dropped_to + n);
+		uint64_t kept = cg_share_drop(s, fd, from, s->dropped_to + n);
 
 		s->share.kept_lo = CG_MIN(s->share.kept_lo, kept);
-		CG_COUNT(s, bytes_dropped, n);
+		s->stats.bytes_dropped += n;
 	}
 	s->dropped_to += n;
 	/* Cached reads above the drop may lie anywhere up to cached_hi */
@@ -495,7 +450,7 @@ void cg_read_end(struct cg_stream *s, int fd, struct cg_io *io, ssize_t nread)
 		s->lag = CG_ZEROCOPY_LAG;
 	}
 	if (nread > 0) {
-		CG_COUNT(s, bytes_read, (uint64_t)nread);
+		s->stats.bytes_read += (uint64_t)nread;
 	}
 	if (s->state == CG_HOT) {
 		return;
@@ -541,8 +496,8 @@ void cg_stream_close(struct cg_stream *s, int fd)
 		struct cg_range r = cg_stream_footprint(s);
 
 		cg_share_drop(s, fd, r.off, r.end);
-		CG_COUNT(s, bytes_dropped,
-			 end > s->dropped_to ? end - s->dropped_to : 0);
+		s->stats.bytes_dropped +=
+			end > s->dropped_to ? end - s->dropped_to : 0;
 	}
 	cg_share_end(s, fd, true);
 	cg_hints_off(s, fd);
