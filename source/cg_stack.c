@@ -39,40 +39,28 @@
 #include "cg_stack.h"
 #include "cg_util.h"
 
-static const char *const cg_below_names[] = {
-	"catia",
-	"fruit",
-	"streams_depot",
-	"streams_xattr",
+static const struct {
+	const char *name;
+	enum cg_below_kind kind;
+} cg_below_known[] = {
+	{"catia", CG_BELOW_NAMES},
+	{"fruit", CG_BELOW_NAMES},
+	{"streams_depot", CG_BELOW_NAMES},
+	{"streams_xattr", CG_BELOW_NAMES},
+	{"io_uring", CG_BELOW_ENGINE},
 };
-
-static const char *const cg_below_engines[] = {
-	"io_uring",
-};
-
-static bool cg_listed(const char *name, const char *const *list, size_t n)
-{
-	size_t i;
-
-	for (i = 0; name != NULL && i < n; i++) {
-		if (strcmp(name, list[i]) == 0) {
-			return true;
-		}
-	}
-	return false;
-}
 
 enum cg_below_kind cg_below_kind(const char *name, unsigned ops)
 {
+	size_t i;
+
 	if ((ops & (CG_BELOW_READS | CG_BELOW_WRITES)) == 0) {
 		return CG_BELOW_PLAIN;
 	}
-	if (cg_listed(name, cg_below_names, CG_ARRAY_SIZE(cg_below_names))) {
-		return CG_BELOW_NAMES;
-	}
-	if (cg_listed(name, cg_below_engines,
-		      CG_ARRAY_SIZE(cg_below_engines))) {
-		return CG_BELOW_ENGINE;
+	for (i = 0; name != NULL && i < CG_ARRAY_SIZE(cg_below_known); i++) {
+		if (strcmp(name, cg_below_known[i].name) == 0) {
+			return cg_below_known[i].kind;
+		}
 	}
 	return CG_BELOW_SEES;
 }
