@@ -141,18 +141,16 @@ struct cg_wio cg_write_begin_socket(struct cg_writer *w, uint64_t off, size_t n)
 
 unsigned cg_write_failed(struct cg_writer *w, struct cg_wio *wio, int err)
 {
-	unsigned lacks = 0;
-
 	if (wio->path != CG_PATH_UNCACHED) {
 		return 0;
 	}
 	w->stats.fallbacks++;
 	wio->path = CG_PATH_NEXT;
-	if (err == EOPNOTSUPP || err == EINVAL) {
-		w->mode = CG_MODE_DONTNEED;
-		lacks = CG_FS_NO_DONTCACHE_WRITE;
+	if (err != EOPNOTSUPP && err != EINVAL) {
+		return 0;
 	}
-	return lacks;
+	w->mode = CG_MODE_DONTNEED;
+	return CG_FS_NO_DONTCACHE_WRITE;
 }
 
 bool cg_write_end(struct cg_writer *w,
@@ -333,13 +331,9 @@ void cg_write_caught_up(struct cg_writer *w,
 
 struct cg_range cg_write_close(struct cg_writer *w)
 {
-	struct cg_range r = {0, 0};
-
 	/* dontcache too: writes before the stream was seen were cached */
 	if (w->span.end > w->span.off) {
-		r = w->span;
+		return w->span;
 	}
-	w->span = (struct cg_range){.off = UINT64_MAX, .end = 0};
-	w->state = CG_W_DETECTING;
-	return r;
+	return (struct cg_range){0, 0};
 }
