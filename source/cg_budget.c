@@ -40,11 +40,6 @@
 #include "cg_budget.h"
 #include "cg_sys.h"
 
-static uint64_t cg_budget_units(uint64_t bytes)
-{
-	return bytes / CG_BUDGET_UNIT + (bytes % CG_BUDGET_UNIT != 0);
-}
-
 /* A lock query or request of type F_WRLCK on [start, start + len) */
 static int cg_budget_lock(const struct cg_sys *sys,
 			  int fd,
@@ -67,7 +62,7 @@ int cg_budget_take(const struct cg_sys *sys,
 		   uint64_t bytes,
 		   uint64_t limit)
 {
-	uint64_t want = cg_budget_units(bytes);
+	uint64_t want = bytes / CG_BUDGET_UNIT + (bytes % CG_BUDGET_UNIT != 0);
 	uint64_t cap = limit / CG_BUDGET_UNIT;
 	uint64_t pos = 0;
 	unsigned races = 0;
