@@ -19,19 +19,12 @@
 
 /*
  * A module below that implements reads or writes sees the file's own,
- * unless it is known not to need them. The known ones are Samba's:
- *
- *   catia, fruit,              their reads and writes serve alternate
- *   streams_depot,             data streams (which cacheguard leaves
- *   streams_xattr              alone) or map names; the file's bytes
- *                              pass through unchanged
- *   io_uring                   an I/O engine: a stream's uncached or
- *                              direct I/O replaces it for that stream
- *
- * Everything else that reads or writes, full_audit and time_audit (they
- * log each call), commit (it counts the bytes written to fdatasync),
- * readahead, cacheprime, gpfs, offline, error_inject and every module
- * this list does not know, must see them.
+ * unless it is one of Samba's known not to need them (the table: enum
+ * cg_below_kind says why each kind does not). Everything else that reads
+ * or writes, full_audit and time_audit (they log each call), commit (it
+ * counts the bytes written to fdatasync), readahead, cacheprime, gpfs,
+ * offline, error_inject and every module the table does not know, must
+ * see them.
  */
 
 #include <string.h>
