@@ -34,7 +34,6 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "cg_budget.h"

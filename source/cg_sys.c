@@ -268,10 +268,6 @@ const struct cg_sys cg_sys_linux = {
 	.copy = cg_linux_copy,
 };
 
-#ifndef SYS_ioprio_get
-#define SYS_ioprio_get __NR_ioprio_get
-#define SYS_ioprio_set __NR_ioprio_set
-#endif
 #define CG_IOPRIO_WHO_PROCESS 1	/* with 0: the calling thread */
 
 int cg_ioprio_enter(unsigned prio)

@@ -43,7 +43,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <string.h>
 
 #include "cg_util.h"
 #include "cg_write.h"
