@@ -222,10 +222,6 @@ void cg_option_names(char *buf, size_t len)
 	const struct cg_option *o = NULL;
 	size_t used = 0;
 
-	if (len == 0) {
-		return;
-	}
-	buf[0] = '\0';
 	for (o = cg_options; o->name != NULL; o++) {
 		cg_append(buf, len, &used, "%s%s", o == cg_options ? "" : ", ",
 			  o->name);
@@ -356,10 +352,6 @@ void cg_config_describe(const struct cg_config *cfg, char *buf, size_t len)
 	size_t used = 0;
 	char value[32];
 
-	if (len == 0) {
-		return;
-	}
-	buf[0] = '\0';
 	for (o = cg_options; o->name != NULL; o++) {
 		cg_option_value(cfg, o, value, sizeof(value));
 		cg_append(buf, len, &used, "%s%s=%s",
