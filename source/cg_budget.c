@@ -127,27 +127,6 @@ uint64_t cg_budget_used(const struct cg_sys *sys, int fd, uint64_t limit)
 	return used * CG_BUDGET_UNIT;
 }
 
-int cg_budget_acquire(const struct cg_sys *sys,
-		      int (*open_file)(void),
-		      uint64_t bytes,
-		      uint64_t limit,
-		      int *err)
-{
-	int fd = open_file();
-
-	if (fd == -1) {
-		*err = errno;
-		return -1;
-	}
-	if (cg_budget_take(sys, fd, bytes, limit) == 0) {
-		*err = 0;
-		return fd;
-	}
-	*err = errno;
-	close(fd);
-	return -1;
-}
-
 bool cg_budget_absent(int err)
 {
 	switch (err) {
@@ -188,9 +167,13 @@ int cg_budget_room(const struct cg_sys *sys,
 	if (mem == 0) {
 		return -1;
 	}
-	fd = cg_budget_acquire(sys, open_file, mem, limit, err);
-	if (fd != -1) {
+	fd = open_file();
+	if (fd != -1 && cg_budget_take(sys, fd, mem, limit) == 0) {
 		return fd;
+	}
+	*err = errno;
+	if (fd != -1) {
+		close(fd);
 	}
 	*room = cg_budget_absent(*err) &&
 		cg_budget_local_room(in_use, mem, limit, counted);
