@@ -97,19 +97,15 @@ bool cg_file_may_track(const struct cg_config *cfg,
 	       (modified || open_size >= cfg->min_file_size);
 }
 
-bool cg_file_tracks(const struct cg_config *cfg, uint64_t size)
-{
-	return cfg->mode != CG_MODE_OFF && size >= cfg->min_file_size;
-}
-
 bool cg_file_track_read(enum cg_tracking *t,
 			const struct cg_config *cfg,
 			bool known,
 			uint64_t size)
 {
 	if (*t == CG_TRACKING_UNASKED) {
-		*t = known && cg_file_tracks(cfg, size) ? CG_TRACKING_YES
-							: CG_TRACKING_NO;
+		*t = known && cg_file_may_track(cfg, size, false)
+			     ? CG_TRACKING_YES
+			     : CG_TRACKING_NO;
 	}
 	return *t == CG_TRACKING_YES;
 }
