@@ -267,12 +267,10 @@ void cg_write_wb_done(struct cg_writer *w,
 {
 	w->busy = false;
 	w->dropping_to = w->dropped_to;
-	if (left != 0 || plan->drop.end <= plan->drop.off) {
-		return;		/* the next job drops it again */
+	/* accounted as a catch-up's drop; left cached, the next job drops it */
+	if (plan->drop.end > plan->drop.off) {
+		cg_write_caught_up(w, plan, left);
 	}
-	w->stats.bytes_dropped += plan->drop.end - plan->drop.off;
-	w->dropped_to = CG_MAX(w->dropped_to, plan->drop.end);
-	w->dropping_to = w->dropped_to;
 }
 
 bool cg_write_lagging(const struct cg_writer *w)
