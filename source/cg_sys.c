@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "cg_sys.h"
+#include "cg_util.h"
 
 #ifndef __NR_cachestat
 #define __NR_cachestat 451	/* the same on every architecture */
@@ -77,13 +78,10 @@ static int cg_mincore_resident(int fd,
 		return ENOMEM;
 	}
 	while (pos < end) {
-		uint64_t n = end - pos;
+		uint64_t n = CG_MIN(end - pos, CG_MINCORE_CHUNK);
 		void *map = NULL;
 		uint64_t i;
 
-		if (n > CG_MINCORE_CHUNK) {
-			n = CG_MINCORE_CHUNK;
-		}
 		map = mmap(NULL, n, PROT_READ, MAP_SHARED, fd, (off_t)pos);
 		if (map == MAP_FAILED) {
 			int err = errno;
