@@ -233,13 +233,11 @@ void cg_file_change(enum cg_change how,
 		    int64_t *drop_off,
 		    uint64_t *drop_n)
 {
-	if (how == CG_CHANGE_TRUNCATE || how == CG_CHANGE_GROW || off < 0) {
-		*drop_off = -1;
-		*drop_n = 0;
-		return;
-	}
-	*drop_off = off;
-	*drop_n = n;
+	bool all = how == CG_CHANGE_TRUNCATE || how == CG_CHANGE_GROW ||
+		   off < 0;
+
+	*drop_off = all ? -1 : off;
+	*drop_n = all ? 0 : n;
 }
 
 enum cg_after cg_file_read_after(struct cg_file *f,
