@@ -80,16 +80,6 @@ void cg_writer_init(struct cg_writer *w,
 	};
 }
 
-static void cg_write_restart(struct cg_writer *w, uint64_t off)
-{
-	w->state = CG_W_DETECTING;
-	cg_seq_restart(&w->seq, off);
-	cg_done_reset(&w->done, off);
-	w->started_to = off & ~(CG_PAGE - 1);
-	w->dropping_to = w->started_to;
-	w->dropped_to = w->started_to;
-}
-
 struct cg_wio cg_write_begin(struct cg_writer *w, uint64_t off, size_t n)
 {
 	struct cg_wio wio = {.off = off, .path = CG_PATH_NEXT};
@@ -103,7 +93,12 @@ struct cg_wio cg_write_begin(struct cg_writer *w, uint64_t off, size_t n)
 		if (w->state == CG_W_ACTIVE && cg_seq_stray(&w->seq)) {
 			return wio;
 		}
-		cg_write_restart(w, off);
+		w->state = CG_W_DETECTING;
+		cg_seq_restart(&w->seq, off);
+		cg_done_reset(&w->done, off);
+		w->started_to = off & ~(CG_PAGE - 1);
+		w->dropping_to = w->started_to;
+		w->dropped_to = w->started_to;
 	}
 	cg_seq_extend(&w->seq, off, n);
 	if (w->state == CG_W_DETECTING && w->seq.bytes >= trigger) {
