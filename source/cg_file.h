@@ -24,8 +24,6 @@
 #include "cg_stream.h"
 #include "cg_stack.h"
 
-struct cg_sys;
-
 /*
  * One per tracked open file: its stream, its mode, and every decision
  * about a read's path and what a failure means; the glue does as told
