@@ -34,16 +34,10 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "cg_budget.h"
 #include "cg_sys.h"
-
-static uint64_t cg_budget_units(uint64_t bytes)
-{
-	return bytes / CG_BUDGET_UNIT + (bytes % CG_BUDGET_UNIT != 0);
-}
 
 /* A lock query or request of type F_WRLCK on [start, start + len) */
 static int cg_budget_lock(const struct cg_sys *sys,
@@ -67,7 +61,7 @@ int cg_budget_take(const struct cg_sys *sys,
 		   uint64_t bytes,
 		   uint64_t limit)
 {
-	uint64_t want = cg_budget_units(bytes);
+	uint64_t want = bytes / CG_BUDGET_UNIT + (bytes % CG_BUDGET_UNIT != 0);
 	uint64_t cap = limit / CG_BUDGET_UNIT;
 	uint64_t pos = 0;
 	unsigned races = 0;
@@ -133,27 +127,6 @@ uint64_t cg_budget_used(const struct cg_sys *sys, int fd, uint64_t limit)
 	return used * CG_BUDGET_UNIT;
 }
 
-int cg_budget_acquire(const struct cg_sys *sys,
-		      int (*open_file)(void),
-		      uint64_t bytes,
-		      uint64_t limit,
-		      int *err)
-{
-	int fd = open_file();
-
-	if (fd == -1) {
-		*err = errno;
-		return -1;
-	}
-	if (cg_budget_take(sys, fd, bytes, limit) == 0) {
-		*err = 0;
-		return fd;
-	}
-	*err = errno;
-	close(fd);
-	return -1;
-}
-
 bool cg_budget_absent(int err)
 {
 	switch (err) {
@@ -194,9 +167,13 @@ int cg_budget_room(const struct cg_sys *sys,
 	if (mem == 0) {
 		return -1;
 	}
-	fd = cg_budget_acquire(sys, open_file, mem, limit, err);
-	if (fd != -1) {
+	fd = open_file();
+	if (fd != -1 && cg_budget_take(sys, fd, mem, limit) == 0) {
 		return fd;
+	}
+	*err = errno;
+	if (fd != -1) {
+		close(fd);
 	}
 	*room = cg_budget_absent(*err) &&
 		cg_budget_local_room(in_use, mem, limit, counted);

@@ -39,15 +39,8 @@ int cg_budget_take(const struct cg_sys *sys,
 /* Bytes all holders have taken below limit: for status and tests */
 uint64_t cg_budget_used(const struct cg_sys *sys, int fd, uint64_t limit);
 
-/* Units on a new descriptor from open_file(): it, or -1 and *err why */
-int cg_budget_acquire(const struct cg_sys *sys,
-		      int (*open_file)(void),
-		      uint64_t bytes,
-		      uint64_t limit,
-		      int *err);
-
 /*
- * Whether a failure of cg_budget_acquire() means no budget file can be
+ * Whether a failure of cg_budget_room() means no budget file can be
  * had here: each process bounds itself. Anything else is no room now.
  */
 bool cg_budget_absent(int err);

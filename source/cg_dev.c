@@ -18,8 +18,6 @@
  */
 
 #include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -202,8 +200,7 @@ unsigned cg_dev_lacks(struct cg_devs *t, dev_t dev)
 		return CG_FS_NO_DONTCACHE | CG_FS_NO_DIRECT |
 		       CG_FS_NO_DONTCACHE_WRITE;
 	}
-	return d->flags & (CG_FS_NO_DONTCACHE | CG_FS_NO_DIRECT |
-			   CG_FS_NO_DONTCACHE_WRITE | CG_FS_REMOTE);
+	return d->flags & ~CG_DEV_PROBED;
 }
 
 bool cg_dev_learn(struct cg_devs *t, dev_t dev, unsigned flag)

@@ -63,17 +63,17 @@ enum cg_mode cg_mode_resolve(enum cg_mode want, unsigned fs_lacks)
 	return CG_MODE_DONTNEED;
 }
 
-/* The file's streams are served in mode from now on; hints follow */
-static void cg_file_set_mode(struct cg_file *f, int fd, enum cg_mode mode)
+/* The file's mode for what it lacks (CG_FS_*); its streams' hints follow */
+static void cg_file_resolve(struct cg_file *f, int fd, unsigned lacks)
 {
 	enum cg_via via = CG_VIA_CACHE;
 
-	if (mode == CG_MODE_DONTCACHE) {
+	f->mode = cg_mode_resolve(f->stream.cfg->mode, lacks | f->below);
+	if (f->mode == CG_MODE_DONTCACHE) {
 		via = CG_VIA_DONTCACHE;
-	} else if (mode == CG_MODE_DIRECT) {
+	} else if (f->mode == CG_MODE_DIRECT) {
 		via = CG_VIA_DIRECT;
 	}
-	f->mode = mode;
 	cg_stream_set_via(&f->stream, fd, via);
 }
 
@@ -97,19 +97,15 @@ bool cg_file_may_track(const struct cg_config *cfg,
 	       (modified || open_size >= cfg->min_file_size);
 }
 
-bool cg_file_tracks(const struct cg_config *cfg, uint64_t size)
-{
-	return cfg->mode != CG_MODE_OFF && size >= cfg->min_file_size;
-}
-
 bool cg_file_track_read(enum cg_tracking *t,
 			const struct cg_config *cfg,
 			bool known,
 			uint64_t size)
 {
 	if (*t == CG_TRACKING_UNASKED) {
-		*t = known && cg_file_tracks(cfg, size) ? CG_TRACKING_YES
-							: CG_TRACKING_NO;
+		*t = known && cg_file_may_track(cfg, size, false)
+			     ? CG_TRACKING_YES
+			     : CG_TRACKING_NO;
 	}
 	return *t == CG_TRACKING_YES;
 }
@@ -122,12 +118,11 @@ void cg_file_init(struct cg_file *f,
 		  int fd)
 {
 	*f = (struct cg_file){
-		.mode = CG_MODE_DONTNEED,
 		.below = fs_lacks & (CG_BELOW_READS | CG_BELOW_WRITES),
 	};
 	cg_stream_init(&f->stream, cfg, sys, size);
 	f->stream.next_reads = (f->below & CG_BELOW_READS) != 0;
-	cg_file_set_mode(f, fd, cg_mode_resolve(cfg->mode, fs_lacks));
+	cg_file_resolve(f, fd, fs_lacks);
 }
 
 enum cg_path cg_file_choose(const struct cg_file *f,
@@ -161,21 +156,12 @@ static void cg_file_fell_back(struct cg_file *f, const char *why)
 	f->fallback_why = why;
 }
 
-/* The file reads direct no more: its mode is the next one of the order */
-static void cg_file_not_direct(struct cg_file *f, int fd, unsigned fs_lacks)
-{
-	cg_file_set_mode(f, fd,
-			 cg_mode_resolve(f->stream.cfg->mode,
-					 fs_lacks | f->below |
-						 CG_FS_NO_DIRECT));
-}
-
 unsigned cg_file_direct_unavailable(struct cg_file *f,
 				    int fd,
 				    enum cg_direct_fail fail,
 				    unsigned fs_lacks)
 {
-	cg_file_not_direct(f, fd, fs_lacks);
+	cg_file_resolve(f, fd, fs_lacks | CG_FS_NO_DIRECT);
 	if (fail == CG_DIRECT_FAIL_FS) {
 		return CG_FS_NO_DIRECT;
 	}
@@ -194,17 +180,13 @@ unsigned cg_file_read_failed(struct cg_file *f,
 			cg_file_fell_back(f, "uncached read failed");
 			return 0;
 		}
-		fs_lacks |= CG_FS_NO_DONTCACHE;
-		cg_file_set_mode(f, fd, cg_mode_resolve(f->stream.cfg->mode,
-							fs_lacks | f->below));
+		cg_file_resolve(f, fd, fs_lacks | CG_FS_NO_DONTCACHE);
 		cg_file_fell_back(f, "no RWF_DONTCACHE");
 		return CG_FS_NO_DONTCACHE;
 	}
-	if (path == CG_PATH_DIRECT && err == CG_DIRECT_NOT_NOW) {
-		return 0;	/* no failure: read again, this once */
-	}
-	if (path == CG_PATH_DIRECT) {
-		cg_file_not_direct(f, fd, fs_lacks);
+	/* CG_DIRECT_NOT_NOW is no failure: read again, this once */
+	if (path == CG_PATH_DIRECT && err != CG_DIRECT_NOT_NOW) {
+		cg_file_resolve(f, fd, fs_lacks | CG_FS_NO_DIRECT);
 		cg_file_fell_back(f, "direct read failed");
 	}
 	return 0;
@@ -251,13 +233,11 @@ void cg_file_change(enum cg_change how,
 		    int64_t *drop_off,
 		    uint64_t *drop_n)
 {
-	if (how == CG_CHANGE_TRUNCATE || how == CG_CHANGE_GROW || off < 0) {
-		*drop_off = -1;
-		*drop_n = 0;
-		return;
-	}
-	*drop_off = off;
-	*drop_n = n;
+	bool all = how == CG_CHANGE_TRUNCATE || how == CG_CHANGE_GROW ||
+		   off < 0;
+
+	*drop_off = all ? -1 : off;
+	*drop_n = all ? 0 : n;
 }
 
 enum cg_after cg_file_read_after(struct cg_file *f,

@@ -24,8 +24,6 @@
 #include "cg_stream.h"
 #include "cg_stack.h"
 
-struct cg_sys;
-
 /*
  * One per tracked open file: its stream, its mode, and every decision
  * about a read's path and what a failure means; the glue does as told
@@ -122,7 +120,6 @@ bool cg_config_probes(const struct cg_config *cfg,
 bool cg_file_may_track(const struct cg_config *cfg,
 		       uint64_t open_size,
 		       bool modified);
-bool cg_file_tracks(const struct cg_config *cfg, uint64_t size);
 
 /* Where one open stands with the module's read side */
 enum cg_tracking {
@@ -131,7 +128,7 @@ enum cg_tracking {
 	CG_TRACKING_YES,		/* its reads have a stream */
 };
 
-/* A read of an open: the first asks cg_file_tracks, the rest remember */
+/* A read of an open: the first asks cg_file_may_track, the rest remember */
 bool cg_file_track_read(enum cg_tracking *t,
 			const struct cg_config *cfg,
 			bool known,

@@ -49,22 +49,76 @@ const struct cg_option cg_options[] = {
 	{NULL, 0, NULL, 0},
 };
 
-static const char *const cg_mode_names[] = {
-	[CG_MODE_OFF] = "off",
-	[CG_MODE_AUTO] = "auto",
-	[CG_MODE_DONTNEED] = "dontneed",
-	[CG_MODE_DONTCACHE] = "dontcache",
-	[CG_MODE_DIRECT] = "direct",
+/* A word option's words and values, as Samba's struct enum_list */
+struct cg_word {
+	const char *name;
+	unsigned value;
 };
 
-#define CG_NUM_MODES CG_ARRAY_SIZE(cg_mode_names)
+static const struct cg_word cg_modes[] = {
+	{"off", CG_MODE_OFF},
+	{"auto", CG_MODE_AUTO},
+	{"dontneed", CG_MODE_DONTNEED},
+	{"dontcache", CG_MODE_DONTCACHE},
+	{"direct", CG_MODE_DIRECT},
+	{NULL, 0},
+};
+
+/*
+ * idle: served when nobody else waits for the device (mq-deadline, BFQ);
+ * low: best-effort level 7, which only BFQ tells from other levels
+ */
+static const struct cg_word cg_ioprios[] = {
+	{"none", 0},
+	{"idle", CG_IOPRIO_VALUE(CG_IOPRIO_CLASS_IDLE, 0)},
+	{"low", CG_IOPRIO_VALUE(CG_IOPRIO_CLASS_BE, 7)},
+	{NULL, 0},
+};
+
+/* Per type: its words (NULL: a number), and the valid values it tells */
+static const struct {
+	const struct cg_word *words;
+	const char *valid;
+} cg_types[] = {
+	[CG_OPT_MODE] = {cg_modes, "auto, dontcache, direct, dontneed, off"},
+	[CG_OPT_SIZE] = {NULL,
+			 "a byte count with an optional K, M, G or T suffix"},
+	[CG_OPT_PERCENT] = {NULL, "a whole percentage from 0 to 100"},
+	[CG_OPT_IOPRIO] = {cg_ioprios, "none, idle, low"},
+};
+
+/* A word option's field is an unsigned, or an enum of its size */
+_Static_assert(sizeof(enum cg_mode) == sizeof(unsigned), "enum cg_mode");
+
+static const char *cg_word_name(const struct cg_word *w, unsigned value)
+{
+	for (; w->name != NULL; w++) {
+		if (w->value == value) {
+			return w->name;
+		}
+	}
+	return "invalid";
+}
+
+static int cg_word_parse(const struct cg_word *w, const char *s, unsigned *out)
+{
+	for (; w->name != NULL; w++) {
+		if (strcasecmp(s, w->name) == 0) {
+			*out = w->value;
+			return 0;
+		}
+	}
+	return EINVAL;
+}
 
 const char *cg_mode_name(enum cg_mode mode)
 {
-	if ((unsigned)mode >= CG_NUM_MODES) {
-		return "invalid";
-	}
-	return cg_mode_names[mode];
+	return cg_word_name(cg_modes, (unsigned)mode);
+}
+
+const char *cg_ioprio_name(unsigned ioprio)
+{
+	return cg_word_name(cg_ioprios, ioprio);
 }
 
 int cg_parse_size(const char *s, uint64_t *out)
@@ -168,27 +222,10 @@ void cg_option_names(char *buf, size_t len)
 	const struct cg_option *o = NULL;
 	size_t used = 0;
 
-	if (len == 0) {
-		return;
-	}
-	buf[0] = '\0';
 	for (o = cg_options; o->name != NULL; o++) {
 		cg_append(buf, len, &used, "%s%s", o == cg_options ? "" : ", ",
 			  o->name);
 	}
-}
-
-static int cg_parse_mode(const char *s, enum cg_mode *out)
-{
-	size_t i;
-
-	for (i = 0; i < CG_NUM_MODES; i++) {
-		if (strcasecmp(s, cg_mode_names[i]) == 0) {
-			*out = (enum cg_mode)i;
-			return 0;
-		}
-	}
-	return EINVAL;
 }
 
 static int cg_parse_percent(const char *s, unsigned *out)
@@ -215,52 +252,6 @@ static int cg_parse_percent(const char *s, unsigned *out)
 	return 0;
 }
 
-/*
- * idle: served when nobody else waits for the device (mq-deadline, BFQ);
- * low: best-effort level 7, which only BFQ tells from other levels
- */
-static int cg_parse_ioprio(const char *s, unsigned *out)
-{
-	if (strcasecmp(s, "none") == 0) {
-		*out = 0;
-	} else if (strcasecmp(s, "idle") == 0) {
-		*out = CG_IOPRIO_VALUE(CG_IOPRIO_CLASS_IDLE, 0);
-	} else if (strcasecmp(s, "low") == 0) {
-		*out = CG_IOPRIO_VALUE(CG_IOPRIO_CLASS_BE, 7);
-	} else {
-		return EINVAL;
-	}
-	return 0;
-}
-
-const char *cg_ioprio_name(unsigned ioprio)
-{
-	switch (ioprio) {
-	case 0:
-		return "none";
-	case CG_IOPRIO_VALUE(CG_IOPRIO_CLASS_IDLE, 0):
-		return "idle";
-	case CG_IOPRIO_VALUE(CG_IOPRIO_CLASS_BE, 7):
-		return "low";
-	}
-	return "invalid";
-}
-
-static const char *cg_valid_values(enum cg_opt_type type)
-{
-	switch (type) {
-	case CG_OPT_MODE:
-		return "auto, dontcache, direct, dontneed, off";
-	case CG_OPT_SIZE:
-		return "a byte count with an optional K, M, G or T suffix";
-	case CG_OPT_PERCENT:
-		return "a whole percentage from 0 to 100";
-	case CG_OPT_IOPRIO:
-		return "none, idle, low";
-	}
-	return "?";
-}
-
 int cg_config_set(struct cg_config *cfg,
 		  const char *name,
 		  const char *value,
@@ -269,26 +260,20 @@ int cg_config_set(struct cg_config *cfg,
 {
 	const struct cg_option *o = cg_find_option(name);
 	char *field = NULL;
-	int ret = EINVAL;
+	int ret;
 
 	if (o == NULL) {
 		snprintf(err, errlen, "cacheguard:%s is not an option", name);
 		return EINVAL;
 	}
 	field = (char *)cfg + o->offset;
-	switch (o->type) {
-	case CG_OPT_MODE:
-		ret = cg_parse_mode(value, (enum cg_mode *)(void *)field);
-		break;
-	case CG_OPT_SIZE:
+	if (cg_types[o->type].words != NULL) {
+		ret = cg_word_parse(cg_types[o->type].words, value,
+				    (unsigned *)(void *)field);
+	} else if (o->type == CG_OPT_SIZE) {
 		ret = cg_parse_size(value, (uint64_t *)(void *)field);
-		break;
-	case CG_OPT_PERCENT:
+	} else {
 		ret = cg_parse_percent(value, (unsigned *)(void *)field);
-		break;
-	case CG_OPT_IOPRIO:
-		ret = cg_parse_ioprio(value, (unsigned *)(void *)field);
-		break;
 	}
 	if (ret != 0) {
 		/* Quoted only so far: the name and valid values stay visible */
@@ -300,7 +285,7 @@ int cg_config_set(struct cg_config *cfg,
 			 value,
 			 strlen(value) > CG_QUOTE_MAX ? "..." : "",
 			 o->name,
-			 cg_valid_values(o->type));
+			 cg_types[o->type].valid);
 		return EINVAL;
 	}
 	return 0;
@@ -349,22 +334,15 @@ static void cg_option_value(const struct cg_config *cfg,
 			    size_t len)
 {
 	const void *field = (const char *)cfg + o->offset;
+	const struct cg_word *words = cg_types[o->type].words;
 
-	switch (o->type) {
-	case CG_OPT_MODE:
+	if (words != NULL) {
 		snprintf(buf, len, "%s",
-			 cg_mode_name(*(const enum cg_mode *)field));
-		break;
-	case CG_OPT_SIZE:
+			 cg_word_name(words, *(const unsigned *)field));
+	} else if (o->type == CG_OPT_SIZE) {
 		snprintf(buf, len, "%" PRIu64, *(const uint64_t *)field);
-		break;
-	case CG_OPT_PERCENT:
+	} else {
 		snprintf(buf, len, "%u%%", *(const unsigned *)field);
-		break;
-	case CG_OPT_IOPRIO:
-		snprintf(buf, len, "%s",
-			 cg_ioprio_name(*(const unsigned *)field));
-		break;
 	}
 }
 
@@ -374,10 +352,6 @@ void cg_config_describe(const struct cg_config *cfg, char *buf, size_t len)
 	size_t used = 0;
 	char value[32];
 
-	if (len == 0) {
-		return;
-	}
-	buf[0] = '\0';
 	for (o = cg_options; o->name != NULL; o++) {
 		cg_option_value(cfg, o, value, sizeof(value));
 		cg_append(buf, len, &used, "%s%s=%s",

@@ -20,11 +20,9 @@
 #ifndef CG_OPTIONS_H
 #define CG_OPTIONS_H
 
-#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/types.h>
 
 /* One per share, filled at tree connect, read-only afterwards */
 

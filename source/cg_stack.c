@@ -19,19 +19,12 @@
 
 /*
  * A module below that implements reads or writes sees the file's own,
- * unless it is known not to need them. The known ones are Samba's:
- *
- *   catia, fruit,              their reads and writes serve alternate
- *   streams_depot,             data streams (which cacheguard leaves
- *   streams_xattr              alone) or map names; the file's bytes
- *                              pass through unchanged
- *   io_uring                   an I/O engine: a stream's uncached or
- *                              direct I/O replaces it for that stream
- *
- * Everything else that reads or writes, full_audit and time_audit (they
- * log each call), commit (it counts the bytes written to fdatasync),
- * readahead, cacheprime, gpfs, offline, error_inject and every module
- * this list does not know, must see them.
+ * unless it is one of Samba's known not to need them (the table: enum
+ * cg_below_kind says why each kind does not). Everything else that reads
+ * or writes, full_audit and time_audit (they log each call), commit (it
+ * counts the bytes written to fdatasync), readahead, cacheprime, gpfs,
+ * offline, error_inject and every module the table does not know, must
+ * see them.
  */
 
 #include <string.h>
@@ -39,40 +32,28 @@
 #include "cg_stack.h"
 #include "cg_util.h"
 
-static const char *const cg_below_names[] = {
-	"catia",
-	"fruit",
-	"streams_depot",
-	"streams_xattr",
+static const struct {
+	const char *name;
+	enum cg_below_kind kind;
+} cg_below_known[] = {
+	{"catia", CG_BELOW_NAMES},
+	{"fruit", CG_BELOW_NAMES},
+	{"streams_depot", CG_BELOW_NAMES},
+	{"streams_xattr", CG_BELOW_NAMES},
+	{"io_uring", CG_BELOW_ENGINE},
 };
-
-static const char *const cg_below_engines[] = {
-	"io_uring",
-};
-
-static bool cg_listed(const char *name, const char *const *list, size_t n)
-{
-	size_t i;
-
-	for (i = 0; name != NULL && i < n; i++) {
-		if (strcmp(name, list[i]) == 0) {
-			return true;
-		}
-	}
-	return false;
-}
 
 enum cg_below_kind cg_below_kind(const char *name, unsigned ops)
 {
+	size_t i;
+
 	if ((ops & (CG_BELOW_READS | CG_BELOW_WRITES)) == 0) {
 		return CG_BELOW_PLAIN;
 	}
-	if (cg_listed(name, cg_below_names, CG_ARRAY_SIZE(cg_below_names))) {
-		return CG_BELOW_NAMES;
-	}
-	if (cg_listed(name, cg_below_engines,
-		      CG_ARRAY_SIZE(cg_below_engines))) {
-		return CG_BELOW_ENGINE;
+	for (i = 0; name != NULL && i < CG_ARRAY_SIZE(cg_below_known); i++) {
+		if (strcmp(name, cg_below_known[i].name) == 0) {
+			return cg_below_known[i].kind;
+		}
 	}
 	return CG_BELOW_SEES;
 }

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "cg_sys.h"
+#include "cg_util.h"
 
 #ifndef __NR_cachestat
 #define __NR_cachestat 451	/* the same on every architecture */
@@ -77,13 +78,10 @@ static int cg_mincore_resident(int fd,
 		return ENOMEM;
 	}
 	while (pos < end) {
-		uint64_t n = end - pos;
+		uint64_t n = CG_MIN(end - pos, CG_MINCORE_CHUNK);
 		void *map = NULL;
 		uint64_t i;
 
-		if (n > CG_MINCORE_CHUNK) {
-			n = CG_MINCORE_CHUNK;
-		}
 		map = mmap(NULL, n, PROT_READ, MAP_SHARED, fd, (off_t)pos);
 		if (map == MAP_FAILED) {
 			int err = errno;
@@ -202,36 +200,29 @@ static void cg_linux_copy(void *dst, const void *src, size_t n)
 	}
 }
 
-static int cg_linux_lock(int fd, int cmd, struct flock *fl)
-{
-	return fcntl(fd, cmd, fl);
-}
-
-static int cg_linux_dup(int fd)
-{
-	return fcntl(fd, F_DUPFD_CLOEXEC, 0);
-}
-
 int cg_sys_lock(const struct cg_sys *sys, int fd, int cmd, struct flock *fl)
 {
 	int ret;
 
 	do {
 		ret = sys->lock != NULL ? sys->lock(fd, cmd, fl)
-					: cg_linux_lock(fd, cmd, fl);
+					: fcntl(fd, cmd, fl);
 	} while (ret == -1 && errno == EINTR);
 	return ret;
 }
 
 int cg_sys_dup(const struct cg_sys *sys, int fd)
 {
-	return sys->dup != NULL ? sys->dup(fd) : cg_linux_dup(fd);
+	return sys->dup != NULL ? sys->dup(fd) : fcntl(fd, F_DUPFD_CLOEXEC, 0);
 }
 
-static int cg_linux_fs_type(int fd, uint64_t *f_type)
+int cg_sys_fs_type(const struct cg_sys *sys, int fd, uint64_t *f_type)
 {
 	struct statfs sfs;
 
+	if (sys->fs_type != NULL) {
+		return sys->fs_type(fd, f_type);
+	}
 	if (fstatfs(fd, &sfs) != 0) {
 		return errno;
 	}
@@ -239,43 +230,29 @@ static int cg_linux_fs_type(int fd, uint64_t *f_type)
 	return 0;
 }
 
-static int cg_linux_reopen_direct(int fd)
+int cg_sys_reopen_direct(const struct cg_sys *sys, int fd)
 {
 	char path[32];
 
+	if (sys->reopen_direct != NULL) {
+		return sys->reopen_direct(fd);
+	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	return open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
 }
 
-int cg_sys_fs_type(const struct cg_sys *sys, int fd, uint64_t *f_type)
-{
-	return sys->fs_type != NULL ? sys->fs_type(fd, f_type)
-				    : cg_linux_fs_type(fd, f_type);
-}
-
-int cg_sys_reopen_direct(const struct cg_sys *sys, int fd)
-{
-	return sys->reopen_direct != NULL ? sys->reopen_direct(fd)
-					  : cg_linux_reopen_direct(fd);
-}
-
-static void cg_linux_sleep(uint64_t ns)
+void cg_sys_sleep(const struct cg_sys *sys, uint64_t ns)
 {
 	struct timespec ts = {
 		.tv_sec = (time_t)(ns / 1000000000ULL),
 		.tv_nsec = (long)(ns % 1000000000ULL),
 	};
 
-	while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {
-	}
-}
-
-void cg_sys_sleep(const struct cg_sys *sys, uint64_t ns)
-{
 	if (sys->sleep != NULL) {
 		sys->sleep(ns);
-	} else {
-		cg_linux_sleep(ns);
+		return;
+	}
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {
 	}
 }
 
@@ -287,16 +264,8 @@ const struct cg_sys cg_sys_linux = {
 	.sync_file_range = cg_linux_sync_file_range,
 	.pwritev2 = cg_linux_pwritev2,
 	.copy = cg_linux_copy,
-	.lock = cg_linux_lock,
-	.dup = cg_linux_dup,
-	.fs_type = cg_linux_fs_type,
-	.reopen_direct = cg_linux_reopen_direct,
 };
 
-#ifndef SYS_ioprio_get
-#define SYS_ioprio_get __NR_ioprio_get
-#define SYS_ioprio_set __NR_ioprio_set
-#endif
 #define CG_IOPRIO_WHO_PROCESS 1	/* with 0: the calling thread */
 
 int cg_ioprio_enter(unsigned prio)

@@ -40,7 +40,7 @@ struct flock;
 /*
  * Each operation returns as the call it stands for does: an errno value,
  * or -1 and errno. Those reached through a cg_sys_* function may be
- * NULL: the real call is made then.
+ * NULL, and are in cg_sys_linux: the real call is made then.
  */
 struct cg_sys {
 	int (*fadvise)(int fd, uint64_t off, uint64_t len, int advice);

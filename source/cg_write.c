@@ -43,7 +43,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <string.h>
 
 #include "cg_util.h"
 #include "cg_write.h"
@@ -81,16 +80,6 @@ void cg_writer_init(struct cg_writer *w,
 	};
 }
 
-static void cg_write_restart(struct cg_writer *w, uint64_t off)
-{
-	w->state = CG_W_DETECTING;
-	cg_seq_restart(&w->seq, off);
-	cg_done_reset(&w->done, off);
-	w->started_to = off & ~(CG_PAGE - 1);
-	w->dropping_to = w->started_to;
-	w->dropped_to = w->started_to;
-}
-
 struct cg_wio cg_write_begin(struct cg_writer *w, uint64_t off, size_t n)
 {
 	struct cg_wio wio = {.off = off, .path = CG_PATH_NEXT};
@@ -104,7 +93,12 @@ struct cg_wio cg_write_begin(struct cg_writer *w, uint64_t off, size_t n)
 		if (w->state == CG_W_ACTIVE && cg_seq_stray(&w->seq)) {
 			return wio;
 		}
-		cg_write_restart(w, off);
+		w->state = CG_W_DETECTING;
+		cg_seq_restart(&w->seq, off);
+		cg_done_reset(&w->done, off);
+		w->started_to = off & ~(CG_PAGE - 1);
+		w->dropping_to = w->started_to;
+		w->dropped_to = w->started_to;
 	}
 	cg_seq_extend(&w->seq, off, n);
 	if (w->state == CG_W_DETECTING && w->seq.bytes >= trigger) {
@@ -141,18 +135,16 @@ struct cg_wio cg_write_begin_socket(struct cg_writer *w, uint64_t off, size_t n)
 
 unsigned cg_write_failed(struct cg_writer *w, struct cg_wio *wio, int err)
 {
-	unsigned lacks = 0;
-
 	if (wio->path != CG_PATH_UNCACHED) {
 		return 0;
 	}
 	w->stats.fallbacks++;
 	wio->path = CG_PATH_NEXT;
-	if (err == EOPNOTSUPP || err == EINVAL) {
-		w->mode = CG_MODE_DONTNEED;
-		lacks = CG_FS_NO_DONTCACHE_WRITE;
+	if (err != EOPNOTSUPP && err != EINVAL) {
+		return 0;
 	}
-	return lacks;
+	w->mode = CG_MODE_DONTNEED;
+	return CG_FS_NO_DONTCACHE_WRITE;
 }
 
 bool cg_write_end(struct cg_writer *w,
@@ -270,12 +262,10 @@ void cg_write_wb_done(struct cg_writer *w,
 {
 	w->busy = false;
 	w->dropping_to = w->dropped_to;
-	if (left != 0 || plan->drop.end <= plan->drop.off) {
-		return;		/* the next job drops it again */
+	/* accounted as a catch-up's drop; left cached, the next job drops it */
+	if (plan->drop.end > plan->drop.off) {
+		cg_write_caught_up(w, plan, left);
 	}
-	w->stats.bytes_dropped += plan->drop.end - plan->drop.off;
-	w->dropped_to = CG_MAX(w->dropped_to, plan->drop.end);
-	w->dropping_to = w->dropped_to;
 }
 
 bool cg_write_lagging(const struct cg_writer *w)
@@ -333,13 +323,9 @@ void cg_write_caught_up(struct cg_writer *w,
 
 struct cg_range cg_write_close(struct cg_writer *w)
 {
-	struct cg_range r = {0, 0};
-
 	/* dontcache too: writes before the stream was seen were cached */
 	if (w->span.end > w->span.off) {
-		r = w->span;
+		return w->span;
 	}
-	w->span = (struct cg_range){.off = UINT64_MAX, .end = 0};
-	w->state = CG_W_DETECTING;
-	return r;
+	return (struct cg_range){0, 0};
 }

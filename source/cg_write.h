@@ -23,8 +23,6 @@
 #include "cg_file.h"
 #include "cg_seq.h"
 
-struct cg_sys;
-
 /*
  * One per open file a client writes to. The glue brackets every write
  * with cg_write_begin() and cg_write_end(); the engine answers with the

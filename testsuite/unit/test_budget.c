@@ -106,6 +106,19 @@ static int budget_open_or_fail(void)
 	return budget_open();
 }
 
+/* cg_budget_room() for a counted buffer of bytes, none in use before */
+static int acquire(const struct cg_sys *sys,
+		   int (*open_file)(void),
+		   uint64_t bytes,
+		   uint64_t limit,
+		   int *err)
+{
+	bool room;
+
+	return cg_budget_room(sys, open_file, 0, bytes, limit, true, &room,
+			      err);
+}
+
 /*
  * A failure to use the budget file is no room for now, never no limit,
  * unless no budget file can be had here at all: out of descriptors or
@@ -128,22 +141,20 @@ static void test_failure_is_no_room(void **state)
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		open_error = cases[i].err;
-		fd = cg_budget_acquire(kern, budget_open_or_fail, MiB, 12 * MiB,
-				       &err);
+		fd = acquire(kern, budget_open_or_fail, MiB, 12 * MiB, &err);
 		assert_int_equal(fd, -1);
 		assert_int_equal(err, cases[i].err);
 		assert_int_equal(cg_budget_absent(err), cases[i].absent);
 	}
 	open_error = 0;
 	/* the file opens again: units as before */
-	fd = cg_budget_acquire(kern, budget_open_or_fail, 8 * MiB, 12 * MiB,
-			       &err);
+	fd = acquire(kern, budget_open_or_fail, 8 * MiB, 12 * MiB, &err);
 	assert_true(fd >= 0);
 	assert_int_equal(err, 0);
 	assert_int_equal(cg_budget_used(kern, held, 12 * MiB), 8 * MiB);
 	/* spent is no room, and gives no descriptor away */
-	assert_int_equal(cg_budget_acquire(kern, budget_open_or_fail, 8 * MiB,
-					   12 * MiB, &err),
+	assert_int_equal(acquire(kern, budget_open_or_fail, 8 * MiB, 12 * MiB,
+				 &err),
 			 -1);
 	assert_int_equal(err, ENOSPC);
 	assert_false(cg_budget_absent(err));
@@ -201,8 +212,7 @@ static void acquire_fails(int getlk_err,
 	int err = 0;
 
 	fake = (typeof(fake)){.getlk_err = getlk_err, .setlk_err = setlk_err};
-	assert_int_equal(cg_budget_acquire(&fake_sys, budget_open, MiB,
-					   8 * MiB, &err),
+	assert_int_equal(acquire(&fake_sys, budget_open, MiB, 8 * MiB, &err),
 			 -1);
 	assert_int_equal(err, want_err);
 	assert_int_equal(cg_budget_absent(err), absent);

@@ -353,11 +353,9 @@ static void test_track(void **state)
 	assert_false(cg_file_may_track(&cfg, min - 1, false));
 	assert_true(cg_file_may_track(&cfg, min - 1, true));
 	assert_true(cg_file_may_track(&cfg, min, false));
-	assert_false(cg_file_tracks(&cfg, min - 1));
-	assert_true(cg_file_tracks(&cfg, min));
 	/* a file that stayed small after all is not tracked */
 	assert_true(cg_file_may_track(&cfg, 0, true));
-	assert_false(cg_file_tracks(&cfg, 4096));
+	assert_false(cg_file_may_track(&cfg, 4096, false));
 
 	/* the first read decides for the rest of the open, either way */
 	t = CG_TRACKING_UNASKED;
@@ -383,7 +381,7 @@ static void test_track(void **state)
 	cfg.mode = CG_MODE_OFF;
 	assert_false(cg_config_watches(&cfg));
 	assert_false(cg_file_may_track(&cfg, min, true));
-	assert_false(cg_file_tracks(&cfg, min));
+	assert_false(cg_file_may_track(&cfg, min, false));
 	assert_false(cg_config_probes(&cfg, 0, CG_BELOW_READS));
 }
 
