@@ -140,6 +140,19 @@ static bool cacheguard_direct_inplace_safe(void)
 
 /* ---- the descriptor ------------------------------------------------- */
 
+#ifndef STATX_DIOALIGN
+/*
+ * Headers older than Linux 6.1 know neither the flag nor the fields; the
+ * fields follow stx_mnt_id, at 0x98 and 0x9c of the kernel's struct.
+ */
+#define STATX_DIOALIGN 0x2000
+#define CG_STATX_DIO_MEM(stx) (((const uint32_t *)(stx))[0x98 / 4])
+#define CG_STATX_DIO_OFFSET(stx) (((const uint32_t *)(stx))[0x9c / 4])
+#else
+#define CG_STATX_DIO_MEM(stx) ((stx)->stx_dio_mem_align)
+#define CG_STATX_DIO_OFFSET(stx) ((stx)->stx_dio_offset_align)
+#endif
+
 /* Alignment for O_DIRECT on fd; 0 when the kernel says there is none */
 static size_t cacheguard_direct_alignment(int fd, dev_t dev)
 {
@@ -149,8 +162,8 @@ static size_t cacheguard_direct_alignment(int fd, dev_t dev)
 	if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) == 0 &&
 	    (stx.stx_mask & STATX_DIOALIGN) != 0) {
 		return cg_dio_alignment(true,
-					stx.stx_dio_mem_align,
-					stx.stx_dio_offset_align,
+					CG_STATX_DIO_MEM(&stx),
+					CG_STATX_DIO_OFFSET(&stx),
 					0);
 	}
 	lbs = cg_dev_queue_value(NULL, dev, "logical_block_size");
