@@ -58,7 +58,7 @@ enum cg_mode cg_write_mode(enum cg_mode want, unsigned fs_lacks)
 		return CG_MODE_DONTNEED;	/* through the module below */
 	}
 	if (want == CG_MODE_AUTO && (fs_lacks & CG_FS_REMOTE)) {
-		return CG_MODE_DONTNEED;	/* as its reads (cg_file.c) */
+		return CG_MODE_DONTNEED;	/* network, FUSE: the man page */
 	}
 	if ((want == CG_MODE_AUTO || want == CG_MODE_DONTCACHE) &&
 	    (fs_lacks & (CG_FS_NO_DONTCACHE | CG_FS_NO_DONTCACHE_WRITE)) ==
