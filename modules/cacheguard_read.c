@@ -286,7 +286,7 @@ struct tevent_req *cacheguard_pread_send(
 {
 	struct tevent_req *req = NULL;
 	struct cacheguard_pread_state *state = NULL;
-	uint64_t start_ns = cg_now_ns();
+	uint64_t start_ns = 0;
 	bool ok;
 
 	req = tevent_req_create(mem_ctx, &state, struct cacheguard_pread_state);
@@ -304,6 +304,7 @@ struct tevent_req *cacheguard_pread_send(
 		.aio = {.ret = -1},
 	};
 	if (state->cgf != NULL) {
+		start_ns = cg_now_ns();
 		state->cgf->file.calls.pread_send++;
 		state->io = cg_read_begin(&state->cgf->file.stream,
 					  fsp_get_io_fd(fsp),
