@@ -142,6 +142,75 @@ static void cg_add_tail(struct cg_stream *s, struct cg_range r)
 	s->tails[s->ntails++] = r;
 }
 
+void cg_flight_init(struct cg_flight *f)
+{
+	unsigned i;
+
+	*f = (struct cg_flight){.cur = 0};
+	for (i = 0; i < CG_FLIGHT_SLOTS; i++) {
+		f->slot[i] = CG_FREE;
+	}
+}
+
+void cg_flight_add(struct cg_flight *f, uint64_t off, struct cg_flight_ref *ref)
+{
+	unsigned i;
+
+	if (f->nslots == CG_FLIGHT_SLOTS) {
+		unsigned b = f->cur;
+
+		if (f->batch[b ^ 1].count == 0 && f->batch[b].count > 0) {
+			b ^= 1;
+			f->cur = b;
+		}
+		f->batch[b].low = f->batch[b].count == 0
+					  ? off
+					  : CG_MIN(f->batch[b].low, off);
+		f->batch[b].count++;
+		*ref = (struct cg_flight_ref){CG_TRACK_BATCH, b};
+		return;
+	}
+	for (i = 0; f->slot[i] != CG_FREE; i++) {
+		/* a free slot exists: nslots < CG_FLIGHT_SLOTS */
+	}
+	f->slot[i] = off;
+	f->nslots++;
+	*ref = (struct cg_flight_ref){CG_TRACK_SLOT, i};
+}
+
+void cg_flight_remove(struct cg_flight *f, struct cg_flight_ref *ref)
+{
+	if (ref->track == CG_TRACK_SLOT) {
+		f->slot[ref->idx] = CG_FREE;
+		f->nslots--;
+	} else if (ref->track == CG_TRACK_BATCH) {
+		f->batch[ref->idx].count--;
+	}
+	ref->track = CG_TRACK_NONE;
+}
+
+unsigned cg_flight_count(const struct cg_flight *f)
+{
+	return f->nslots + f->batch[0].count + f->batch[1].count;
+}
+
+uint64_t cg_flight_lowest(const struct cg_flight *f)
+{
+	uint64_t low = CG_FREE;
+	unsigned i;
+
+	for (i = 0; i < 2; i++) {
+		if (f->batch[i].count > 0) {
+			low = CG_MIN(low, f->batch[i].low);
+		}
+	}
+	/* a free slot holds CG_FREE, which is no lower */
+	for (i = 0; i < CG_FLIGHT_SLOTS; i++) {
+		low = CG_MIN(low, f->slot[i]);
+	}
+	return low;
+}
+
 void cg_stream_init(struct cg_stream *s,
 		    const struct cg_config *cfg,
 		    const struct cg_sys *sys,

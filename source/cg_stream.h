@@ -20,10 +20,11 @@
 #ifndef CG_STREAM_H
 #define CG_STREAM_H
 
+#include <sys/types.h>
+
 #include "cg_options.h"
 #include "cg_done.h"
 #include "cg_seq.h"
-#include "cg_flight.h"
 
 /*
  * One per open file of at least min file size. The caller brackets every
@@ -58,6 +59,53 @@ struct cg_stats {
 	uint64_t ra_granted;	/* streams given the kernel's readahead */
 };
 
+/* Reads tracked one by one; more go into two batches */
+#define CG_FLIGHT_SLOTS 64
+
+/* How a read in flight is tracked: one by one, or in an overflow batch */
+enum cg_track {
+	CG_TRACK_NONE = 0,
+	CG_TRACK_SLOT,	/* slot[idx] holds its offset */
+	CG_TRACK_BATCH,	/* counted in batch[idx] */
+};
+
+/* Where one read is tracked, from cg_flight_add to cg_flight_remove */
+struct cg_flight_ref {
+	enum cg_track track;
+	unsigned idx;	/* in slot[], or the batch */
+};
+
+/*
+ * A stream's reads in flight, so drops never reach below the lowest:
+ * one by one up to CG_FLIGHT_SLOTS, beyond in two batches of count and
+ * lowest offset. Spills switch batch whenever the other has drained, so
+ * a batch's low is never older than the queue and drops keep moving.
+ */
+struct cg_flight {
+	uint64_t slot[CG_FLIGHT_SLOTS];	/* offsets, UINT64_MAX free */
+	unsigned nslots;		/* of them in use */
+	struct {
+		unsigned count;	/* reads in flight beyond the slots */
+		uint64_t low;	/* the lowest offset among them */
+	} batch[2];
+	unsigned cur;		/* the batch new spills join */
+};
+
+void cg_flight_init(struct cg_flight *f);
+
+/* A read at off is in flight: *ref says where it is tracked */
+void cg_flight_add(struct cg_flight *f,
+		   uint64_t off,
+		   struct cg_flight_ref *ref);
+
+/* The read of ref ended (a ref tracked nowhere is left alone) */
+void cg_flight_remove(struct cg_flight *f, struct cg_flight_ref *ref);
+
+unsigned cg_flight_count(const struct cg_flight *f);
+
+/* The lowest offset of a read in flight; UINT64_MAX: none */
+uint64_t cg_flight_lowest(const struct cg_flight *f);
+
 struct cg_stream {
 	const struct cg_config *cfg;
 	const struct cg_sys *sys;
@@ -86,7 +134,7 @@ struct cg_stream {
 	struct cg_range tails[CG_MAX_TAILS];
 	unsigned ntails;
 
-	struct cg_flight flight;	/* reads in flight (cg_flight.h) */
+	struct cg_flight flight;	/* reads in flight */
 
 	/* Streams of this file in other opens, any process (cg_share.c) */
 	struct {

@@ -1,5 +1,5 @@
 /*
- * Unit tests of the reads in flight (cg_flight.c)
+ * Unit tests of the reads in flight (cg_stream.c)
  *
  * Copyright (C) 2026 The vfs_cacheguard authors
  *
@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cg_flight.h"
+#include "cg_stream.h"
 #include "cg_test.h"
 
 /* Reads one by one: the count, and the lowest of those still in flight */
