@@ -1,6 +1,6 @@
 /*
  * vfs_cacheguard engine: a run of sequential reads or writes: where
- * it began, how far it reached, its strays
+ * it began, how far it reached, its strays, the ranges it completed
  *
  * Copyright (C) 2026 The vfs_cacheguard authors
  *
@@ -52,4 +52,30 @@ void cg_seq_extend(struct cg_seq *q, uint64_t off, size_t n);
 /* tol behind the front (at least 0): cg_done_add's floor */
 uint64_t cg_seq_behind(const struct cg_seq *q, uint64_t tol);
 
-#endif
+struct cg_range {
+	uint64_t off;
+	uint64_t end;
+};
+
+/* Completed ranges above the contiguous front kept to merge later */
+#define CG_MAX_DONE 16
+
+/*
+ * What a stream has completed, in any order: all below contig, and above
+ * it up to CG_MAX_DONE sorted, disjoint ranges waiting for the gap
+ */
+struct cg_done {
+	uint64_t contig;
+	struct cg_range above[CG_MAX_DONE];
+	unsigned nabove;
+};
+
+void cg_done_reset(struct cg_done *d, uint64_t off);
+
+/*
+ * [off, end) completed. A gap below floor was skipped: contig moves past
+ * it. When full, the highest range is forgotten; floor passes it later.
+ */
+void cg_done_add(struct cg_done *d, uint64_t off, uint64_t end, uint64_t floor);
+
+#endif /* CG_SEQ_H */

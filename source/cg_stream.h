@@ -23,7 +23,6 @@
 #include <sys/types.h>
 
 #include "cg_options.h"
-#include "cg_done.h"
 #include "cg_seq.h"
 
 /*

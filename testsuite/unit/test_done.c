@@ -1,5 +1,5 @@
 /*
- * Unit tests of the completed-range set (cg_done.c)
+ * Unit tests of the completed-range set (cg_seq.c)
  *
  * Copyright (C) 2026 The vfs_cacheguard authors
  *
@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cg_done.h"
+#include "cg_seq.h"
 #include "cg_test.h"
 
 /* In order, out of order, overlapping: contig follows what is whole */
