@@ -1,5 +1,6 @@
 /*
- * vfs_cacheguard engine: one tracked file: its mode, paths and fallbacks
+ * vfs_cacheguard engine: one tracked file: its mode, paths and fallbacks,
+ * and the modules below that must see its reads or writes
  *
  * Copyright (C) 2026 The vfs_cacheguard authors
  *
@@ -37,10 +38,48 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cg_file.h"
 #include "cg_prefetch.h"
 #include "cg_sys.h"
+#include "cg_util.h"
+
+/*
+ * A module below that implements reads or writes sees the file's own,
+ * unless it is one of Samba's known not to need them (the table: enum
+ * cg_below_kind says why each kind does not). Everything else that reads
+ * or writes, full_audit and time_audit (they log each call), commit (it
+ * counts the bytes written to fdatasync), readahead, cacheprime, gpfs,
+ * offline, error_inject and every module the table does not know, must
+ * see them.
+ */
+
+static const struct {
+	const char *name;
+	enum cg_below_kind kind;
+} cg_below_known[] = {
+	{"catia", CG_BELOW_NAMES},
+	{"fruit", CG_BELOW_NAMES},
+	{"streams_depot", CG_BELOW_NAMES},
+	{"streams_xattr", CG_BELOW_NAMES},
+	{"io_uring", CG_BELOW_ENGINE},
+};
+
+enum cg_below_kind cg_below_kind(const char *name, unsigned ops)
+{
+	size_t i;
+
+	if ((ops & (CG_BELOW_READS | CG_BELOW_WRITES)) == 0) {
+		return CG_BELOW_PLAIN;
+	}
+	for (i = 0; name != NULL && i < CG_ARRAY_SIZE(cg_below_known); i++) {
+		if (strcmp(name, cg_below_known[i].name) == 0) {
+			return cg_below_known[i].kind;
+		}
+	}
+	return CG_BELOW_SEES;
+}
 
 enum cg_mode cg_mode_resolve(enum cg_mode want, unsigned fs_lacks)
 {

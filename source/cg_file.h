@@ -1,5 +1,6 @@
 /*
- * vfs_cacheguard engine: a tracked file: its mode, read paths and fallbacks
+ * vfs_cacheguard engine: a tracked file: its mode, read paths and
+ * fallbacks, and the modules below that must see its reads or writes
  *
  * Copyright (C) 2026 The vfs_cacheguard authors
  *
@@ -22,7 +23,25 @@
 
 #include "cg_dev.h"
 #include "cg_stream.h"
-#include "cg_stack.h"
+
+/*
+ * The modules below cacheguard: the fast paths act on the descriptor,
+ * past them, so a module that must see a file's reads or writes gets
+ * them as dontneed. These flags go with the file's CG_FS_* flags into
+ * cg_file_init() and cg_writer_init(), never into its filesystem's.
+ */
+#define CG_BELOW_READS 0x100	/* it reads: pread, pread_send, sendfile */
+#define CG_BELOW_WRITES 0x200	/* it writes: pwrite, pwrite_send, recvfile */
+
+enum cg_below_kind {
+	CG_BELOW_PLAIN = 0,	/* no read or write of its own */
+	CG_BELOW_NAMES,		/* streams or names: bytes pass unchanged */
+	CG_BELOW_ENGINE,	/* I/O engine: a stream's own I/O replaces it */
+	CG_BELOW_SEES,		/* it must see them: audits, commits, unknown */
+};
+
+/* The kind of module name (NULL: unknown) implementing ops (CG_BELOW_*) */
+enum cg_below_kind cg_below_kind(const char *name, unsigned ops);
 
 /*
  * One per tracked open file: its stream, its mode, and every decision
