@@ -65,7 +65,6 @@
 
 #include "cacheguard_glue.h"
 #include "../source/cg_budget.h"
-#include "../source/cg_buf.h"
 #include "../source/cg_dev.h"
 #include "../source/cg_direct.h"
 #include "../source/cg_sys.h"

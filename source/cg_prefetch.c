@@ -1,5 +1,6 @@
 /*
- * vfs_cacheguard engine: the prefetch segment table of direct streams
+ * vfs_cacheguard engine: the prefetch segment table of direct streams,
+ * and direct mode's buffers on transparent huge pages
  *
  * Copyright (C) 2026 The vfs_cacheguard authors
  *
@@ -31,10 +32,11 @@
  * segment ends at end of file, which the version check keeps true.
  */
 
+#define _GNU_SOURCE	/* MADV_DONTFORK, MADV_HUGEPAGE */
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 
-#include "cg_buf.h"
 #include "cg_prefetch.h"
 #include "cg_sys.h"
 #include "cg_util.h"
@@ -467,4 +469,58 @@ void cg_prefetch_invalidate(struct cg_prefetch *pf, uint64_t off, uint64_t n)
 void cg_prefetch_reset(struct cg_prefetch *pf)
 {
 	cg_prefetch_invalidate(pf, 0, UINT64_MAX);
+}
+
+void *cg_buf_map(size_t len)
+{
+	void *p = mmap(NULL, (len > 0 ? len : 1), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED) {
+		return NULL;
+	}
+	/* never in a child of smbd: an O_DIRECT read may be in flight */
+	(void)madvise(p, (len > 0 ? len : 1), MADV_DONTFORK);
+	return p;
+}
+
+/* The pages are faulted in by the fills' O_DIRECT reads, in the pool */
+void *cg_buf_reserve(size_t reserve, size_t used)
+{
+	size_t len = reserve + CG_HUGE_PAGE;
+	uint8_t *p = mmap(NULL, len, PROT_NONE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	uint8_t *a = NULL;
+
+	if (p == MAP_FAILED) {
+		return NULL;
+	}
+	a = (uint8_t *)(((uintptr_t)p + CG_HUGE_PAGE - 1) &
+			~((uintptr_t)CG_HUGE_PAGE - 1));
+	if (a > p) {
+		munmap(p, (size_t)(a - p));
+	}
+	/* a - p < CG_HUGE_PAGE: some of the mapping lies past the reserve */
+	munmap(a + reserve, (size_t)(p + len - (a + reserve)));
+#ifdef MADV_HUGEPAGE
+	(void)madvise(a, reserve, MADV_HUGEPAGE);
+#endif
+	(void)madvise(a, reserve, MADV_DONTFORK);
+	if (mprotect(a, used, PROT_READ | PROT_WRITE) != 0) {
+		munmap(a, reserve);
+		return NULL;
+	}
+	return a;
+}
+
+bool cg_buf_commit(void *p, size_t off, size_t len)
+{
+	return mprotect((uint8_t *)p + off, len, PROT_READ | PROT_WRITE) == 0;
+}
+
+void cg_buf_unmap(void *p, size_t len)
+{
+	if (p != NULL) {
+		munmap(p, (len > 0 ? len : 1));
+	}
 }

@@ -1,5 +1,6 @@
 /*
- * vfs_cacheguard engine: direct-read planning and the prefetch table
+ * vfs_cacheguard engine: direct-read planning, the prefetch table and
+ * direct mode's buffers on huge pages
  *
  * Copyright (C) 2026 The vfs_cacheguard authors
  *
@@ -35,6 +36,26 @@
 /* The largest segment cg_prefetch_align chooses for a device */
 #define CG_PREFETCH_DEV_SEG (8 * 1024 * 1024)
 #define CG_PREFETCH_MAX_SEGS 64
+
+/* Prefetch segments are huge pages at least: one device request a fill */
+#define CG_HUGE_PAGE (2 * 1024 * 1024)
+
+/*
+ * An O_DIRECT buffer from mmap, never inherited (MADV_DONTFORK: a fork
+ * during a read must not leave its pages copy-on-write); NULL without
+ * memory. Not malloc: freed large buffers raise glibc's mmap threshold
+ * and later ones stay on the heap.
+ */
+void *cg_buf_map(size_t len);
+void cg_buf_unmap(void *p, size_t len);
+
+/*
+ * The prefetch buffer: reserve bytes of address space on a huge page
+ * boundary, huge pages asked for, never inherited, [0, used) usable;
+ * cg_buf_commit makes more usable (false: refused, strict overcommit)
+ */
+void *cg_buf_reserve(size_t reserve, size_t used);
+bool cg_buf_commit(void *p, size_t off, size_t len);
 
 /*
  * ctime and size from fstat(), and CLOCK_REALTIME_COARSE read just

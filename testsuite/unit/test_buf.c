@@ -1,5 +1,5 @@
 /*
- * Unit tests of direct mode's buffers (cg_buf.c)
+ * Unit tests of direct mode's buffers (cg_prefetch.c)
  *
  * Copyright (C) 2026 The vfs_cacheguard authors
  *
@@ -28,7 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cg_buf.h"
+#include "cg_prefetch.h"
 #include "cg_test.h"
 
 /*
