@@ -19,29 +19,14 @@
  */
 
 /*
- * What does this file do?
- *
- * It serves a large sequential stream with O_DIRECT reads, so the stream
- * never enters the page cache. The engine's scheduler (source/cg_direct.c)
- * decides what to prefetch, how each request is served and who waits for
- * which fill; this file runs its decisions as jobs in smbd's thread pool
- * (cacheguard_direct_sched_ops) and reports their ends to it.
- *
- * The descriptor: each stream reopens smbd's fd through /proc/self/fd/N
- * with O_DIRECT (never by path, which a rename could redirect).
- *
- * Alignment: O_DIRECT fails with EINVAL unless offset, length and buffer
- * are aligned (statx STATX_DIOALIGN says to what). Where the kernel pins
- * an O_DIRECT read's pages (cg_dio_pins_pages), a request at an aligned
- * offset is read into smbd's own buffer and its tail through a small
- * bounce (cg_dio_inplace), so that a MISS costs no direct memory; other
- * requests are widened, read into a bounce buffer and trimmed.
- *
- * The buffer is reserved at open for the largest table, counted against
- * cacheguard:direct memory, the server's budget, and grows only while
- * the budget has room. Every job takes the file's version in its thread,
- * so that smbd's main thread neither calls fstat() nor copies a megabyte
- * per request.
+ * A large sequential stream read with O_DIRECT, so that it never enters
+ * the page cache. The scheduler (source/cg_direct.c) decides; this file
+ * runs its decisions as jobs in smbd's thread pool
+ * (cacheguard_direct_sched_ops) and reports their ends to it. A stream
+ * reopens smbd's fd through /proc/self/fd/N with O_DIRECT (never by path,
+ * which a rename could redirect). Every job takes the file's version in
+ * its thread, so that smbd's main thread neither calls fstat() nor copies
+ * a megabyte per request.
  *
  * Lifetimes: a thread may outlive the stream (closed while fills run)
  * or its request (dropped while its read runs). So a job is a flat
