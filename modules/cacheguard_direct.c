@@ -45,9 +45,6 @@
 #include "lib/util/sys_rw.h"
 #include "lib/util/dlinklist.h"
 
-#include <sys/stat.h>
-#include <sys/utsname.h>
-
 #include "cacheguard_glue.h"
 #include "../source/cg_budget.h"
 #include "../source/cg_buf.h"
@@ -111,49 +108,7 @@ static struct cacheguard_direct *cacheguard_direct_live;
 /* Bytes of prefetch buffer this process holds */
 static size_t cacheguard_direct_mem_in_use;
 
-/* Whether a MISS may be read into smbd's own buffer (cg_dio_pins_pages) */
-static bool cacheguard_direct_inplace_safe(void)
-{
-	static int safe = -1;
-	struct utsname u;
-
-	if (safe == -1) {
-		safe = uname(&u) == 0 && cg_dio_pins_pages(u.release);
-	}
-	return safe == 1;
-}
-
 /* ---- the descriptor ------------------------------------------------- */
-
-#ifndef STATX_DIOALIGN
-/*
- * Headers older than Linux 6.1 know neither the flag nor the fields; the
- * fields follow stx_mnt_id, at 0x98 and 0x9c of the kernel's struct.
- */
-#define STATX_DIOALIGN 0x2000
-#define CG_STATX_DIO_MEM(stx) (((const uint32_t *)(stx))[0x98 / 4])
-#define CG_STATX_DIO_OFFSET(stx) (((const uint32_t *)(stx))[0x9c / 4])
-#else
-#define CG_STATX_DIO_MEM(stx) ((stx)->stx_dio_mem_align)
-#define CG_STATX_DIO_OFFSET(stx) ((stx)->stx_dio_offset_align)
-#endif
-
-/* Alignment for O_DIRECT on fd; 0 when the kernel says there is none */
-static size_t cacheguard_direct_alignment(int fd, dev_t dev)
-{
-	struct statx stx = {0};
-	unsigned lbs;
-
-	if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) == 0 &&
-	    (stx.stx_mask & STATX_DIOALIGN) != 0) {
-		return cg_dio_alignment(true,
-					CG_STATX_DIO_MEM(&stx),
-					CG_STATX_DIO_OFFSET(&stx),
-					0);
-	}
-	lbs = cg_dev_queue_value(NULL, dev, "logical_block_size");
-	return cg_dio_alignment(false, 0, 0, lbs);
-}
 
 static int cacheguard_direct_io_destructor(struct cacheguard_direct_io *io)
 {
@@ -554,7 +509,7 @@ static bool cacheguard_direct_start_read(void *priv, struct cg_direct_req *r)
 		tevent_req_error(state->req, EINVAL);
 		return false;
 	}
-	inplace = cacheguard_direct_inplace_safe() &&
+	inplace = cg_dio_kernel_pins_pages() &&
 		  cg_dio_inplace(r->off,
 				 r->n,
 				 (uintptr_t)state->data,
@@ -707,7 +662,7 @@ cacheguard_direct_open(TALLOC_CTX *mem_ctx,
 	struct cacheguard_direct *d = NULL;
 	int fd = fsp_get_io_fd(fsp);
 	dev_t dev = fsp->fsp_name->st.st_ex_dev;
-	size_t align = kernel_oplock ? 0 : cacheguard_direct_alignment(fd, dev);
+	size_t align = kernel_oplock ? 0 : cg_dio_fd_alignment(fd, dev);
 	uint64_t max_req;
 	size_t seg_align;
 	size_t mem;

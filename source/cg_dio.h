@@ -43,6 +43,9 @@ size_t cg_dio_alignment(bool have_dioalign,
 			uint32_t dio_offset_align,
 			uint32_t logical_block_size);
 
+/* cg_dio_alignment for fd on dev: statx, else dev's logical block size */
+size_t cg_dio_fd_alignment(int fd, dev_t dev);
+
 /* Before an O_DIRECT open: a kernel oplock, no alignment, or CG_DIRECT_OK */
 enum cg_direct_fail cg_direct_may_open(bool kernel_oplock, size_t align);
 
@@ -85,6 +88,9 @@ bool cg_dio_inplace(uint64_t off,
  * buffer. false for a release it cannot read.
  */
 bool cg_dio_pins_pages(const char *release);
+
+/* cg_dio_pins_pages of the running kernel, asked once */
+bool cg_dio_kernel_pins_pages(void);
 
 /*
  * The bounce a request read on its own needs, and whether direct memory

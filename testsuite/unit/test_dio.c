@@ -29,6 +29,7 @@
 #include <pthread.h>
 #include <unistd.h>
 #include <sys/file.h>
+#include <sys/utsname.h>
 
 #include "cg_dev.h"
 #include "cg_dio.h"
@@ -320,6 +321,25 @@ static void test_pins_pages(void **state)
 	}
 }
 
+/*
+ * A file's alignment: statx's, none (0), or a power of two; without
+ * statx and a block queue (a bad descriptor, device 0:0), 4096
+ */
+static void test_fd_alignment(void **state)
+{
+	int fd = file_new();
+	size_t align = cg_dio_fd_alignment(fd, 0);
+	struct utsname u;
+
+	(void)state;
+	assert_true(align == 0 || (align >= 512 && (align & (align - 1)) == 0));
+	assert_int_equal(cg_dio_fd_alignment(-1, 0), 4096);
+	assert_int_equal(uname(&u), 0);
+	assert_int_equal(cg_dio_kernel_pins_pages(),
+			 cg_dio_pins_pages(u.release));
+	close(fd);
+}
+
 static void test_plan_table(void **state)
 {
 	size_t i;
@@ -581,6 +601,7 @@ CG_TEST_MAIN(NULL, NULL,
 	     cmocka_unit_test(test_open_failure_scope),
 	     cmocka_unit_test(test_may_open),
 	     cmocka_unit_test(test_pins_pages),
+	     cmocka_unit_test(test_fd_alignment),
 	     cmocka_unit_test(test_plan_table),
 	     cmocka_unit_test(test_plan_refuses),
 	     cmocka_unit_test(test_plan_property),
