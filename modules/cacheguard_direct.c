@@ -265,15 +265,14 @@ static int cacheguard_direct_job_destructor(struct cacheguard_direct_job *job)
 }
 
 /*
- * A job of kind for [offset, offset + count) and buf, not yet started; a
- * bounce buffer given to it after this is its own
+ * A job of kind for state's request, or a fill (state NULL: its caller
+ * sets buf, offset and count), not yet started; a bounce buffer given to
+ * it after this is its own
  */
 static struct cacheguard_direct_job *
 cacheguard_direct_job_new(struct cacheguard_direct *d,
 			  enum cg_dio_job_kind kind,
-			  uint8_t *buf,
-			  uint64_t offset,
-			  size_t count)
+			  struct cacheguard_direct_read_state *state)
 {
 	struct cacheguard_direct_job *job = NULL;
 
@@ -287,16 +286,20 @@ cacheguard_direct_job_new(struct cacheguard_direct *d,
 				.kind = kind,
 				.sys = &cg_sys_linux,
 				.fd = d->io->fd,
-				.buf = buf,
-				.count = count,
-				.offset = offset,
 				.align = d->align,
+				.mem = d->io->mem,
 				.ioprio = d->ioprio,
 			},
 		.io = d->io,
 		.d = d,
+		.rs = state,
 		.budget_fd = -1,
 	};
+	if (state != NULL) {
+		job->w.buf = state->data;
+		job->w.offset = state->sr.off;
+		job->w.count = state->sr.n;
+	}
 	d->io->refs++;
 	talloc_set_destructor(job, cacheguard_direct_job_destructor);
 	return job;
@@ -395,11 +398,10 @@ static void cacheguard_direct_job_done(struct tevent_req *subreq)
  * it; its request is nobody's child and ends in cacheguard_direct_job_done.
  * Without a thread the job is freed, a copy's pieces unpinned first.
  */
-static bool
-cacheguard_direct_job_start(struct cacheguard_direct *d,
-			    struct cacheguard_direct_job *job,
-			    struct cacheguard_direct_read_state *state)
+static bool cacheguard_direct_job_start(struct cacheguard_direct_job *job)
 {
+	struct cacheguard_direct *d = job->d;
+	struct cacheguard_direct_read_state *state = job->rs;
 	struct tevent_req *subreq = NULL;
 
 	/* reads, in smbd's profile as vfs_default's; a copy is no read */
@@ -424,7 +426,6 @@ cacheguard_direct_job_start(struct cacheguard_direct *d,
 	}
 	tevent_req_set_callback(subreq, cacheguard_direct_job_done, NULL);
 	DLIST_ADD(d->jobs, job);
-	job->rs = state;
 	if (state != NULL) {
 		state->job = job;
 	}
@@ -441,15 +442,17 @@ static bool cacheguard_direct_submit_fill(void *priv,
 {
 	struct cacheguard_direct *d =
 		talloc_get_type_abort(priv, struct cacheguard_direct);
-	uint8_t *seg = d->io->mem + (size_t)slot * d->sched.pf.seg_size;
 	struct cacheguard_direct_job *job = NULL;
 
-	job = cacheguard_direct_job_new(d, CG_JOB_FILL, seg, off, len);
+	job = cacheguard_direct_job_new(d, CG_JOB_FILL, NULL);
 	if (job == NULL) {
 		return false;
 	}
+	job->w.buf = d->io->mem + (size_t)slot * d->sched.pf.seg_size;
+	job->w.offset = off;
+	job->w.count = len;
 	job->slot = slot;
-	return cacheguard_direct_job_start(d, job, NULL);
+	return cacheguard_direct_job_start(job);
 }
 
 /*
@@ -501,13 +504,12 @@ static bool cacheguard_direct_start_read(void *priv, struct cg_direct_req *r)
 	struct cg_dio_inplace in;
 	bool inplace;
 	size_t len;
-	int budget_fd = -1;
 	bool charge;
-	bool spent;
+	bool spent = false;
+	int err = EINVAL;
 
 	if (!cg_dio_plan(r->off, r->n, d->align, plan)) {
-		tevent_req_error(state->req, EINVAL);
-		return false;
+		goto fail;
 	}
 	inplace = cg_dio_kernel_pins_pages() &&
 		  cg_dio_inplace(r->off,
@@ -516,29 +518,21 @@ static bool cacheguard_direct_start_read(void *priv, struct cg_direct_req *r)
 				 d->align,
 				 &in);
 	len = cg_dio_read_bounce(inplace, &in, plan, &charge);
-	if (charge) {
-		budget_fd = cacheguard_direct_budget_take(len,
-							  d->sched.limit,
-							  false,
-							  &spent);
-		if (spent) {
-			tevent_req_error(state->req, CG_DIRECT_NOT_NOW);
-			return false;
-		}
-	}
-	job = cacheguard_direct_job_new(d,
-					CG_JOB_READ,
-					state->data,
-					r->off,
-					r->n);
+	err = ENOMEM;
+	job = cacheguard_direct_job_new(d, CG_JOB_READ, state);
 	if (job == NULL) {
-		if (budget_fd != -1) {
-			close(budget_fd);
-		}
-		tevent_req_error(state->req, ENOMEM);
-		return false;
+		goto fail;
 	}
-	job->budget_fd = budget_fd;	/* the job's now */
+	if (charge) {
+		job->budget_fd = cacheguard_direct_budget_take(len,
+							       d->sched.limit,
+							       false,
+							       &spent);
+	}
+	if (spent) {
+		err = CG_DIRECT_NOT_NOW;
+		goto fail;
+	}
 	job->w.inplace = inplace;
 	job->w.plan = in;
 	job->bounce_len = len;
@@ -546,20 +540,21 @@ static bool cacheguard_direct_start_read(void *priv, struct cg_direct_req *r)
 		job->w.bounce = cg_buf_map(len);
 	}
 	if (len != 0 && job->w.bounce == NULL) {
-		TALLOC_FREE(job);
-		tevent_req_error(state->req, ENOMEM);
-		return false;
+		goto fail;
 	}
 	if (!inplace) {
 		job->w.buf = job->w.bounce;
 		job->w.offset = plan->off;
 		job->w.count = plan->len;
 	}
-	if (!cacheguard_direct_job_start(d, job, state)) {
-		tevent_req_error(state->req, ENOMEM);
-		return false;
+	if (cacheguard_direct_job_start(job)) {
+		return true;
 	}
-	return true;
+	job = NULL;	/* freed */
+fail:
+	TALLOC_FREE(job);
+	tevent_req_error(state->req, err);
+	return false;
 }
 
 /*
@@ -572,7 +567,6 @@ cacheguard_direct_start_copy(void *priv, struct cg_direct_req *r, size_t avail)
 {
 	struct cacheguard_direct *d =
 		talloc_get_type_abort(priv, struct cacheguard_direct);
-	struct cacheguard_direct_read_state *state = cacheguard_direct_owner(r);
 	struct cacheguard_direct_job *job = NULL;
 	struct cg_pf_piece *pieces = NULL;
 	unsigned max = cg_direct_pieces_max(&d->sched, r);
@@ -580,9 +574,7 @@ cacheguard_direct_start_copy(void *priv, struct cg_direct_req *r, size_t avail)
 
 	job = cacheguard_direct_job_new(d,
 					CG_JOB_COPY,
-					state->data,
-					r->off,
-					r->n);
+					cacheguard_direct_owner(r));
 	if (job != NULL) {
 		pieces = talloc_array(job, struct cg_pf_piece, max);
 	}
@@ -591,10 +583,9 @@ cacheguard_direct_start_copy(void *priv, struct cg_direct_req *r, size_t avail)
 		TALLOC_FREE(job);
 		return false;
 	}
-	job->w.mem = d->io->mem;
 	job->w.pieces = pieces;
 	job->w.npieces = np;
-	return cacheguard_direct_job_start(d, job, state);
+	return cacheguard_direct_job_start(job);
 }
 
 /* The request waits for a fill: woken from its completion, not nested */
