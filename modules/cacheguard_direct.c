@@ -179,53 +179,6 @@ static int cacheguard_direct_budget_take(size_t mem,
 	return fd;
 }
 
-/*
- * The O_DIRECT descriptor for fd and a buffer of mem bytes, whose budget
- * units budget_fd holds (the io owns it now), in reserve bytes of address
- * space; errno on NULL
- */
-static struct cacheguard_direct_io *
-cacheguard_direct_io_open(int fd, size_t mem, size_t reserve, int budget_fd)
-{
-	struct cacheguard_direct_io *io = NULL;
-	int err;
-
-	io = talloc_zero(NULL, struct cacheguard_direct_io);
-	if (io == NULL) {
-		if (budget_fd != -1) {
-			close(budget_fd);
-		}
-		errno = ENOMEM;
-		return NULL;
-	}
-	io->fd = -1;
-	io->budget_fd[0] = budget_fd;
-	io->nbudget = 1;
-	io->refs = 1;
-	talloc_set_destructor(io, cacheguard_direct_io_destructor);
-
-	io->fd = cg_sys_reopen_direct(&cg_sys_linux, fd);
-	if (io->fd == -1) {
-		err = errno;
-		goto fail;
-	}
-	if (mem > 0) {
-		io->mem_size = MAX(mem, reserve);
-		io->mem = cg_buf_reserve(io->mem_size, mem);
-		if (io->mem == NULL) {
-			err = ENOMEM;
-			goto fail;
-		}
-		io->mem_used = mem;
-		cacheguard_direct_mem_in_use += mem;
-	}
-	return io;
-fail:
-	TALLOC_FREE(io);
-	errno = err;
-	return NULL;
-}
-
 /* ---- jobs: the reads that run in smbd's thread pool ----------------- */
 
 /*
@@ -651,46 +604,54 @@ cacheguard_direct_open(TALLOC_CTX *mem_ctx,
 		       enum cg_direct_fail *fail)
 {
 	struct cacheguard_direct *d = NULL;
+	struct cacheguard_direct_io *io = NULL;
 	int fd = fsp_get_io_fd(fsp);
 	dev_t dev = fsp->fsp_name->st.st_ex_dev;
 	size_t align = kernel_oplock ? 0 : cg_dio_fd_alignment(fd, dev);
 	uint64_t max_req;
-	size_t seg_align;
 	size_t mem;
 	size_t reserve;
-	int budget_fd;
 	bool spent;
+	int err;
 
 	*fail = cg_direct_may_open(kernel_oplock, align);
 	if (*fail != CG_DIRECT_OK) {
 		return NULL;
 	}
 	*fail = CG_DIRECT_FAIL_FILE;
-	d = talloc_zero(mem_ctx, struct cacheguard_direct);
-	if (d == NULL) {
-		return NULL;
+	d = talloc(mem_ctx, struct cacheguard_direct);
+	io = talloc(NULL, struct cacheguard_direct_io);	/* outlives d */
+	if (d == NULL || io == NULL) {
+		goto fail;
 	}
+	*io = (struct cacheguard_direct_io){
+		.fd = -1,
+		.budget_fd = {-1},
+		.nbudget = 1,
+		.refs = 1,
+	};
+	talloc_set_destructor(io, cacheguard_direct_io_destructor);
 	*d = (struct cacheguard_direct){
 		.id = fsp->file_id,
+		.io = io,
 		.ev = handle->conn->sconn->ev_ctx,
 		.pool = handle->conn->sconn->pool,
 		.align = align,
 		.ioprio = cfg->stream_ioprio,
 	};
 	max_req = cg_dev_max_request(&cacheguard_devs, dev);
-	seg_align = cg_prefetch_align(cfg->direct_prefetch, align, max_req);
 	cg_direct_init(&d->sched,
 		       &cacheguard_direct_sched_ops,
 		       d,
 		       cfg->direct_prefetch,
-		       seg_align,
+		       cg_prefetch_align(cfg->direct_prefetch, align, max_req),
 		       size,
 		       cfg->direct_memory);
 	mem = cg_direct_buffer(&d->sched, &reserve);
-	budget_fd = cacheguard_direct_budget_take(mem,
-						  cfg->direct_memory,
-						  true,
-						  &spent);
+	io->budget_fd[0] = cacheguard_direct_budget_take(mem,
+							 cfg->direct_memory,
+							 true,
+							 &spent);
 	if (spent) {
 		DBG_INFO("%s: %zu bytes of prefetch buffer would pass "
 			 "cacheguard:direct memory (%ju), all smbd processes "
@@ -699,26 +660,34 @@ cacheguard_direct_open(TALLOC_CTX *mem_ctx,
 			 mem,
 			 (uintmax_t)cfg->direct_memory,
 			 cacheguard_direct_mem_in_use);
-		TALLOC_FREE(d);
 		*fail = CG_DIRECT_FAIL_ROOM;
-		return NULL;
+		goto fail;
 	}
-	d->io = cacheguard_direct_io_open(fd, mem, reserve, budget_fd);
-	if (d->io == NULL) {
-		int err = errno;
-
+	io->fd = cg_sys_reopen_direct(&cg_sys_linux, fd);
+	err = io->fd == -1 ? errno : 0;
+	if (err == 0 && mem > 0) {
+		io->mem_size = MAX(mem, reserve);
+		io->mem = cg_buf_reserve(io->mem_size, mem);
+		err = io->mem == NULL ? ENOMEM : 0;
+	}
+	if (err != 0) {
 		DBG_INFO("%s: no O_DIRECT descriptor: %s\n",
 			 fsp_str_dbg(fsp), strerror(err));
-		TALLOC_FREE(d);
 		*fail = cg_direct_open_failure(err);
-		return NULL;
+		goto fail;
 	}
+	io->mem_used = mem;
+	cacheguard_direct_mem_in_use += mem;
 	DLIST_ADD(cacheguard_direct_live, d);
 	talloc_set_destructor(d, cacheguard_direct_destructor);
 	DBG_DEBUG("%s: direct, alignment %zu, prefetch %u x %zu\n",
 		  fsp_str_dbg(fsp), align, d->sched.pf.nseg,
 		  d->sched.pf.seg_size);
 	return d;
+fail:
+	TALLOC_FREE(io);
+	TALLOC_FREE(d);
+	return NULL;
 }
 
 bool cacheguard_direct_finished(const struct cacheguard_direct *d,
