@@ -297,6 +297,8 @@ static void cacheguard_direct_job_done(struct tevent_req *subreq)
 	struct cacheguard_direct *d = job->d;
 	struct cacheguard_direct_read_state *state = job->rs;
 	bool abandoned = state != NULL && state->abandoned;
+	struct cg_direct_req *r = state != NULL && !abandoned ? &state->sr
+							      : NULL;
 	int ret = cacheguard_pool_recv(subreq);
 
 	if (ret != 0) {
@@ -313,24 +315,11 @@ static void cacheguard_direct_job_done(struct tevent_req *subreq)
 	if (d != NULL) {
 		DLIST_REMOVE(d->jobs, job);
 	}
-	if (d != NULL && w->version_ok) {
-		/* what the file looks like now: cheaper than an fstat */
-		cg_direct_saw_version(&d->sched, &w->ver);
-	}
-	if (d != NULL && w->kind == CG_JOB_FILL &&
-	    cg_direct_fill_done(&d->sched, job->slot, w->ret, &w->ver)) {
+	if (d != NULL && cg_direct_job_done(&d->sched, w, job->slot, r)) {
 		DBG_INFO("prefetch read at %jd failed (%s); no more prefetch "
 			 "for this stream\n",
 			 (intmax_t)w->offset,
 			 strerror(w->err));
-	}
-	if (d != NULL && w->kind == CG_JOB_COPY) {
-		(void)cg_direct_copy_done(&d->sched,
-					  abandoned ? NULL : &state->sr,
-					  w->pieces,
-					  w->npieces,
-					  w->ret >= 0,
-					  w->version_ok);
 	}
 	if (abandoned) {
 		talloc_set_destructor(state, NULL);
