@@ -258,29 +258,6 @@ cacheguard_direct_job_new(struct cacheguard_direct *d,
 	return job;
 }
 
-/* A request's own read ended: its bytes, out of a bounce buffer trimmed */
-static void
-cacheguard_direct_read_done(struct cacheguard_direct_read_state *state,
-			    const struct cg_dio_job *w)
-{
-	size_t got;
-
-	if (w->ret == -1) {
-		tevent_req_error(state->req, w->err);
-		return;
-	}
-	state->aio.ret = w->ret;
-	if (!w->inplace) {
-		got = cg_dio_trim(&state->plan, state->sr.n, (size_t)w->ret);
-		cg_sys_copy(&cg_sys_linux,
-			    state->data,
-			    w->buf + state->plan.skip,
-			    got);
-		state->aio.ret = (ssize_t)got;
-	}
-	tevent_req_done(state->req);
-}
-
 /*
  * What a job's thread did goes to its stream's scheduler, then to its
  * request. If a HIT's pieces were not the file's bytes any more (a
@@ -324,11 +301,14 @@ static void cacheguard_direct_job_done(struct tevent_req *subreq)
 	if (abandoned) {
 		talloc_set_destructor(state, NULL);
 		TALLOC_FREE(state);
-	} else if (state != NULL && w->kind == CG_JOB_READ) {
-		cacheguard_direct_read_done(state, w);
 	} else if (state != NULL && w->ret >= 0) {
-		state->aio.ret = w->ret;	/* a HIT, copied */
+		state->aio.ret = (ssize_t)cg_dio_job_result(w,
+							    &state->plan,
+							    state->sr.n,
+							    state->data);
 		tevent_req_done(state->req);
+	} else if (state != NULL && w->kind == CG_JOB_READ) {
+		tevent_req_error(state->req, w->err);
 	} else if (state != NULL && d == NULL) {
 		tevent_req_error(state->req, CG_DIRECT_NOT_NOW);
 	}

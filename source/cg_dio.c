@@ -315,3 +315,17 @@ void cg_dio_job_run(struct cg_dio_job *j)
 	cg_ioprio_leave(saved);
 	j->duration = cg_now_ns() - start;
 }
+
+size_t cg_dio_job_result(const struct cg_dio_job *j,
+			 const struct cg_dio_plan *p,
+			 size_t n,
+			 uint8_t *dst)
+{
+	size_t got = (size_t)j->ret;
+
+	if (j->kind == CG_JOB_READ && !j->inplace) {
+		got = cg_dio_trim(p, n, got);
+		cg_sys_copy(j->sys, dst, j->buf + p->skip, got);
+	}
+	return got;
+}

@@ -237,4 +237,13 @@ struct cg_dio_job {
 /* Run j, in a thread of smbd's pool: fills its results */
 void cg_dio_job_run(struct cg_dio_job *j);
 
+/*
+ * The bytes a copy or read j gave its request of n bytes (j->ret >= 0):
+ * a read through a bounce, as plan p widened it, copied out into dst
+ */
+size_t cg_dio_job_result(const struct cg_dio_job *j,
+			 const struct cg_dio_plan *p,
+			 size_t n,
+			 uint8_t *dst);
+
 #endif /* CG_PREFETCH_H */

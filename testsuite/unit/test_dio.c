@@ -120,6 +120,49 @@ static void test_copy(void **state)
 }
 
 /* No version, no read: the job fails with fstat's errno */
+/*
+ * What a job gave its request: a read through a bounce trimmed to the
+ * request (short at end of file, nothing when it ends before), copied
+ * out; an in-place read or a copy as it returned
+ */
+static void test_job_result(void **state)
+{
+	uint8_t bounce[1024];
+	uint8_t dst[64];
+	struct cg_dio_plan p;
+	struct cg_dio_job j = {
+		.kind = CG_JOB_READ,
+		.sys = &cg_sys_linux,
+		.buf = bounce,
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bounce); i++) {
+		bounce[i] = (uint8_t)i;
+	}
+	assert_true(cg_dio_plan(100, 50, 512, &p));
+	j.ret = 512;
+	memset(dst, 0, sizeof(dst));
+	assert_int_equal(cg_dio_job_result(&j, &p, 50, dst), 50);
+	assert_memory_equal(dst, bounce + 100, 50);
+	j.ret = 120;
+	assert_int_equal(cg_dio_job_result(&j, &p, 50, dst), 20);
+	j.ret = 80;
+	assert_int_equal(cg_dio_job_result(&j, &p, 50, dst), 0);
+	memset(dst, 0, sizeof(dst));
+	j.inplace = true;
+	j.ret = 50;
+	assert_int_equal(cg_dio_job_result(&j, &p, 50, dst), 50);
+	j.kind = CG_JOB_COPY;
+	j.inplace = false;
+	j.ret = 30;
+	assert_int_equal(cg_dio_job_result(&j, &p, 50, dst), 30);
+	for (i = 0; i < sizeof(dst); i++) {
+		assert_int_equal(dst[i], 0);	/* neither touched it */
+	}
+}
+
 static void test_bad_fd(void **state)
 {
 	uint8_t buf[4096];
@@ -610,4 +653,5 @@ CG_TEST_MAIN(NULL, NULL,
 	     cmocka_unit_test(test_read_bounce),
 	     cmocka_unit_test(test_fill),
 	     cmocka_unit_test(test_copy),
+	     cmocka_unit_test(test_job_result),
 	     cmocka_unit_test(test_bad_fd))
