@@ -21,12 +21,11 @@
 /*
  * A large sequential stream read with O_DIRECT, so that it never enters
  * the page cache. The scheduler (source/cg_direct.c) decides; this file
- * runs its decisions as jobs in smbd's thread pool
- * (cacheguard_direct_sched_ops) and reports their ends to it. A stream
- * reopens smbd's fd through /proc/self/fd/N with O_DIRECT (never by path,
- * which a rename could redirect). Every job takes the file's version in
- * its thread, so that smbd's main thread neither calls fstat() nor copies
- * a megabyte per request.
+ * runs its decisions as jobs in smbd's thread pool and reports their ends
+ * to it. A stream reopens smbd's fd through /proc/self/fd/N with O_DIRECT
+ * (never by path, which a rename could redirect). Every job takes the
+ * file's version in its thread, so that smbd's main thread neither calls
+ * fstat() nor copies a megabyte per request.
  *
  * Lifetimes: a thread may outlive the stream (closed while fills run)
  * or its request (dropped while its read runs). So a job is a flat
@@ -163,18 +162,15 @@ static int cacheguard_direct_budget_take(size_t mem,
 			    &room,
 			    &err);
 	*spent = !room;
-	if (err == 0 || err == ENOSPC) {
-		return fd;
-	}
-	if (!cg_budget_absent(err)) {
-		DBG_INFO("budget file: %s; no room this time\n",
-			 strerror(err));
-	} else if (logged != err) {
+	if (cg_budget_absent(err) && logged != err) {
 		logged = err;
 		DBG_ERR("budget file %s/cacheguard/budget: %s; cacheguard:"
 			"direct memory bounds each smbd process on its own\n",
 			lp_state_directory(),
 			strerror(err));
+	} else if (err != 0 && err != ENOSPC && !cg_budget_absent(err)) {
+		DBG_INFO("budget file: %s; no room this time\n",
+			 strerror(err));
 	}
 	return fd;
 }
@@ -182,9 +178,8 @@ static int cacheguard_direct_budget_take(size_t mem,
 /* ---- jobs: the reads that run in smbd's thread pool ----------------- */
 
 /*
- * A job: the thread's work (struct cg_dio_job, cg_dio.c) and whom it
- * reports to: a fill to d, a request's read or copy to rs. The thread
- * touches w only.
+ * A job: the thread's work (w, all the thread touches) and whom it
+ * reports to: a fill to d, a request's read or copy to rs
  */
 struct cacheguard_direct_job {
 	struct cg_dio_job w;
@@ -234,15 +229,14 @@ cacheguard_direct_job_new(struct cacheguard_direct *d,
 		return NULL;
 	}
 	*job = (struct cacheguard_direct_job){
-		.w =
-			{
-				.kind = kind,
-				.sys = &cg_sys_linux,
-				.fd = d->io->fd,
-				.align = d->align,
-				.mem = d->io->mem,
-				.ioprio = d->ioprio,
-			},
+		.w = {
+			.kind = kind,
+			.sys = &cg_sys_linux,
+			.fd = d->io->fd,
+			.align = d->align,
+			.mem = d->io->mem,
+			.ioprio = d->ioprio,
+		},
 		.io = d->io,
 		.d = d,
 		.rs = state,
@@ -458,9 +452,7 @@ static bool cacheguard_direct_start_read(void *priv, struct cg_direct_req *r)
 	job->w.inplace = inplace;
 	job->w.plan = in;
 	job->bounce_len = len;
-	if (len != 0) {
-		job->w.bounce = cg_buf_map(len);
-	}
+	job->w.bounce = len != 0 ? cg_buf_map(len) : NULL;
 	if (len != 0 && job->w.bounce == NULL) {
 		goto fail;
 	}
@@ -489,14 +481,13 @@ cacheguard_direct_start_copy(void *priv, struct cg_direct_req *r, size_t avail)
 {
 	struct cacheguard_direct *d =
 		talloc_get_type_abort(priv, struct cacheguard_direct);
+	struct cacheguard_direct_read_state *state = cacheguard_direct_owner(r);
 	struct cacheguard_direct_job *job = NULL;
 	struct cg_pf_piece *pieces = NULL;
 	unsigned max = cg_direct_pieces_max(&d->sched, r);
 	unsigned np = 0;
 
-	job = cacheguard_direct_job_new(d,
-					CG_JOB_COPY,
-					cacheguard_direct_owner(r));
+	job = cacheguard_direct_job_new(d, CG_JOB_COPY, state);
 	if (job != NULL) {
 		pieces = talloc_array(job, struct cg_pf_piece, max);
 	}
@@ -534,8 +525,8 @@ static int cacheguard_direct_destructor(struct cacheguard_direct *d)
 
 	DLIST_REMOVE(cacheguard_direct_live, d);
 	/*
-	 * jobs still running free themselves, and the buffer, later; pins
-	 * of copies go with the table
+	 * running jobs free themselves, and the io, later; the pins of
+	 * copies go with the table
 	 */
 	for (job = d->jobs; job != NULL; job = job->next) {
 		job->d = NULL;
@@ -671,11 +662,10 @@ unsigned cacheguard_direct_note_write(struct file_id id, off_t offset, size_t n)
 	unsigned streams = 0;
 
 	for (d = cacheguard_direct_live; d != NULL; d = d->next) {
-		if (!file_id_equal(&d->id, &id)) {
-			continue;
+		if (file_id_equal(&d->id, &id)) {
+			streams++;
+			cg_direct_note_write(&d->sched, (int64_t)offset, n);
 		}
-		streams++;
-		cg_direct_note_write(&d->sched, (int64_t)offset, n);
 	}
 	return streams;
 }
