@@ -407,7 +407,7 @@ static bool cacheguard_direct_grow(void *priv, size_t extra, uint64_t below)
 
 /*
  * A MISS: the request's own aligned read, as state->plan maps it. In
- * place where it can (cg_dio_inplace), else through a bounce buffer
+ * place where it can (cg_dio_read_plan), else through a bounce buffer
  * counted in the budget while it lives; without room, CG_DIRECT_NOT_NOW.
  */
 static bool cacheguard_direct_start_read(void *priv, struct cg_direct_req *r)
@@ -417,30 +417,24 @@ static bool cacheguard_direct_start_read(void *priv, struct cg_direct_req *r)
 	struct cacheguard_direct_read_state *state = cacheguard_direct_owner(r);
 	struct cacheguard_direct_job *job = NULL;
 	struct cg_dio_plan *plan = &state->plan;
-	struct cg_dio_inplace in;
-	bool inplace;
-	size_t len;
 	bool charge;
 	bool spent = false;
-	int err = EINVAL;
+	int err = ENOMEM;
 
-	if (!cg_dio_plan(r->off, r->n, d->align, plan)) {
-		goto fail;
-	}
-	inplace = cg_dio_kernel_pins_pages() &&
-		  cg_dio_inplace(r->off,
-				 r->n,
-				 (uintptr_t)state->data,
-				 d->align,
-				 &in);
-	len = cg_dio_read_bounce(inplace, &in, plan, &charge);
-	err = ENOMEM;
 	job = cacheguard_direct_job_new(d, CG_JOB_READ, state);
 	if (job == NULL) {
 		goto fail;
 	}
+	if (!cg_dio_read_plan(&job->w,
+			      cg_dio_kernel_pins_pages(),
+			      plan,
+			      &job->bounce_len,
+			      &charge)) {
+		err = EINVAL;
+		goto fail;
+	}
 	if (charge) {
-		job->budget_fd = cacheguard_direct_budget_take(len,
+		job->budget_fd = cacheguard_direct_budget_take(job->bounce_len,
 							       d->sched.limit,
 							       false,
 							       &spent);
@@ -449,14 +443,13 @@ static bool cacheguard_direct_start_read(void *priv, struct cg_direct_req *r)
 		err = CG_DIRECT_NOT_NOW;
 		goto fail;
 	}
-	job->w.inplace = inplace;
-	job->w.plan = in;
-	job->bounce_len = len;
-	job->w.bounce = len != 0 ? cg_buf_map(len) : NULL;
-	if (len != 0 && job->w.bounce == NULL) {
+	if (job->bounce_len != 0) {
+		job->w.bounce = cg_buf_map(job->bounce_len);
+	}
+	if (job->bounce_len != 0 && job->w.bounce == NULL) {
 		goto fail;
 	}
-	if (!inplace) {
+	if (!job->w.inplace) {
 		job->w.buf = job->w.bounce;
 		job->w.offset = plan->off;
 		job->w.count = plan->len;

@@ -203,13 +203,23 @@ bool cg_dio_kernel_pins_pages(void)
 	return pins == 1;
 }
 
-size_t cg_dio_read_bounce(bool inplace,
-			  const struct cg_dio_inplace *in,
-			  const struct cg_dio_plan *plan,
-			  bool *charge)
+bool cg_dio_read_plan(struct cg_dio_job *j,
+		      bool pins,
+		      struct cg_dio_plan *p,
+		      size_t *bounce,
+		      bool *charge)
 {
-	*charge = !inplace;
-	return inplace ? in->tail.len : plan->len;
+	if (!cg_dio_plan(j->offset, j->count, j->align, p)) {
+		return false;
+	}
+	j->inplace = pins && cg_dio_inplace(j->offset,
+					    j->count,
+					    (uintptr_t)j->buf,
+					    j->align,
+					    &j->plan);
+	*charge = !j->inplace;
+	*bounce = j->inplace ? j->plan.tail.len : p->len;
+	return true;
 }
 
 ssize_t cg_dio_read_inplace(const struct cg_dio_inplace *p,

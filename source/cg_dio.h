@@ -92,16 +92,6 @@ bool cg_dio_pins_pages(const char *release);
 /* cg_dio_pins_pages of the running kernel, asked once */
 bool cg_dio_kernel_pins_pages(void);
 
-/*
- * The bounce a request read on its own needs, and whether direct memory
- * is charged for it (*charge): in place, its tail's few blocks, free, so
- * a MISS stays direct under a full budget; else the widened read.
- */
-size_t cg_dio_read_bounce(bool inplace,
-			  const struct cg_dio_inplace *in,
-			  const struct cg_dio_plan *plan,
-			  bool *charge);
-
 /* An aligned read of len bytes at off into buf: bytes, or -1 and errno */
 typedef ssize_t (*cg_dio_read_fn)(void *ctx,
 				  uint8_t *buf,

@@ -234,6 +234,20 @@ struct cg_dio_job {
 	uint64_t duration; /* ns, on the monotonic clock */
 };
 
+/*
+ * Plan a request's own read j (buf, offset, count, align: the request's):
+ * *p widened, and in place into buf (j->inplace, j->plan) where the
+ * kernel pins pages (pins) and cg_dio_inplace allows. *bounce: the bytes
+ * of bounce it needs, and *charge whether direct memory pays for them:
+ * in place, its tail's few blocks, free, so a MISS stays direct under a
+ * full budget; else the widened read. false when p cannot be had.
+ */
+bool cg_dio_read_plan(struct cg_dio_job *j,
+		      bool pins,
+		      struct cg_dio_plan *p,
+		      size_t *bounce,
+		      bool *charge);
+
 /* Run j, in a thread of smbd's pool: fills its results */
 void cg_dio_job_run(struct cg_dio_job *j);
 

@@ -585,20 +585,41 @@ static void test_inplace_property(void **state)
 static void test_read_bounce(void **state)
 {
 	struct cg_dio_inplace in;
-	struct cg_dio_plan plan;
+	struct cg_dio_plan plan, want;
+	struct cg_dio_job j = {
+		.kind = CG_JOB_READ,
+		.buf = (uint8_t *)(uintptr_t)(0x10000 + 512),
+		.count = 8 * MiB,
+		.align = 4096,
+	};
+	size_t bounce = 0;
 	bool charge = true;
 
 	(void)state;
-	assert_true(cg_dio_plan(0, 8 * MiB, 4096, &plan));
+	/* in place: the tail's few blocks, not charged */
+	assert_true(cg_dio_read_plan(&j, true, &plan, &bounce, &charge));
+	assert_true(cg_dio_plan(0, 8 * MiB, 4096, &want));
+	assert_memory_equal(&plan, &want, sizeof(plan));
 	assert_true(cg_dio_inplace(0, 8 * MiB, 0x10000 + 512, 4096, &in));
-	assert_int_equal(cg_dio_read_bounce(true, &in, &plan, &charge),
-			 in.tail.len);
+	assert_true(j.inplace);
+	assert_memory_equal(&j.plan, &in, sizeof(in));
+	assert_int_equal(bounce, in.tail.len);
+	assert_true(bounce < 3 * 4096);
 	assert_false(charge);
-	assert_true(cg_dio_read_bounce(true, &in, &plan, &charge) < 3 * 4096);
-	assert_true(cg_dio_plan(100, 8 * MiB, 4096, &plan));
-	assert_int_equal(cg_dio_read_bounce(false, &in, &plan, &charge),
-			 plan.len);
+	/* a kernel that does not pin pages: the widened read, charged */
+	assert_true(cg_dio_read_plan(&j, false, &plan, &bounce, &charge));
+	assert_false(j.inplace);
+	assert_int_equal(bounce, plan.len);
 	assert_true(charge);
+	/* an unaligned offset cannot go in place */
+	j.offset = 100;
+	assert_true(cg_dio_read_plan(&j, true, &plan, &bounce, &charge));
+	assert_false(j.inplace);
+	assert_int_equal(bounce, plan.len);
+	assert_true(charge);
+	/* no widened read past the largest off_t */
+	j.offset = INT64_MAX - 100;
+	assert_false(cg_dio_read_plan(&j, true, &plan, &bounce, &charge));
 }
 
 static void test_inplace_refuses(void **state)
