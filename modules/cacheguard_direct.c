@@ -19,29 +19,13 @@
  */
 
 /*
- * What does this file do?
- *
- * It serves a large sequential stream with O_DIRECT reads, so the stream
- * never enters the page cache. The engine's scheduler (source/cg_direct.c)
- * decides what to prefetch, how each request is served and who waits for
- * which fill; this file runs its decisions as jobs in smbd's thread pool
- * (cacheguard_direct_sched_ops) and reports their ends to it.
- *
- * The descriptor: each stream reopens smbd's fd through /proc/self/fd/N
- * with O_DIRECT (never by path, which a rename could redirect).
- *
- * Alignment: O_DIRECT fails with EINVAL unless offset, length and buffer
- * are aligned (statx STATX_DIOALIGN says to what). Where the kernel pins
- * an O_DIRECT read's pages (cg_dio_pins_pages), a request at an aligned
- * offset is read into smbd's own buffer and its tail through a small
- * bounce (cg_dio_inplace), so that a MISS costs no direct memory; other
- * requests are widened, read into a bounce buffer and trimmed.
- *
- * The buffer is reserved at open for the largest table, counted against
- * cacheguard:direct memory, the server's budget, and grows only while
- * the budget has room. Every job takes the file's version in its thread,
- * so that smbd's main thread neither calls fstat() nor copies a megabyte
- * per request.
+ * A large sequential stream read with O_DIRECT, so that it never enters
+ * the page cache. The scheduler (source/cg_direct.c) decides; this file
+ * runs its decisions as jobs in smbd's thread pool and reports their ends
+ * to it. A stream reopens smbd's fd through /proc/self/fd/N with O_DIRECT
+ * (never by path, which a rename could redirect). Every job takes the
+ * file's version in its thread, so that smbd's main thread neither calls
+ * fstat() nor copies a megabyte per request.
  *
  * Lifetimes: a thread may outlive the stream (closed while fills run)
  * or its request (dropped while its read runs). So a job is a flat
@@ -59,9 +43,6 @@
 #include "lib/util/tevent_unix.h"
 #include "lib/util/sys_rw.h"
 #include "lib/util/dlinklist.h"
-
-#include <sys/stat.h>
-#include <sys/utsname.h>
 
 #include "cacheguard_glue.h"
 #include "../source/cg_budget.h"
@@ -125,49 +106,7 @@ static struct cacheguard_direct *cacheguard_direct_live;
 /* Bytes of prefetch buffer this process holds */
 static size_t cacheguard_direct_mem_in_use;
 
-/* Whether a MISS may be read into smbd's own buffer (cg_dio_pins_pages) */
-static bool cacheguard_direct_inplace_safe(void)
-{
-	static int safe = -1;
-	struct utsname u;
-
-	if (safe == -1) {
-		safe = uname(&u) == 0 && cg_dio_pins_pages(u.release);
-	}
-	return safe == 1;
-}
-
 /* ---- the descriptor ------------------------------------------------- */
-
-#ifndef STATX_DIOALIGN
-/*
- * Headers older than Linux 6.1 know neither the flag nor the fields; the
- * fields follow stx_mnt_id, at 0x98 and 0x9c of the kernel's struct.
- */
-#define STATX_DIOALIGN 0x2000
-#define CG_STATX_DIO_MEM(stx) (((const uint32_t *)(stx))[0x98 / 4])
-#define CG_STATX_DIO_OFFSET(stx) (((const uint32_t *)(stx))[0x9c / 4])
-#else
-#define CG_STATX_DIO_MEM(stx) ((stx)->stx_dio_mem_align)
-#define CG_STATX_DIO_OFFSET(stx) ((stx)->stx_dio_offset_align)
-#endif
-
-/* Alignment for O_DIRECT on fd; 0 when the kernel says there is none */
-static size_t cacheguard_direct_alignment(int fd, dev_t dev)
-{
-	struct statx stx = {0};
-	unsigned lbs;
-
-	if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) == 0 &&
-	    (stx.stx_mask & STATX_DIOALIGN) != 0) {
-		return cg_dio_alignment(true,
-					CG_STATX_DIO_MEM(&stx),
-					CG_STATX_DIO_OFFSET(&stx),
-					0);
-	}
-	lbs = cg_dev_queue_value(NULL, dev, "logical_block_size");
-	return cg_dio_alignment(false, 0, 0, lbs);
-}
 
 static int cacheguard_direct_io_destructor(struct cacheguard_direct_io *io)
 {
@@ -222,75 +161,24 @@ static int cacheguard_direct_budget_take(size_t mem,
 			    &room,
 			    &err);
 	*spent = !room;
-	if (err == 0 || err == ENOSPC) {
-		return fd;
-	}
-	if (!cg_budget_absent(err)) {
-		DBG_INFO("budget file: %s; no room this time\n",
-			 strerror(err));
-	} else if (logged != err) {
+	if (cg_budget_absent(err) && logged != err) {
 		logged = err;
 		DBG_ERR("budget file %s/cacheguard/budget: %s; cacheguard:"
 			"direct memory bounds each smbd process on its own\n",
 			lp_state_directory(),
 			strerror(err));
+	} else if (err != 0 && err != ENOSPC && !cg_budget_absent(err)) {
+		DBG_INFO("budget file: %s; no room this time\n",
+			 strerror(err));
 	}
 	return fd;
-}
-
-/*
- * The O_DIRECT descriptor for fd and a buffer of mem bytes, whose budget
- * units budget_fd holds (the io owns it now), in reserve bytes of address
- * space; errno on NULL
- */
-static struct cacheguard_direct_io *
-cacheguard_direct_io_open(int fd, size_t mem, size_t reserve, int budget_fd)
-{
-	struct cacheguard_direct_io *io = NULL;
-	int err;
-
-	io = talloc_zero(NULL, struct cacheguard_direct_io);
-	if (io == NULL) {
-		if (budget_fd != -1) {
-			close(budget_fd);
-		}
-		errno = ENOMEM;
-		return NULL;
-	}
-	io->fd = -1;
-	io->budget_fd[0] = budget_fd;
-	io->nbudget = 1;
-	io->refs = 1;
-	talloc_set_destructor(io, cacheguard_direct_io_destructor);
-
-	io->fd = cg_sys_reopen_direct(&cg_sys_linux, fd);
-	if (io->fd == -1) {
-		err = errno;
-		goto fail;
-	}
-	if (mem > 0) {
-		io->mem_size = MAX(mem, reserve);
-		io->mem = cg_buf_reserve(io->mem_size, mem);
-		if (io->mem == NULL) {
-			err = ENOMEM;
-			goto fail;
-		}
-		io->mem_used = mem;
-		cacheguard_direct_mem_in_use += mem;
-	}
-	return io;
-fail:
-	TALLOC_FREE(io);
-	errno = err;
-	return NULL;
 }
 
 /* ---- jobs: the reads that run in smbd's thread pool ----------------- */
 
 /*
- * A job: the thread's work (struct cg_dio_job, cg_dio.c) and whom it
- * reports to: a fill to d, a request's read or copy to rs. The thread
- * touches w only.
+ * A job: the thread's work (w, all the thread touches) and whom it
+ * reports to: a fill to d, a request's read or copy to rs
  */
 struct cacheguard_direct_job {
 	struct cg_dio_job w;
@@ -324,15 +212,14 @@ static int cacheguard_direct_job_destructor(struct cacheguard_direct_job *job)
 }
 
 /*
- * A job of kind for [offset, offset + count) and buf, not yet started; a
- * bounce buffer given to it after this is its own
+ * A job of kind for state's request, or a fill (state NULL: its caller
+ * sets buf, offset and count), not yet started; a bounce buffer given to
+ * it after this is its own
  */
 static struct cacheguard_direct_job *
 cacheguard_direct_job_new(struct cacheguard_direct *d,
 			  enum cg_dio_job_kind kind,
-			  uint8_t *buf,
-			  uint64_t offset,
-			  size_t count)
+			  struct cacheguard_direct_read_state *state)
 {
 	struct cacheguard_direct_job *job = NULL;
 
@@ -341,47 +228,27 @@ cacheguard_direct_job_new(struct cacheguard_direct *d,
 		return NULL;
 	}
 	*job = (struct cacheguard_direct_job){
-		.w =
-			{
-				.kind = kind,
-				.sys = &cg_sys_linux,
-				.fd = d->io->fd,
-				.buf = buf,
-				.count = count,
-				.offset = offset,
-				.align = d->align,
-				.ioprio = d->ioprio,
-			},
+		.w = {
+			.kind = kind,
+			.sys = &cg_sys_linux,
+			.fd = d->io->fd,
+			.align = d->align,
+			.mem = d->io->mem,
+			.ioprio = d->ioprio,
+		},
 		.io = d->io,
 		.d = d,
+		.rs = state,
 		.budget_fd = -1,
 	};
+	if (state != NULL) {
+		job->w.buf = state->data;
+		job->w.offset = state->sr.off;
+		job->w.count = state->sr.n;
+	}
 	d->io->refs++;
 	talloc_set_destructor(job, cacheguard_direct_job_destructor);
 	return job;
-}
-
-/* A request's own read ended: its bytes, out of a bounce buffer trimmed */
-static void
-cacheguard_direct_read_done(struct cacheguard_direct_read_state *state,
-			    const struct cg_dio_job *w)
-{
-	size_t got;
-
-	if (w->ret == -1) {
-		tevent_req_error(state->req, w->err);
-		return;
-	}
-	state->aio.ret = w->ret;
-	if (!w->inplace) {
-		got = cg_dio_trim(&state->plan, state->sr.n, (size_t)w->ret);
-		cg_sys_copy(&cg_sys_linux,
-			    state->data,
-			    w->buf + state->plan.skip,
-			    got);
-		state->aio.ret = (ssize_t)got;
-	}
-	tevent_req_done(state->req);
 }
 
 /*
@@ -400,6 +267,8 @@ static void cacheguard_direct_job_done(struct tevent_req *subreq)
 	struct cacheguard_direct *d = job->d;
 	struct cacheguard_direct_read_state *state = job->rs;
 	bool abandoned = state != NULL && state->abandoned;
+	struct cg_direct_req *r = state != NULL && !abandoned ? &state->sr
+							      : NULL;
 	int ret = cacheguard_pool_recv(subreq);
 
 	if (ret != 0) {
@@ -416,33 +285,23 @@ static void cacheguard_direct_job_done(struct tevent_req *subreq)
 	if (d != NULL) {
 		DLIST_REMOVE(d->jobs, job);
 	}
-	if (d != NULL && w->version_ok) {
-		/* what the file looks like now: cheaper than an fstat */
-		cg_direct_saw_version(&d->sched, &w->ver);
-	}
-	if (d != NULL && w->kind == CG_JOB_FILL &&
-	    cg_direct_fill_done(&d->sched, job->slot, w->ret, &w->ver)) {
+	if (d != NULL && cg_direct_job_done(&d->sched, w, job->slot, r)) {
 		DBG_INFO("prefetch read at %jd failed (%s); no more prefetch "
 			 "for this stream\n",
 			 (intmax_t)w->offset,
 			 strerror(w->err));
 	}
-	if (d != NULL && w->kind == CG_JOB_COPY) {
-		(void)cg_direct_copy_done(&d->sched,
-					  abandoned ? NULL : &state->sr,
-					  w->pieces,
-					  w->npieces,
-					  w->ret >= 0,
-					  w->version_ok);
-	}
 	if (abandoned) {
 		talloc_set_destructor(state, NULL);
 		TALLOC_FREE(state);
-	} else if (state != NULL && w->kind == CG_JOB_READ) {
-		cacheguard_direct_read_done(state, w);
 	} else if (state != NULL && w->ret >= 0) {
-		state->aio.ret = w->ret;	/* a HIT, copied */
+		state->aio.ret = (ssize_t)cg_dio_job_result(w,
+							    &state->plan,
+							    state->sr.n,
+							    state->data);
 		tevent_req_done(state->req);
+	} else if (state != NULL && w->kind == CG_JOB_READ) {
+		tevent_req_error(state->req, w->err);
 	} else if (state != NULL && d == NULL) {
 		tevent_req_error(state->req, CG_DIRECT_NOT_NOW);
 	}
@@ -454,11 +313,10 @@ static void cacheguard_direct_job_done(struct tevent_req *subreq)
  * it; its request is nobody's child and ends in cacheguard_direct_job_done.
  * Without a thread the job is freed, a copy's pieces unpinned first.
  */
-static bool
-cacheguard_direct_job_start(struct cacheguard_direct *d,
-			    struct cacheguard_direct_job *job,
-			    struct cacheguard_direct_read_state *state)
+static bool cacheguard_direct_job_start(struct cacheguard_direct_job *job)
 {
+	struct cacheguard_direct *d = job->d;
+	struct cacheguard_direct_read_state *state = job->rs;
 	struct tevent_req *subreq = NULL;
 
 	/* reads, in smbd's profile as vfs_default's; a copy is no read */
@@ -483,7 +341,6 @@ cacheguard_direct_job_start(struct cacheguard_direct *d,
 	}
 	tevent_req_set_callback(subreq, cacheguard_direct_job_done, NULL);
 	DLIST_ADD(d->jobs, job);
-	job->rs = state;
 	if (state != NULL) {
 		state->job = job;
 	}
@@ -500,15 +357,17 @@ static bool cacheguard_direct_submit_fill(void *priv,
 {
 	struct cacheguard_direct *d =
 		talloc_get_type_abort(priv, struct cacheguard_direct);
-	uint8_t *seg = d->io->mem + (size_t)slot * d->sched.pf.seg_size;
 	struct cacheguard_direct_job *job = NULL;
 
-	job = cacheguard_direct_job_new(d, CG_JOB_FILL, seg, off, len);
+	job = cacheguard_direct_job_new(d, CG_JOB_FILL, NULL);
 	if (job == NULL) {
 		return false;
 	}
+	job->w.buf = d->io->mem + (size_t)slot * d->sched.pf.seg_size;
+	job->w.offset = off;
+	job->w.count = len;
 	job->slot = slot;
-	return cacheguard_direct_job_start(d, job, NULL);
+	return cacheguard_direct_job_start(job);
 }
 
 /*
@@ -547,7 +406,7 @@ static bool cacheguard_direct_grow(void *priv, size_t extra, uint64_t below)
 
 /*
  * A MISS: the request's own aligned read, as state->plan maps it. In
- * place where it can (cg_dio_inplace), else through a bounce buffer
+ * place where it can (cg_dio_read_plan), else through a bounce buffer
  * counted in the budget while it lives; without room, CG_DIRECT_NOT_NOW.
  */
 static bool cacheguard_direct_start_read(void *priv, struct cg_direct_req *r)
@@ -557,68 +416,51 @@ static bool cacheguard_direct_start_read(void *priv, struct cg_direct_req *r)
 	struct cacheguard_direct_read_state *state = cacheguard_direct_owner(r);
 	struct cacheguard_direct_job *job = NULL;
 	struct cg_dio_plan *plan = &state->plan;
-	struct cg_dio_inplace in;
-	bool inplace;
-	size_t len;
-	int budget_fd = -1;
 	bool charge;
-	bool spent;
+	bool spent = false;
+	int err = ENOMEM;
 
-	if (!cg_dio_plan(r->off, r->n, d->align, plan)) {
-		tevent_req_error(state->req, EINVAL);
-		return false;
-	}
-	inplace = cacheguard_direct_inplace_safe() &&
-		  cg_dio_inplace(r->off,
-				 r->n,
-				 (uintptr_t)state->data,
-				 d->align,
-				 &in);
-	len = cg_dio_read_bounce(inplace, &in, plan, &charge);
-	if (charge) {
-		budget_fd = cacheguard_direct_budget_take(len,
-							  d->sched.limit,
-							  false,
-							  &spent);
-		if (spent) {
-			tevent_req_error(state->req, CG_DIRECT_NOT_NOW);
-			return false;
-		}
-	}
-	job = cacheguard_direct_job_new(d,
-					CG_JOB_READ,
-					state->data,
-					r->off,
-					r->n);
+	job = cacheguard_direct_job_new(d, CG_JOB_READ, state);
 	if (job == NULL) {
-		if (budget_fd != -1) {
-			close(budget_fd);
-		}
-		tevent_req_error(state->req, ENOMEM);
-		return false;
+		goto fail;
 	}
-	job->budget_fd = budget_fd;	/* the job's now */
-	job->w.inplace = inplace;
-	job->w.plan = in;
-	job->bounce_len = len;
-	if (len != 0) {
-		job->w.bounce = cg_buf_map(len);
+	if (!cg_dio_read_plan(&job->w,
+			      cg_dio_kernel_pins_pages(),
+			      plan,
+			      &job->bounce_len,
+			      &charge)) {
+		err = EINVAL;
+		goto fail;
 	}
-	if (len != 0 && job->w.bounce == NULL) {
-		TALLOC_FREE(job);
-		tevent_req_error(state->req, ENOMEM);
-		return false;
+	if (charge) {
+		job->budget_fd = cacheguard_direct_budget_take(job->bounce_len,
+							       d->sched.limit,
+							       false,
+							       &spent);
 	}
-	if (!inplace) {
+	if (spent) {
+		err = CG_DIRECT_NOT_NOW;
+		goto fail;
+	}
+	if (job->bounce_len != 0) {
+		job->w.bounce = cg_buf_map(job->bounce_len);
+	}
+	if (job->bounce_len != 0 && job->w.bounce == NULL) {
+		goto fail;
+	}
+	if (!job->w.inplace) {
 		job->w.buf = job->w.bounce;
 		job->w.offset = plan->off;
 		job->w.count = plan->len;
 	}
-	if (!cacheguard_direct_job_start(d, job, state)) {
-		tevent_req_error(state->req, ENOMEM);
-		return false;
+	if (cacheguard_direct_job_start(job)) {
+		return true;
 	}
-	return true;
+	job = NULL;	/* freed */
+fail:
+	TALLOC_FREE(job);
+	tevent_req_error(state->req, err);
+	return false;
 }
 
 /*
@@ -637,11 +479,7 @@ cacheguard_direct_start_copy(void *priv, struct cg_direct_req *r, size_t avail)
 	unsigned max = cg_direct_pieces_max(&d->sched, r);
 	unsigned np = 0;
 
-	job = cacheguard_direct_job_new(d,
-					CG_JOB_COPY,
-					state->data,
-					r->off,
-					r->n);
+	job = cacheguard_direct_job_new(d, CG_JOB_COPY, state);
 	if (job != NULL) {
 		pieces = talloc_array(job, struct cg_pf_piece, max);
 	}
@@ -650,10 +488,9 @@ cacheguard_direct_start_copy(void *priv, struct cg_direct_req *r, size_t avail)
 		TALLOC_FREE(job);
 		return false;
 	}
-	job->w.mem = d->io->mem;
 	job->w.pieces = pieces;
 	job->w.npieces = np;
-	return cacheguard_direct_job_start(d, job, state);
+	return cacheguard_direct_job_start(job);
 }
 
 /* The request waits for a fill: woken from its completion, not nested */
@@ -680,8 +517,8 @@ static int cacheguard_direct_destructor(struct cacheguard_direct *d)
 
 	DLIST_REMOVE(cacheguard_direct_live, d);
 	/*
-	 * jobs still running free themselves, and the buffer, later; pins
-	 * of copies go with the table
+	 * running jobs free themselves, and the io, later; the pins of
+	 * copies go with the table
 	 */
 	for (job = d->jobs; job != NULL; job = job->next) {
 		job->d = NULL;
@@ -719,46 +556,54 @@ cacheguard_direct_open(TALLOC_CTX *mem_ctx,
 		       enum cg_direct_fail *fail)
 {
 	struct cacheguard_direct *d = NULL;
+	struct cacheguard_direct_io *io = NULL;
 	int fd = fsp_get_io_fd(fsp);
 	dev_t dev = fsp->fsp_name->st.st_ex_dev;
-	size_t align = kernel_oplock ? 0 : cacheguard_direct_alignment(fd, dev);
+	size_t align = kernel_oplock ? 0 : cg_dio_fd_alignment(fd, dev);
 	uint64_t max_req;
-	size_t seg_align;
 	size_t mem;
 	size_t reserve;
-	int budget_fd;
 	bool spent;
+	int err;
 
 	*fail = cg_direct_may_open(kernel_oplock, align);
 	if (*fail != CG_DIRECT_OK) {
 		return NULL;
 	}
 	*fail = CG_DIRECT_FAIL_FILE;
-	d = talloc_zero(mem_ctx, struct cacheguard_direct);
-	if (d == NULL) {
-		return NULL;
+	d = talloc(mem_ctx, struct cacheguard_direct);
+	io = talloc(NULL, struct cacheguard_direct_io);	/* outlives d */
+	if (d == NULL || io == NULL) {
+		goto fail;
 	}
+	*io = (struct cacheguard_direct_io){
+		.fd = -1,
+		.budget_fd = {-1},
+		.nbudget = 1,
+		.refs = 1,
+	};
+	talloc_set_destructor(io, cacheguard_direct_io_destructor);
 	*d = (struct cacheguard_direct){
 		.id = fsp->file_id,
+		.io = io,
 		.ev = handle->conn->sconn->ev_ctx,
 		.pool = handle->conn->sconn->pool,
 		.align = align,
 		.ioprio = cfg->stream_ioprio,
 	};
 	max_req = cg_dev_max_request(&cacheguard_devs, dev);
-	seg_align = cg_prefetch_align(cfg->direct_prefetch, align, max_req);
 	cg_direct_init(&d->sched,
 		       &cacheguard_direct_sched_ops,
 		       d,
 		       cfg->direct_prefetch,
-		       seg_align,
+		       cg_prefetch_align(cfg->direct_prefetch, align, max_req),
 		       size,
 		       cfg->direct_memory);
 	mem = cg_direct_buffer(&d->sched, &reserve);
-	budget_fd = cacheguard_direct_budget_take(mem,
-						  cfg->direct_memory,
-						  true,
-						  &spent);
+	io->budget_fd[0] = cacheguard_direct_budget_take(mem,
+							 cfg->direct_memory,
+							 true,
+							 &spent);
 	if (spent) {
 		DBG_INFO("%s: %zu bytes of prefetch buffer would pass "
 			 "cacheguard:direct memory (%ju), all smbd processes "
@@ -767,26 +612,34 @@ cacheguard_direct_open(TALLOC_CTX *mem_ctx,
 			 mem,
 			 (uintmax_t)cfg->direct_memory,
 			 cacheguard_direct_mem_in_use);
-		TALLOC_FREE(d);
 		*fail = CG_DIRECT_FAIL_ROOM;
-		return NULL;
+		goto fail;
 	}
-	d->io = cacheguard_direct_io_open(fd, mem, reserve, budget_fd);
-	if (d->io == NULL) {
-		int err = errno;
-
+	io->fd = cg_sys_reopen_direct(&cg_sys_linux, fd);
+	err = io->fd == -1 ? errno : 0;
+	if (err == 0 && mem > 0) {
+		io->mem_size = MAX(mem, reserve);
+		io->mem = cg_buf_reserve(io->mem_size, mem);
+		err = io->mem == NULL ? ENOMEM : 0;
+	}
+	if (err != 0) {
 		DBG_INFO("%s: no O_DIRECT descriptor: %s\n",
 			 fsp_str_dbg(fsp), strerror(err));
-		TALLOC_FREE(d);
 		*fail = cg_direct_open_failure(err);
-		return NULL;
+		goto fail;
 	}
+	io->mem_used = mem;
+	cacheguard_direct_mem_in_use += mem;
 	DLIST_ADD(cacheguard_direct_live, d);
 	talloc_set_destructor(d, cacheguard_direct_destructor);
 	DBG_DEBUG("%s: direct, alignment %zu, prefetch %u x %zu\n",
 		  fsp_str_dbg(fsp), align, d->sched.pf.nseg,
 		  d->sched.pf.seg_size);
 	return d;
+fail:
+	TALLOC_FREE(io);
+	TALLOC_FREE(d);
+	return NULL;
 }
 
 bool cacheguard_direct_finished(const struct cacheguard_direct *d,
@@ -801,11 +654,10 @@ unsigned cacheguard_direct_note_write(struct file_id id, off_t offset, size_t n)
 	unsigned streams = 0;
 
 	for (d = cacheguard_direct_live; d != NULL; d = d->next) {
-		if (!file_id_equal(&d->id, &id)) {
-			continue;
+		if (file_id_equal(&d->id, &id)) {
+			streams++;
+			cg_direct_note_write(&d->sched, (int64_t)offset, n);
 		}
-		streams++;
-		cg_direct_note_write(&d->sched, (int64_t)offset, n);
 	}
 	return streams;
 }

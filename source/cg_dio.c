@@ -17,9 +17,15 @@
  * along with this program.  If not, see <http://www.gnu.org/licenses/>.
  */
 
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE	/* statx */
+#endif
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
 
 #include "cg_dio.h"
 #include "cg_prefetch.h"
@@ -45,6 +51,36 @@ size_t cg_dio_alignment(bool have_dioalign,
 		return logical_block_size;
 	}
 	return 4096;
+}
+
+#ifndef STATX_DIOALIGN
+/*
+ * Headers older than Linux 6.1 (RHEL 9, Ubuntu 22.04) know neither the
+ * flag nor the fields; they follow stx_mnt_id, at 0x98 and 0x9c of the
+ * kernel's struct.
+ */
+#define STATX_DIOALIGN 0x2000
+#define CG_STATX_DIO_MEM(stx) (((const uint32_t *)(stx))[0x98 / 4])
+#define CG_STATX_DIO_OFFSET(stx) (((const uint32_t *)(stx))[0x9c / 4])
+#else
+#define CG_STATX_DIO_MEM(stx) ((stx)->stx_dio_mem_align)
+#define CG_STATX_DIO_OFFSET(stx) ((stx)->stx_dio_offset_align)
+#endif
+
+size_t cg_dio_fd_alignment(int fd, dev_t dev)
+{
+	struct statx stx = {0};
+	unsigned lbs;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) == 0 &&
+	    (stx.stx_mask & STATX_DIOALIGN) != 0) {
+		return cg_dio_alignment(true,
+					CG_STATX_DIO_MEM(&stx),
+					CG_STATX_DIO_OFFSET(&stx),
+					0);
+	}
+	lbs = cg_dev_queue_value(NULL, dev, "logical_block_size");
+	return cg_dio_alignment(false, 0, 0, lbs);
 }
 
 enum cg_direct_fail cg_direct_may_open(bool kernel_oplock, size_t align)
@@ -156,13 +192,34 @@ bool cg_dio_pins_pages(const char *release)
 	return major > 6 || (major == 6 && minor >= 5);
 }
 
-size_t cg_dio_read_bounce(bool inplace,
-			  const struct cg_dio_inplace *in,
-			  const struct cg_dio_plan *plan,
-			  bool *charge)
+bool cg_dio_kernel_pins_pages(void)
 {
-	*charge = !inplace;
-	return inplace ? in->tail.len : plan->len;
+	static int pins = -1;
+	struct utsname u;
+
+	if (pins == -1) {
+		pins = uname(&u) == 0 && cg_dio_pins_pages(u.release);
+	}
+	return pins == 1;
+}
+
+bool cg_dio_read_plan(struct cg_dio_job *j,
+		      bool pins,
+		      struct cg_dio_plan *p,
+		      size_t *bounce,
+		      bool *charge)
+{
+	if (!cg_dio_plan(j->offset, j->count, j->align, p)) {
+		return false;
+	}
+	j->inplace = pins && cg_dio_inplace(j->offset,
+					    j->count,
+					    (uintptr_t)j->buf,
+					    j->align,
+					    &j->plan);
+	*charge = !j->inplace;
+	*bounce = j->inplace ? j->plan.tail.len : p->len;
+	return true;
 }
 
 ssize_t cg_dio_read_inplace(const struct cg_dio_inplace *p,
@@ -267,4 +324,18 @@ void cg_dio_job_run(struct cg_dio_job *j)
 	}
 	cg_ioprio_leave(saved);
 	j->duration = cg_now_ns() - start;
+}
+
+size_t cg_dio_job_result(const struct cg_dio_job *j,
+			 const struct cg_dio_plan *p,
+			 size_t n,
+			 uint8_t *dst)
+{
+	size_t got = (size_t)j->ret;
+
+	if (j->kind == CG_JOB_READ && !j->inplace) {
+		got = cg_dio_trim(p, n, got);
+		cg_sys_copy(j->sys, dst, j->buf + p->skip, got);
+	}
+	return got;
 }

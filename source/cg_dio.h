@@ -43,6 +43,9 @@ size_t cg_dio_alignment(bool have_dioalign,
 			uint32_t dio_offset_align,
 			uint32_t logical_block_size);
 
+/* cg_dio_alignment for fd on dev: statx, else dev's logical block size */
+size_t cg_dio_fd_alignment(int fd, dev_t dev);
+
 /* Before an O_DIRECT open: a kernel oplock, no alignment, or CG_DIRECT_OK */
 enum cg_direct_fail cg_direct_may_open(bool kernel_oplock, size_t align);
 
@@ -86,15 +89,8 @@ bool cg_dio_inplace(uint64_t off,
  */
 bool cg_dio_pins_pages(const char *release);
 
-/*
- * The bounce a request read on its own needs, and whether direct memory
- * is charged for it (*charge): in place, its tail's few blocks, free, so
- * a MISS stays direct under a full budget; else the widened read.
- */
-size_t cg_dio_read_bounce(bool inplace,
-			  const struct cg_dio_inplace *in,
-			  const struct cg_dio_plan *plan,
-			  bool *charge);
+/* cg_dio_pins_pages of the running kernel, asked once */
+bool cg_dio_kernel_pins_pages(void);
 
 /* An aligned read of len bytes at off into buf: bytes, or -1 and errno */
 typedef ssize_t (*cg_dio_read_fn)(void *ctx,

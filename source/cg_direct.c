@@ -184,30 +184,6 @@ void cg_direct_request(struct cg_direct *s,
 	cg_direct_refill(s);
 }
 
-void cg_direct_saw_version(struct cg_direct *s, const struct cg_pf_version *v)
-{
-	s->file_size = v->size;
-	cg_prefetch_validate(&s->pf, v);
-}
-
-bool cg_direct_fill_done(struct cg_direct *s,
-			 unsigned slot,
-			 ssize_t got,
-			 const struct cg_pf_version *ver)
-{
-	bool turned_off = false;
-
-	if (got == -1 && !s->prefetch_off) {
-		/* requests still read on demand, and fall back from there */
-		s->prefetch_off = true;
-		turned_off = true;
-	}
-	cg_prefetch_filled(&s->pf, slot, got, ver);
-	cg_direct_wake(s);
-	cg_direct_refill(s);
-	return turned_off;
-}
-
 unsigned cg_direct_pieces_max(const struct cg_direct *s,
 			      const struct cg_direct_req *r)
 {
@@ -238,25 +214,40 @@ bool cg_direct_pin(struct cg_direct *s,
 	return true;
 }
 
-bool cg_direct_copy_done(struct cg_direct *s,
-			 struct cg_direct_req *r,
-			 const struct cg_pf_piece *pieces,
-			 unsigned np,
-			 bool copied,
-			 bool version_ok)
+bool cg_direct_job_done(struct cg_direct *s,
+			const struct cg_dio_job *w,
+			unsigned slot,
+			struct cg_direct_req *r)
 {
-	cg_prefetch_unpin(&s->pf, pieces, np, copied);
-	if (r == NULL || copied) {
-		return copied;
+	bool turned_off = false;
+
+	if (w->version_ok) {
+		/* what the file looks like now: cheaper than an fstat */
+		s->file_size = w->ver.size;
+		cg_prefetch_validate(&s->pf, &w->ver);
 	}
-	/* not the file's bytes any more: serve it again, knowing so */
-	s->stale++;
-	if (!version_ok) {
-		cg_prefetch_reset(&s->pf);
+	if (w->kind == CG_JOB_FILL && w->ret == -1 && !s->prefetch_off) {
+		/* requests still read on demand, and fall back from there */
+		s->prefetch_off = true;
+		turned_off = true;
 	}
-	cg_direct_serve(s, r);
-	cg_direct_refill(s);
-	return false;
+	if (w->kind == CG_JOB_FILL) {
+		cg_prefetch_filled(&s->pf, slot, w->ret, &w->ver);
+		cg_direct_wake(s);
+		cg_direct_refill(s);
+	} else if (w->kind == CG_JOB_COPY) {
+		cg_prefetch_unpin(&s->pf, w->pieces, w->npieces, w->ret >= 0);
+	}
+	if (w->kind == CG_JOB_COPY && w->ret < 0 && r != NULL) {
+		/* not the file's bytes any more: serve it again, knowing so */
+		s->stale++;
+		if (!w->version_ok) {
+			cg_prefetch_reset(&s->pf);
+		}
+		cg_direct_serve(s, r);
+		cg_direct_refill(s);
+	}
+	return turned_off;
 }
 
 void cg_direct_cancel(struct cg_direct *s, struct cg_direct_req *r)

@@ -44,7 +44,7 @@ struct cg_direct_ops {
 	bool (*grow)(void *priv, size_t extra, uint64_t below);
 	/*
 	 * A HIT of avail bytes: pin (cg_direct_pin), copy, report
-	 * cg_direct_copy_done; false: nothing started or left pinned
+	 * cg_direct_job_done; false: nothing started or left pinned
 	 */
 	bool (*start_copy)(void *priv, struct cg_direct_req *r, size_t avail);
 	/* A MISS: the request's own read; false: none started, it failed */
@@ -90,15 +90,6 @@ void cg_direct_request(struct cg_direct *s,
 		       size_t n,
 		       unsigned inflight);
 
-/* A job saw the file at version v: the table follows it */
-void cg_direct_saw_version(struct cg_direct *s, const struct cg_pf_version *v);
-
-/* A fill ended (got or -1); true: it failed and turned prefetch off */
-bool cg_direct_fill_done(struct cg_direct *s,
-			 unsigned slot,
-			 ssize_t got,
-			 const struct cg_pf_version *ver);
-
 /*
  * From ops->start_copy: pin r's HIT into at most max pieces; false, with
  * nothing pinned, when they do not add up to avail
@@ -115,15 +106,15 @@ unsigned cg_direct_pieces_max(const struct cg_direct *s,
 			      const struct cg_direct_req *r);
 
 /*
- * A HIT's copy ended: copied, or stale (version_ok: the check worked);
- * r NULL: the request is gone. True when r got its bytes.
+ * Job w ended (slot: a fill's; r: a copy's request, NULL once gone): the
+ * table follows the version it saw; a failed fill turns prefetch off
+ * (then true), a stale copy's request is served again. The waiters of a
+ * fill are served, or read, then the table refilled.
  */
-bool cg_direct_copy_done(struct cg_direct *s,
-			 struct cg_direct_req *r,
-			 const struct cg_pf_piece *pieces,
-			 unsigned np,
-			 bool copied,
-			 bool version_ok);
+bool cg_direct_job_done(struct cg_direct *s,
+			const struct cg_dio_job *w,
+			unsigned slot,
+			struct cg_direct_req *r);
 
 void cg_direct_cancel(struct cg_direct *s, struct cg_direct_req *r);
 

@@ -255,7 +255,30 @@ struct cg_dio_job {
 	uint64_t duration; /* ns, on the monotonic clock */
 };
 
+/*
+ * Plan a request's own read j (buf, offset, count, align: the request's):
+ * *p widened, and in place into buf (j->inplace, j->plan) where the
+ * kernel pins pages (pins) and cg_dio_inplace allows. *bounce: the bytes
+ * of bounce it needs, and *charge whether direct memory pays for them:
+ * in place, its tail's few blocks, free, so a MISS stays direct under a
+ * full budget; else the widened read. false when p cannot be had.
+ */
+bool cg_dio_read_plan(struct cg_dio_job *j,
+		      bool pins,
+		      struct cg_dio_plan *p,
+		      size_t *bounce,
+		      bool *charge);
+
 /* Run j, in a thread of smbd's pool: fills its results */
 void cg_dio_job_run(struct cg_dio_job *j);
+
+/*
+ * The bytes a copy or read j gave its request of n bytes (j->ret >= 0):
+ * a read through a bounce, as plan p widened it, copied out into dst
+ */
+size_t cg_dio_job_result(const struct cg_dio_job *j,
+			 const struct cg_dio_plan *p,
+			 size_t n,
+			 uint8_t *dst);
 
 #endif /* CG_PREFETCH_H */

@@ -29,6 +29,7 @@
 #include <pthread.h>
 #include <unistd.h>
 #include <sys/file.h>
+#include <sys/utsname.h>
 
 #include "cg_dev.h"
 #include "cg_dio.h"
@@ -119,6 +120,49 @@ static void test_copy(void **state)
 }
 
 /* No version, no read: the job fails with fstat's errno */
+/*
+ * What a job gave its request: a read through a bounce trimmed to the
+ * request (short at end of file, nothing when it ends before), copied
+ * out; an in-place read or a copy as it returned
+ */
+static void test_job_result(void **state)
+{
+	uint8_t bounce[1024];
+	uint8_t dst[64];
+	struct cg_dio_plan p;
+	struct cg_dio_job j = {
+		.kind = CG_JOB_READ,
+		.sys = &cg_sys_linux,
+		.buf = bounce,
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bounce); i++) {
+		bounce[i] = (uint8_t)i;
+	}
+	assert_true(cg_dio_plan(100, 50, 512, &p));
+	j.ret = 512;
+	memset(dst, 0, sizeof(dst));
+	assert_int_equal(cg_dio_job_result(&j, &p, 50, dst), 50);
+	assert_memory_equal(dst, bounce + 100, 50);
+	j.ret = 120;
+	assert_int_equal(cg_dio_job_result(&j, &p, 50, dst), 20);
+	j.ret = 80;
+	assert_int_equal(cg_dio_job_result(&j, &p, 50, dst), 0);
+	memset(dst, 0, sizeof(dst));
+	j.inplace = true;
+	j.ret = 50;
+	assert_int_equal(cg_dio_job_result(&j, &p, 50, dst), 50);
+	j.kind = CG_JOB_COPY;
+	j.inplace = false;
+	j.ret = 30;
+	assert_int_equal(cg_dio_job_result(&j, &p, 50, dst), 30);
+	for (i = 0; i < sizeof(dst); i++) {
+		assert_int_equal(dst[i], 0);	/* neither touched it */
+	}
+}
+
 static void test_bad_fd(void **state)
 {
 	uint8_t buf[4096];
@@ -318,6 +362,25 @@ static void test_pins_pages(void **state)
 		assert_int_equal(cg_dio_pins_pages(cases[i].release),
 				 cases[i].pins);
 	}
+}
+
+/*
+ * A file's alignment: statx's, none (0), or a power of two; without
+ * statx and a block queue (a bad descriptor, device 0:0), 4096
+ */
+static void test_fd_alignment(void **state)
+{
+	int fd = file_new();
+	size_t align = cg_dio_fd_alignment(fd, 0);
+	struct utsname u;
+
+	(void)state;
+	assert_true(align == 0 || (align >= 512 && (align & (align - 1)) == 0));
+	assert_int_equal(cg_dio_fd_alignment(-1, 0), 4096);
+	assert_int_equal(uname(&u), 0);
+	assert_int_equal(cg_dio_kernel_pins_pages(),
+			 cg_dio_pins_pages(u.release));
+	close(fd);
 }
 
 static void test_plan_table(void **state)
@@ -522,20 +585,41 @@ static void test_inplace_property(void **state)
 static void test_read_bounce(void **state)
 {
 	struct cg_dio_inplace in;
-	struct cg_dio_plan plan;
+	struct cg_dio_plan plan, want;
+	struct cg_dio_job j = {
+		.kind = CG_JOB_READ,
+		.buf = (uint8_t *)(uintptr_t)(0x10000 + 512),
+		.count = 8 * MiB,
+		.align = 4096,
+	};
+	size_t bounce = 0;
 	bool charge = true;
 
 	(void)state;
-	assert_true(cg_dio_plan(0, 8 * MiB, 4096, &plan));
+	/* in place: the tail's few blocks, not charged */
+	assert_true(cg_dio_read_plan(&j, true, &plan, &bounce, &charge));
+	assert_true(cg_dio_plan(0, 8 * MiB, 4096, &want));
+	assert_memory_equal(&plan, &want, sizeof(plan));
 	assert_true(cg_dio_inplace(0, 8 * MiB, 0x10000 + 512, 4096, &in));
-	assert_int_equal(cg_dio_read_bounce(true, &in, &plan, &charge),
-			 in.tail.len);
+	assert_true(j.inplace);
+	assert_memory_equal(&j.plan, &in, sizeof(in));
+	assert_int_equal(bounce, in.tail.len);
+	assert_true(bounce < 3 * 4096);
 	assert_false(charge);
-	assert_true(cg_dio_read_bounce(true, &in, &plan, &charge) < 3 * 4096);
-	assert_true(cg_dio_plan(100, 8 * MiB, 4096, &plan));
-	assert_int_equal(cg_dio_read_bounce(false, &in, &plan, &charge),
-			 plan.len);
+	/* a kernel that does not pin pages: the widened read, charged */
+	assert_true(cg_dio_read_plan(&j, false, &plan, &bounce, &charge));
+	assert_false(j.inplace);
+	assert_int_equal(bounce, plan.len);
 	assert_true(charge);
+	/* an unaligned offset cannot go in place */
+	j.offset = 100;
+	assert_true(cg_dio_read_plan(&j, true, &plan, &bounce, &charge));
+	assert_false(j.inplace);
+	assert_int_equal(bounce, plan.len);
+	assert_true(charge);
+	/* no widened read past the largest off_t */
+	j.offset = INT64_MAX - 100;
+	assert_false(cg_dio_read_plan(&j, true, &plan, &bounce, &charge));
 }
 
 static void test_inplace_refuses(void **state)
@@ -581,6 +665,7 @@ CG_TEST_MAIN(NULL, NULL,
 	     cmocka_unit_test(test_open_failure_scope),
 	     cmocka_unit_test(test_may_open),
 	     cmocka_unit_test(test_pins_pages),
+	     cmocka_unit_test(test_fd_alignment),
 	     cmocka_unit_test(test_plan_table),
 	     cmocka_unit_test(test_plan_refuses),
 	     cmocka_unit_test(test_plan_property),
@@ -589,4 +674,5 @@ CG_TEST_MAIN(NULL, NULL,
 	     cmocka_unit_test(test_read_bounce),
 	     cmocka_unit_test(test_fill),
 	     cmocka_unit_test(test_copy),
+	     cmocka_unit_test(test_job_result),
 	     cmocka_unit_test(test_bad_fd))

@@ -27,7 +27,7 @@
  *
  * - a fill "runs" (takes the file's version and reads the model into
  *   its slot, as the thread does, in that order) and later "completes"
- *   (is reported: the version seen, then cg_direct_fill_done);
+ *   (is reported: cg_direct_job_done, as the glue reports it);
  * - a HIT's copy completes by checking its pieces against the file's
  *   version then and copying them out of the buffer;
  * - a MISS reads the model file when it completes.
@@ -415,11 +415,19 @@ static void f_run_fill(struct fake *f, unsigned i)
 static void f_complete_fill(struct fake *f, unsigned i, bool fail)
 {
 	struct fill fl = f->fills[i];
+	struct cg_dio_job w = {
+		.kind = CG_JOB_FILL,
+		.version_ok = true,
+		.ver = fl.ver,
+		.ret = fail ? -1 : fl.got,
+	};
+	bool was_off = f->s.prefetch_off;
 
 	assert_true(fl.ran);
 	f->fills[i] = f->fills[--f->nfills];
-	cg_direct_saw_version(&f->s, &fl.ver);
-	cg_direct_fill_done(&f->s, fl.slot, fail ? -1 : fl.got, &fl.ver);
+	/* as the glue reports it: true only when it turns prefetch off */
+	assert_int_equal(cg_direct_job_done(&f->s, &w, fl.slot, NULL),
+			 fail && !was_off);
 }
 
 static void f_run_all(struct fake *f)
@@ -449,6 +457,7 @@ static void f_complete_copy(struct fake *f, unsigned i, bool version_fails)
 {
 	struct copy c = f->copies[i];
 	struct cg_pf_version now = cg_model_version(&f->m);
+	struct cg_dio_job w;
 	bool copied = false;
 	size_t got = 0;
 	unsigned k;
@@ -463,16 +472,18 @@ static void f_complete_copy(struct fake *f, unsigned i, bool version_fails)
 			got += c.pieces[k].len;
 		}
 	}
-	if (!version_fails) {
-		cg_direct_saw_version(&f->s, &now);
-	}
-	if (cg_direct_copy_done(&f->s, &c.r->sr, c.pieces, c.np, copied,
-				!version_fails)) {
-		assert_true(copied);
+	w = (struct cg_dio_job){
+		.kind = CG_JOB_COPY,
+		.pieces = c.pieces,
+		.npieces = c.np,
+		.version_ok = !version_fails,
+		.ver = now,
+		.ret = copied ? (ssize_t)got : -1,
+	};
+	assert_false(cg_direct_job_done(&f->s, &w, 0, &c.r->sr));
+	if (copied) {
 		f->served_hits++;
 		f_served(f, c.r, (ssize_t)got);
-	} else {
-		assert_false(copied);
 	}
 }
 
@@ -482,9 +493,15 @@ static void f_complete_read(struct fake *f, unsigned i)
 	struct req *r = f->reads[i];
 	struct cg_pf_version now = cg_model_version(&f->m);
 	size_t got = cg_model_pread_len(f->m.size, r->off, r->n);
+	struct cg_dio_job w = {
+		.kind = CG_JOB_READ,
+		.version_ok = true,
+		.ver = now,
+		.ret = (ssize_t)got,
+	};
 
 	f->reads[i] = f->reads[--f->nreads];
-	cg_direct_saw_version(&f->s, &now);
+	assert_false(cg_direct_job_done(&f->s, &w, 0, NULL));
 	memcpy(r->buf, f->file + r->off, got);
 	f->served_misses++;
 	f_served(f, r, (ssize_t)got);
