@@ -26,37 +26,6 @@
 extern int vfs_cacheguard_debug_level;
 
 /*
- * "/proc/self/fd/<fd>" in buf, or NULL when there is no /proc or buf is
- * too small. The one call that differs between the Samba releases the
- * module builds for (4.17 to 4.22): wscript's configure defines
- * HAVE_SYS_PROC_FD_PATH_BUF where 4.20's form builds.
- */
-#ifdef HAVE_SYS_PROC_FD_PATH_BUF
-static inline const char *
-cacheguard_proc_fd_path(int fd, char *buf, size_t bufsize)
-{
-	struct sys_proc_fd_path_buf pbuf;
-	const char *path = sys_proc_fd_path(fd, &pbuf);
-	int len;
-
-	if (path == NULL) {
-		return NULL;
-	}
-	len = snprintf(buf, bufsize, "%s", path);
-	if (len < 0 || (size_t)len >= bufsize) {
-		return NULL;
-	}
-	return buf;
-}
-#else
-static inline const char *
-cacheguard_proc_fd_path(int fd, char *buf, size_t bufsize)
-{
-	return sys_proc_fd_path(fd, buf, bufsize);
-}
-#endif
-
-/*
  * Run fn(job) in pool with vfs_default's discipline (cacheguard_pool.c):
  * job, a talloc object fn alone touches, moves under the request. Flags:
  * count bytes in smbd's profile as a pread or pwrite; may be skipped

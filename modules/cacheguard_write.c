@@ -61,10 +61,9 @@ struct cacheguard_wfile {
 	struct cg_writer w;
 	struct files_struct *fsp;
 	/*
-	 * Where residency may be asked (cg_write_writeback): the file's
-	 * own descriptor (-2), or, where smbd's is write-only (mincore
-	 * maps the file), one opened for reading as the client's user;
-	 * -1: none, jobs drop without waiting for writeback
+	 * Where residency may be asked (cg_write_writeback): -3 not asked
+	 * yet, else cg_sys_readable's answer; -1: none, jobs drop without
+	 * waiting for writeback
 	 */
 	int res_fd;
 	struct cacheguard_wb_job *job;	       /* in flight, or NULL */
@@ -186,29 +185,20 @@ static int cacheguard_wfile_destructor(struct cacheguard_wfile *wf)
 /* The descriptor residency is asked of, as res_fd says: -1 for none */
 static int cacheguard_wfile_res_fd(struct cacheguard_wfile *wf)
 {
-	char buf[PATH_MAX];
-	const char *path = NULL;
 	int fd = fsp_get_io_fd(wf->fsp);
-	int flags;
 
-	if (wf->res_fd != -3) {
-		return wf->res_fd == -2 ? fd : wf->res_fd;
+	if (wf->res_fd == -3) {
+		/* a reopen is as the client's user: permissions again */
+		wf->res_fd = cg_sys_readable(fd);
+		if (wf->res_fd == -1) {
+			DBG_INFO("%s: no descriptor to ask residency of (%s): "
+				 "its write-behind drops without waiting for "
+				 "writeback\n",
+				 fsp_str_dbg(wf->fsp),
+				 strerror(errno));
+		}
 	}
-	flags = fcntl(fd, F_GETFL);
-	if (flags != -1 && (flags & O_ACCMODE) != O_WRONLY) {
-		wf->res_fd = -2;
-		return fd;
-	}
-	/* as the client's user: permissions are checked again */
-	path = cacheguard_proc_fd_path(fd, buf, sizeof(buf));
-	wf->res_fd = path != NULL ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-	if (wf->res_fd == -1) {
-		DBG_INFO("%s: no descriptor to ask residency of (%s): its "
-			 "write-behind drops without waiting for writeback\n",
-			 fsp_str_dbg(wf->fsp),
-			 strerror(errno));
-	}
-	return wf->res_fd;
+	return wf->res_fd == CG_SYS_SAME_FD ? fd : wf->res_fd;
 }
 
 /*
@@ -239,7 +229,7 @@ cacheguard_writer(struct vfs_handle_struct *handle, struct files_struct *fsp)
 		return NULL;
 	}
 	wf->fsp = fsp;
-	wf->res_fd = -3;	/* not asked yet */
+	wf->res_fd = -3;
 	cg_writer_init(&wf->w,
 		       &share->cfg,
 		       cg_dev_lacks(&cacheguard_devs, dev) | share->below);

@@ -693,6 +693,30 @@ static void test_dontcache(void **state)
 	assert_int_equal(w.stats.fallbacks, 2);
 }
 
+/* Residency needs a readable descriptor: a write-only one is reopened */
+static void test_readable(void **unused)
+{
+	char path[] = "/tmp/cg_test_readable.XXXXXX";
+	int fd = mkstemp(path);
+	int wfd, rfd;
+	char c = 0;
+
+	assert_true(fd >= 0);
+	wfd = open(path, O_WRONLY);
+	unlink(path);
+	assert_true(wfd >= 0);
+	assert_int_equal(cg_sys_readable(fd), CG_SYS_SAME_FD);
+	rfd = cg_sys_readable(wfd);
+	assert_true(rfd >= 0 && rfd != wfd);
+	assert_true((fcntl(rfd, F_GETFL) & O_ACCMODE) == O_RDONLY);
+	assert_true((fcntl(rfd, F_GETFD) & FD_CLOEXEC) != 0);
+	assert_int_equal(read(rfd, &c, 1), 0);
+	close(rfd);
+	close(wfd);
+	close(fd);
+	assert_int_equal(cg_sys_readable(fd), -1);
+}
+
 CG_TEST_MAIN(NULL, NULL,
 	     cmocka_unit_test_setup(test_modes, setup),
 	     cmocka_unit_test_setup(test_detect, setup),
@@ -706,4 +730,5 @@ CG_TEST_MAIN(NULL, NULL,
 	     cmocka_unit_test_setup(test_sync_catch_up, setup),
 	     cmocka_unit_test_setup(test_drop_as_written, setup),
 	     cmocka_unit_test_setup(test_start_error_is_no_error, setup),
-	     cmocka_unit_test_setup(test_dontcache, setup))
+	     cmocka_unit_test_setup(test_dontcache, setup),
+	     cmocka_unit_test(test_readable))
