@@ -142,11 +142,11 @@ static void cacheguard_served(struct cacheguard_file *cgf,
 	}
 }
 
-ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
-			 struct files_struct *fsp,
-			 void *data,
-			 size_t n,
-			 off_t offset)
+static ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
+				struct files_struct *fsp,
+				void *data,
+				size_t n,
+				off_t offset)
 {
 	struct cacheguard_file *cgf = cacheguard_track(handle, fsp);
 	int fd = fsp_get_io_fd(fsp);
@@ -275,7 +275,7 @@ static bool cacheguard_pread_issue(struct tevent_req *req,
 	return true;
 }
 
-struct tevent_req *cacheguard_pread_send(
+static struct tevent_req *cacheguard_pread_send(
 	struct vfs_handle_struct *handle,
 	TALLOC_CTX *mem_ctx,
 	struct tevent_context *ev,
@@ -360,8 +360,8 @@ static void cacheguard_pread_done(struct tevent_req *subreq)
 	tevent_req_done(req);
 }
 
-ssize_t cacheguard_pread_recv(struct tevent_req *req,
-			      struct vfs_aio_state *vfs_aio_state)
+static ssize_t cacheguard_pread_recv(struct tevent_req *req,
+				     struct vfs_aio_state *vfs_aio_state)
 {
 	struct cacheguard_pread_state *state =
 		tevent_req_data(req, struct cacheguard_pread_state);
@@ -369,12 +369,12 @@ ssize_t cacheguard_pread_recv(struct tevent_req *req,
 	return cacheguard_aio_recv(req, &state->aio, vfs_aio_state);
 }
 
-ssize_t cacheguard_sendfile(struct vfs_handle_struct *handle,
-			    int tofd,
-			    files_struct *fromfsp,
-			    const DATA_BLOB *hdr,
-			    off_t offset,
-			    size_t n)
+static ssize_t cacheguard_sendfile(struct vfs_handle_struct *handle,
+				   int tofd,
+				   files_struct *fromfsp,
+				   const DATA_BLOB *hdr,
+				   off_t offset,
+				   size_t n)
 {
 	struct cacheguard_file *cgf = cacheguard_track(handle, fromfsp);
 	struct cg_io io;
@@ -415,4 +415,12 @@ ssize_t cacheguard_sendfile(struct vfs_handle_struct *handle,
 	cg_read_end(&cgf->file.stream, fsp_get_io_fd(fromfsp), &io, data);
 	errno = err;
 	return ret;
+}
+
+void cacheguard_read_hooks(struct vfs_fn_pointers *fns)
+{
+	fns->pread_fn = cacheguard_pread;
+	fns->pread_send_fn = cacheguard_pread_send;
+	fns->pread_recv_fn = cacheguard_pread_recv;
+	fns->sendfile_fn = cacheguard_sendfile;
 }

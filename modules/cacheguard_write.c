@@ -370,11 +370,11 @@ static void cacheguard_wfile_fell_back(struct cacheguard_wfile *wf,
 	cacheguard_fs_lacks(wf->fsp, lacks, "RWF_DONTCACHE writes", err);
 }
 
-ssize_t cacheguard_pwrite(struct vfs_handle_struct *handle,
-			  struct files_struct *fsp,
-			  const void *data,
-			  size_t n,
-			  off_t offset)
+static ssize_t cacheguard_pwrite(struct vfs_handle_struct *handle,
+				 struct files_struct *fsp,
+				 const void *data,
+				 size_t n,
+				 off_t offset)
 {
 	struct cacheguard_wfile *wf = cacheguard_writer(handle, fsp);
 	struct cg_wio wio = {.path = CG_PATH_NEXT};
@@ -406,11 +406,11 @@ ssize_t cacheguard_pwrite(struct vfs_handle_struct *handle,
 }
 
 /* smbd's recvfile ("min receivefile size"): a write from the socket */
-ssize_t cacheguard_recvfile(struct vfs_handle_struct *handle,
-			    int fromfd,
-			    struct files_struct *tofsp,
-			    off_t offset,
-			    size_t n)
+static ssize_t cacheguard_recvfile(struct vfs_handle_struct *handle,
+				   int fromfd,
+				   struct files_struct *tofsp,
+				   off_t offset,
+				   size_t n)
 {
 	struct cacheguard_wfile *wf = cacheguard_writer(handle, tofsp);
 	struct cg_wio wio = {.path = CG_PATH_NEXT};
@@ -461,13 +461,14 @@ static bool cacheguard_pwrite_issue(struct cacheguard_pwrite_state *state)
 	return true;
 }
 
-struct tevent_req *cacheguard_pwrite_send(struct vfs_handle_struct *handle,
-					  TALLOC_CTX *mem_ctx,
-					  struct tevent_context *ev,
-					  struct files_struct *fsp,
-					  const void *data,
-					  size_t n,
-					  off_t offset)
+static struct tevent_req *cacheguard_pwrite_send(
+	struct vfs_handle_struct *handle,
+	TALLOC_CTX *mem_ctx,
+	struct tevent_context *ev,
+	struct files_struct *fsp,
+	const void *data,
+	size_t n,
+	off_t offset)
 {
 	struct cacheguard_wfile *wf = cacheguard_writer(handle, fsp);
 	struct tevent_req *req = NULL;
@@ -547,8 +548,8 @@ static void cacheguard_pwrite_done(struct tevent_req *subreq)
 	cacheguard_pwrite_finish(state, 0);
 }
 
-ssize_t cacheguard_pwrite_recv(struct tevent_req *req,
-			       struct vfs_aio_state *vfs_aio_state)
+static ssize_t cacheguard_pwrite_recv(struct tevent_req *req,
+				      struct vfs_aio_state *vfs_aio_state)
 {
 	struct cacheguard_pwrite_state *state =
 		tevent_req_data(req, struct cacheguard_pwrite_state);
@@ -556,11 +557,11 @@ ssize_t cacheguard_pwrite_recv(struct tevent_req *req,
 	return cacheguard_aio_recv(req, &state->aio, vfs_aio_state);
 }
 
-int cacheguard_fallocate(struct vfs_handle_struct *handle,
-			 struct files_struct *fsp,
-			 uint32_t mode,
-			 off_t offset,
-			 off_t len)
+static int cacheguard_fallocate(struct vfs_handle_struct *handle,
+				struct files_struct *fsp,
+				uint32_t mode,
+				off_t offset,
+				off_t len)
 {
 	enum cg_change how = (mode & VFS_FALLOCATE_FL_KEEP_SIZE) != 0
 				     ? CG_CHANGE_ALLOCATE
@@ -574,9 +575,9 @@ int cacheguard_fallocate(struct vfs_handle_struct *handle,
 	return ret;
 }
 
-int cacheguard_ftruncate(struct vfs_handle_struct *handle,
-			 struct files_struct *fsp,
-			 off_t len)
+static int cacheguard_ftruncate(struct vfs_handle_struct *handle,
+				struct files_struct *fsp,
+				off_t len)
 {
 	int ret;
 
@@ -614,7 +615,7 @@ static void cacheguard_offload_write_done(struct tevent_req *subreq)
 }
 
 /* Server-side copy (copy-chunk): vfs_default uses copy_file_range() */
-struct tevent_req *cacheguard_offload_write_send(
+static struct tevent_req *cacheguard_offload_write_send(
 	struct vfs_handle_struct *handle,
 	TALLOC_CTX *mem_ctx,
 	struct tevent_context *ev,
@@ -652,13 +653,26 @@ struct tevent_req *cacheguard_offload_write_send(
 	return req;
 }
 
-NTSTATUS cacheguard_offload_write_recv(struct vfs_handle_struct *handle,
-				       struct tevent_req *req,
-				       off_t *copied)
+static NTSTATUS cacheguard_offload_write_recv(
+	struct vfs_handle_struct *handle,
+	struct tevent_req *req,
+	off_t *copied)
 {
 	struct cacheguard_offload_write_state *state =
 		tevent_req_data(req, struct cacheguard_offload_write_state);
 
 	*copied = state->copied;
 	return tevent_req_simple_recv_ntstatus(req);
+}
+
+void cacheguard_write_hooks(struct vfs_fn_pointers *fns)
+{
+	fns->pwrite_fn = cacheguard_pwrite;
+	fns->pwrite_send_fn = cacheguard_pwrite_send;
+	fns->pwrite_recv_fn = cacheguard_pwrite_recv;
+	fns->recvfile_fn = cacheguard_recvfile;
+	fns->fallocate_fn = cacheguard_fallocate;
+	fns->ftruncate_fn = cacheguard_ftruncate;
+	fns->offload_write_send_fn = cacheguard_offload_write_send;
+	fns->offload_write_recv_fn = cacheguard_offload_write_recv;
 }

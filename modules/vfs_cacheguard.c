@@ -284,18 +284,7 @@ static int cacheguard_close(struct vfs_handle_struct *handle,
 static struct vfs_fn_pointers vfs_cacheguard_fns = {
 	.connect_fn = cacheguard_connect,
 	.close_fn = cacheguard_close,
-	.pread_fn = cacheguard_pread,
-	.pread_send_fn = cacheguard_pread_send,
-	.pread_recv_fn = cacheguard_pread_recv,
-	.sendfile_fn = cacheguard_sendfile,
-	.pwrite_fn = cacheguard_pwrite,
-	.pwrite_send_fn = cacheguard_pwrite_send,
-	.pwrite_recv_fn = cacheguard_pwrite_recv,
-	.recvfile_fn = cacheguard_recvfile,
-	.fallocate_fn = cacheguard_fallocate,
-	.ftruncate_fn = cacheguard_ftruncate,
-	.offload_write_send_fn = cacheguard_offload_write_send,
-	.offload_write_recv_fn = cacheguard_offload_write_recv,
+	/* and the hooks of the read and write files, at init */
 };
 
 /*
@@ -338,6 +327,8 @@ NTSTATUS vfs_cacheguard_init(TALLOC_CTX *ctx)
 		return status;
 	}
 	cacheguard_sys_init();
+	cacheguard_read_hooks(&vfs_cacheguard_fns);
+	cacheguard_write_hooks(&vfs_cacheguard_fns);
 	status = smb_register_vfs(SMB_VFS_INTERFACE_VERSION,
 				  "cacheguard",
 				  &vfs_cacheguard_fns);
