@@ -104,30 +104,6 @@ static void cacheguard_check_names(int snum, const char *service)
 				      discard_const_p(char, service));
 }
 
-/* The module name in a "vfs objects" entry, as vfs_init_custom finds it */
-static char *cacheguard_stack_name(TALLOC_CTX *mem_ctx, const char *object)
-{
-	char *name = talloc_strdup(mem_ctx, object);
-	char *p = NULL;
-
-	if (name == NULL) {
-		return NULL;
-	}
-	p = strchr(name, ':');
-	if (p != NULL) {
-		*p = '\0';
-	}
-	trim_char(name, ' ', ' ');
-	if (name[0] == '/' && (p = strrchr(name, '/')) != NULL) {
-		name = p + 1;
-		p = strchr(name, '.');
-		if (p != NULL) {
-			*p = '\0';
-		}
-	}
-	return name;
-}
-
 static unsigned cacheguard_stack_ops(const struct vfs_fn_pointers *fns)
 {
 	unsigned ops = 0;
@@ -162,7 +138,7 @@ static unsigned cacheguard_stack_below(struct vfs_handle_struct *handle,
 
 	for (h = handle->conn->vfs_handles, i = 0; h != NULL;
 	     h = h->next, i++) {
-		const char *name = NULL;
+		char *name = NULL;
 		unsigned ops;
 
 		if (h == handle) {
@@ -172,8 +148,8 @@ static unsigned cacheguard_stack_below(struct vfs_handle_struct *handle,
 		if (!below || h->next == NULL) {
 			continue;	/* above, or vfs_default */
 		}
-		name = i < n ? cacheguard_stack_name(talloc_tos(), objects[i])
-			     : NULL;
+		name = i < n ? talloc_strdup(talloc_tos(), objects[i]) : NULL;
+		name = name != NULL ? cg_stack_name(name) : NULL;
 		ops = cacheguard_stack_ops(h->fns);
 		switch (cg_below_kind(name, ops)) {
 		case CG_BELOW_SEES:
