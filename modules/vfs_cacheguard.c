@@ -25,27 +25,11 @@
  * pages of whatever else runs on the server. This module watches the
  * reads and writes of every large open file, recognises a large
  * sequential stream (the engine in ../source/ decides) and serves the
- * stream without leaving it in the cache:
- *
- *	[share]
- *		vfs objects = cacheguard
- *		cacheguard:mode = auto
- *
- * Modes, per share, resolved per file at its first read: dontneed (the
- * next module reads, the engine drops the pages behind the stream a
- * window at a time), dontcache (preadv2(RWF_DONTCACHE) in smbd's thread
- * pool), direct (O_DIRECT with a private prefetch buffer,
- * cacheguard_direct.c), auto (direct, else dontcache, else dontneed, as
- * the filesystem allows; probed once per filesystem).
- *
- * Every read path smbd uses for SMB2 READ comes through the module:
- * pread_send (the default), sendfile and plain pread (cacheguard_read.c).
- * Reads that are not part of a stream go to the next module untouched. A
- * fast path that fails is retried as a plain buffered read, so the
- * client always gets the bytes pread() would have returned:
- *
- *   pread_send --> choose path --+--> NEXT pread_send ----------+--> done
- *                                +--> uncached / direct --fail--+
+ * stream without leaving it in the cache, as the share's cacheguard:mode
+ * says (vfs_cacheguard.8). Other reads go to the next module untouched;
+ * a fast path that fails is retried as a plain buffered read, so the
+ * client always gets the bytes pread() would have returned (README.md
+ * draws a read's path).
  *
  * This file holds the tree connect (the share's options and the modules
  * below in its stack), the close and the function table; an open file's
