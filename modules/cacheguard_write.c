@@ -148,28 +148,16 @@ static void cacheguard_wpwrite_release(struct cacheguard_wfile *wf)
  */
 static int cacheguard_wfile_destructor(struct cacheguard_wfile *wf)
 {
-	const struct cg_wstats *st = &wf->w.stats;
 	struct cg_range r = cg_write_close(&wf->w);
+	char line[320];
 
 	if (r.end > r.off) {
 		/* Starts the writeback of what is dirty, drops the rest */
 		posix_fadvise(fsp_get_io_fd(wf->fsp), r.off, r.end - r.off,
 			      POSIX_FADV_DONTNEED);
 	}
-	if (st->streams > 0) {
-		DBG_PREFIX(2,
-			   ("%s: written %ju mode %s; stream %ju uncached "
-			    "%ju written back and dropped %ju in %ju jobs; "
-			    "streams %ju; fallbacks %ju\n",
-			    fsp_str_dbg(wf->fsp),
-			    (uintmax_t)st->bytes_written,
-			    cg_mode_name(wf->w.mode),
-			    (uintmax_t)st->bytes_stream,
-			    (uintmax_t)st->bytes_uncached,
-			    (uintmax_t)st->bytes_dropped,
-			    (uintmax_t)st->jobs,
-			    (uintmax_t)st->streams,
-			    (uintmax_t)st->fallbacks));
+	if (cg_write_summary(&wf->w, line, sizeof(line))) {
+		DBG_PREFIX(2, ("%s: %s\n", fsp_str_dbg(wf->fsp), line));
 	}
 	if (wf->job != NULL) {
 		wf->job->wf = NULL;

@@ -717,6 +717,31 @@ static void test_readable(void **unused)
 	assert_int_equal(cg_sys_readable(fd), -1);
 }
 
+/* The close's line: only for a file that had a stream */
+static void test_summary(void **state)
+{
+	struct cg_config cfg;
+	struct cg_writer w;
+	char line[320];
+
+	init(&w, &cfg, CG_MODE_DONTNEED);
+	assert_false(cg_write_summary(&w, line, sizeof(line)));
+	w.stats = (struct cg_wstats){
+		.bytes_written = 6,
+		.bytes_stream = 5,
+		.bytes_uncached = 4,
+		.bytes_dropped = 3,
+		.streams = 1,
+		.jobs = 2,
+		.fallbacks = 7,
+	};
+	assert_true(cg_write_summary(&w, line, sizeof(line)));
+	assert_string_equal(line,
+			    "written 6 mode dontneed; stream 5 uncached 4 "
+			    "written back and dropped 3 in 2 jobs; streams 1; "
+			    "fallbacks 7");
+}
+
 CG_TEST_MAIN(NULL, NULL,
 	     cmocka_unit_test_setup(test_modes, setup),
 	     cmocka_unit_test_setup(test_detect, setup),
@@ -731,4 +756,5 @@ CG_TEST_MAIN(NULL, NULL,
 	     cmocka_unit_test_setup(test_drop_as_written, setup),
 	     cmocka_unit_test_setup(test_start_error_is_no_error, setup),
 	     cmocka_unit_test_setup(test_dontcache, setup),
-	     cmocka_unit_test(test_readable))
+	     cmocka_unit_test(test_readable),
+	     cmocka_unit_test(test_summary))
