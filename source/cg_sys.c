@@ -230,7 +230,8 @@ int cg_sys_fs_type(const struct cg_sys *sys, int fd, uint64_t *f_type)
 	return 0;
 }
 
-int cg_sys_reopen(int fd, int flags)
+/* Via /proc/self/fd, as the calling user: permissions are checked again */
+static int cg_sys_reopen(int fd, int flags)
 {
 	char path[32];
 

@@ -88,12 +88,7 @@ int cg_sys_lock(const struct cg_sys *sys, int fd, int cmd, struct flock *fl);
 int cg_sys_dup(const struct cg_sys *sys, int fd);
 int cg_sys_fs_type(const struct cg_sys *sys, int fd, uint64_t *f_type);
 int cg_sys_reopen_direct(const struct cg_sys *sys, int fd);
-
-/*
- * fd's file opened anew with flags (O_CLOEXEC added) through
- * /proc/self/fd, as the calling user: permissions are checked again
- */
-int cg_sys_reopen(int fd, int flags);
+void cg_sys_sleep(const struct cg_sys *sys, uint64_t ns);
 
 /*
  * A descriptor of fd's file that can be read (mincore maps the file):
@@ -101,7 +96,6 @@ int cg_sys_reopen(int fd, int flags);
  */
 #define CG_SYS_SAME_FD (-2)
 int cg_sys_readable(int fd);
-void cg_sys_sleep(const struct cg_sys *sys, uint64_t ns);
 
 /*
  * pread() semantics over sys->preadv2: read until n bytes or end of
