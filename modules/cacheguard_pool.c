@@ -192,18 +192,12 @@ static void cacheguard_uncached_do(void *private_data)
 
 	saved = cg_ioprio_enter(job->ioprio);
 	if (job->write) {
-		job->aio.ret = cg_pwrite_full(&cg_sys_linux,
-					      job->fd,
-					      job->buf,
-					      job->count,
-					      (uint64_t)job->offset,
+		job->aio.ret = cg_pwrite_full(&cg_sys_linux, job->fd, job->buf,
+					      job->count, (uint64_t)job->offset,
 					      job->flags);
 	} else {
-		job->aio.ret = cg_pread_full(&cg_sys_linux,
-					     job->fd,
-					     job->buf,
-					     job->count,
-					     (uint64_t)job->offset,
+		job->aio.ret = cg_pread_full(&cg_sys_linux, job->fd, job->buf,
+					     job->count, (uint64_t)job->offset,
 					     job->flags);
 	}
 	job->aio.vfs_aio_state.error = job->aio.ret == -1 ? errno : 0;

@@ -229,35 +229,22 @@ static bool cacheguard_pread_issue(struct tevent_req *req,
 	case CG_CALL_DONTCACHE:
 	case CG_CALL_PIECES:
 		subreq = cacheguard_uncached_send(
-			state,
-			state->ev,
-			state->handle,
-			false,
-			fsp_get_io_fd(state->fsp),
-			state->data,
-			state->n,
-			state->offset,
-			cg_file_call_flags(call),
+			state, state->ev, state->handle, false,
+			fsp_get_io_fd(state->fsp), state->data, state->n,
+			state->offset, cg_file_call_flags(call),
 			s->cfg->stream_ioprio);
 		state->recv = cacheguard_uncached_recv;
 		break;
 	case CG_CALL_DIRECT:
-		subreq = cacheguard_direct_pread_send(state,
-						      state->ev,
-						      state->cgf->direct,
-						      state->data,
-						      state->n,
-						      state->offset,
-						      cg_stream_inflight(s));
+		subreq = cacheguard_direct_pread_send(
+			state, state->ev, state->cgf->direct, state->data,
+			state->n, state->offset, cg_stream_inflight(s));
 		state->recv = cacheguard_direct_pread_recv;
 		break;
 	case CG_CALL_NEXT:
-		subreq = SMB_VFS_NEXT_PREAD_SEND(state,
-						 state->ev,
-						 state->handle,
-						 state->fsp,
-						 state->data,
-						 state->n,
+		subreq = SMB_VFS_NEXT_PREAD_SEND(state, state->ev,
+						 state->handle, state->fsp,
+						 state->data, state->n,
 						 state->offset);
 		state->recv = SMB_VFS_PREAD_RECV;
 		break;

@@ -426,16 +426,10 @@ static bool cacheguard_pwrite_issue(struct cacheguard_pwrite_state *state)
 	struct tevent_req *subreq = NULL;
 
 	if (state->wio.path == CG_PATH_UNCACHED) {
-		subreq = cacheguard_uncached_send(state,
-						  state->ev,
-						  state->handle,
-						  true,
-						  fsp_get_io_fd(state->fsp),
-						  discard_const(state->data),
-						  state->n,
-						  state->offset,
-						  CG_RWF_DONTCACHE,
-						  0);
+		subreq = cacheguard_uncached_send(
+			state, state->ev, state->handle, true,
+			fsp_get_io_fd(state->fsp), discard_const(state->data),
+			state->n, state->offset, CG_RWF_DONTCACHE, 0);
 	} else {
 		subreq = SMB_VFS_NEXT_PWRITE_SEND(state, state->ev,
 						  state->handle, state->fsp,
