@@ -251,9 +251,7 @@ static bool cacheguard_pread_issue(struct tevent_req *req,
 	}
 	if (tevent_req_nomem(subreq, req)) {
 		if (s != NULL) {
-			cg_read_end(s,
-				    fsp_get_io_fd(state->fsp),
-				    &state->io,
+			cg_read_end(s, fsp_get_io_fd(state->fsp), &state->io,
 				    -1);
 		}
 		return false;
@@ -327,11 +325,8 @@ static void cacheguard_pread_done(struct tevent_req *subreq)
 		tevent_req_done(req);
 		return;
 	}
-	if (cacheguard_read_again(state->fsp,
-				  state->cgf,
-				  &state->io,
-				  &state->path,
-				  state->aio.ret,
+	if (cacheguard_read_again(state->fsp, state->cgf, &state->io,
+				  &state->path, state->aio.ret,
 				  aio_state->error)) {
 		*aio_state = (struct vfs_aio_state){0};
 		cacheguard_pread_issue(req, state);

@@ -128,19 +128,16 @@ void cacheguard_fs_lacks(struct files_struct *fsp,
 void cacheguard_fs_probe(struct files_struct *fsp, bool may_reopen)
 {
 	dev_t dev = fsp->fsp_name->st.st_ex_dev;
-	enum cg_mode auto_mode;
 	unsigned lacks;
 
 	if (!cg_dev_probe(&cacheguard_devs, &cg_sys_linux, dev,
-			  fsp_get_io_fd(fsp),
-			  may_reopen)) {
+			  fsp_get_io_fd(fsp), may_reopen)) {
 		return;
 	}
 	lacks = cg_dev_lacks(&cacheguard_devs, dev);
-	auto_mode = cg_mode_resolve(CG_MODE_AUTO, lacks);
 	DBG_PREFIX(2,
 		   ("device %u:%u: mode auto serves streams with %s\n",
 		    (unsigned)major(dev),
 		    (unsigned)minor(dev),
-		    cg_mode_name(auto_mode)));
+		    cg_mode_name(cg_mode_resolve(CG_MODE_AUTO, lacks))));
 }
