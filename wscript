@@ -104,43 +104,6 @@ def engine_defines(conf, tree, samba_flags):
     return defines
 
 
-# What differs between the Samba versions the module builds for, told by
-# compiling against the prepared tree (not by its version number); each
-# result is a define that modules/cacheguard_glue.h keys on.
-SYS_PROC_FD_PATH_BUF = '''
-#include "includes.h"
-int main(void)
-{
-	struct sys_proc_fd_path_buf buf;
-	return sys_proc_fd_path(0, &buf) == NULL;
-}
-'''
-SYS_PROC_FD_PATH_CHAR = '''
-#include "includes.h"
-int main(void)
-{
-	char buf[64];
-	return sys_proc_fd_path(0, buf, sizeof(buf)) == NULL;
-}
-'''
-
-
-def check_samba_interfaces(conf):
-    """Defines for modules/cacheguard_glue.h; fatal if neither form"""
-    # Compile only: the module links against nothing, smbd provides the
-    # symbols at load time
-    if conf.check(fragment=SYS_PROC_FD_PATH_BUF, features='c',
-                  use='SAMBA', define_name='HAVE_SYS_PROC_FD_PATH_BUF',
-                  msg='Checking for sys_proc_fd_path(fd, struct '
-                      'sys_proc_fd_path_buf *) (Samba 4.20+)',
-                  mandatory=False):
-        return
-    conf.check(fragment=SYS_PROC_FD_PATH_CHAR, features='c', use='SAMBA',
-               msg='Checking for sys_proc_fd_path(fd, buf, bufsize) '
-                   '(Samba 4.17)',
-               errmsg='neither form: see modules/cacheguard_glue.h')
-
-
 def configure_i386(conf):
     """The 32-bit variant (CACHEGUARD_I386=1): the engine and its tests"""
     conf.env.ENGINE_ONLY = True
@@ -202,7 +165,6 @@ def configure(conf):
         configure_i386(conf)
         return
     conf.env.CFLAGS_SAMBA = samba_flags
-    check_samba_interfaces(conf)
     conf.env.cshlib_PATTERN = '%s.so'
     conf.check_cfg(package='cmocka', args='--cflags --libs',
                    uselib_store='CMOCKA')

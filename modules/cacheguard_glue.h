@@ -26,37 +26,6 @@
 extern int vfs_cacheguard_debug_level;
 
 /*
- * "/proc/self/fd/<fd>" in buf, or NULL when there is no /proc or buf is
- * too small. The one call that differs between the Samba releases the
- * module builds for (4.17 to 4.22): wscript's configure defines
- * HAVE_SYS_PROC_FD_PATH_BUF where 4.20's form builds.
- */
-#ifdef HAVE_SYS_PROC_FD_PATH_BUF
-static inline const char *
-cacheguard_proc_fd_path(int fd, char *buf, size_t bufsize)
-{
-	struct sys_proc_fd_path_buf pbuf;
-	const char *path = sys_proc_fd_path(fd, &pbuf);
-	int len;
-
-	if (path == NULL) {
-		return NULL;
-	}
-	len = snprintf(buf, bufsize, "%s", path);
-	if (len < 0 || (size_t)len >= bufsize) {
-		return NULL;
-	}
-	return buf;
-}
-#else
-static inline const char *
-cacheguard_proc_fd_path(int fd, char *buf, size_t bufsize)
-{
-	return sys_proc_fd_path(fd, buf, bufsize);
-}
-#endif
-
-/*
  * Run fn(job) in pool with vfs_default's discipline (cacheguard_pool.c):
  * job, a talloc object fn alone touches, moves under the request. Flags:
  * count bytes in smbd's profile as a pread or pwrite; may be skipped
@@ -205,72 +174,13 @@ void cacheguard_loop_took(struct cacheguard_file *cgf,
 			  const char *where,
 			  uint64_t start_ns);
 
-/* cacheguard_read.c: the read hooks of the function table */
-ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
-			 struct files_struct *fsp,
-			 void *data,
-			 size_t n,
-			 off_t offset);
-struct tevent_req *cacheguard_pread_send(struct vfs_handle_struct *handle,
-					 TALLOC_CTX *mem_ctx,
-					 struct tevent_context *ev,
-					 struct files_struct *fsp,
-					 void *data,
-					 size_t n,
-					 off_t offset);
-ssize_t cacheguard_pread_recv(struct tevent_req *req,
-			      struct vfs_aio_state *vfs_aio_state);
-ssize_t cacheguard_sendfile(struct vfs_handle_struct *handle,
-			    int tofd,
-			    files_struct *fromfsp,
-			    const DATA_BLOB *hdr,
-			    off_t offset,
-			    size_t n);
-
 /*
- * cacheguard_write.c: the hooks of every path smbd changes a file's
- * bytes through; a file a client writes has a struct cacheguard_wfile,
- * a talloc child of the fsp, whose freeing drops the upload
+ * The hooks of cacheguard_read.c (reads) and cacheguard_write.c (every
+ * path smbd changes a file's bytes through) put in the function table.
+ * A file a client writes has a struct cacheguard_wfile, a talloc child
+ * of the fsp, whose freeing drops the upload.
  */
-ssize_t cacheguard_pwrite(struct vfs_handle_struct *handle,
-			  struct files_struct *fsp,
-			  const void *data,
-			  size_t n,
-			  off_t offset);
-struct tevent_req *cacheguard_pwrite_send(struct vfs_handle_struct *handle,
-					  TALLOC_CTX *mem_ctx,
-					  struct tevent_context *ev,
-					  struct files_struct *fsp,
-					  const void *data,
-					  size_t n,
-					  off_t offset);
-ssize_t cacheguard_pwrite_recv(struct tevent_req *req,
-			       struct vfs_aio_state *vfs_aio_state);
-ssize_t cacheguard_recvfile(struct vfs_handle_struct *handle,
-			    int fromfd,
-			    struct files_struct *tofsp,
-			    off_t offset,
-			    size_t n);
-int cacheguard_fallocate(struct vfs_handle_struct *handle,
-			 struct files_struct *fsp,
-			 uint32_t mode,
-			 off_t offset,
-			 off_t len);
-int cacheguard_ftruncate(struct vfs_handle_struct *handle,
-			 struct files_struct *fsp,
-			 off_t len);
-struct tevent_req *cacheguard_offload_write_send(
-	struct vfs_handle_struct *handle,
-	TALLOC_CTX *mem_ctx,
-	struct tevent_context *ev,
-	uint32_t fsctl,
-	DATA_BLOB *token,
-	off_t transfer_offset,
-	struct files_struct *dest_fsp,
-	off_t dest_off,
-	off_t num);
-NTSTATUS cacheguard_offload_write_recv(struct vfs_handle_struct *handle,
-				       struct tevent_req *req,
-				       off_t *copied);
+void cacheguard_read_hooks(struct vfs_fn_pointers *fns);
+void cacheguard_write_hooks(struct vfs_fn_pointers *fns);
 
 #endif /* CACHEGUARD_GLUE_H */

@@ -32,11 +32,8 @@
  * - smbd's profile counts the job's bytes as vfs_default's own
  *   asynchronous preads or pwrites.
  *
- * RWF_DONTCACHE (Linux 6.14+; ext4 from 6.17, XFS from 6.15) is a
- * buffered read or write whose newly created pages are dropped once it
- * completes; pages cached already stay. Without it: EOPNOTSUPP. The same
- * job reads a dontneed stream alone on its file in pieces, each dropped
- * once read (CG_READ_DROP).
+ * The uncached job: a read or write with RWF_DONTCACHE (cg_sys.h), or a
+ * dontneed stream's read in pieces, each dropped once read.
  */
 
 #include "includes.h"
@@ -47,6 +44,7 @@
 
 #include "cacheguard_glue.h"
 #include "../source/cg_sys.h"
+#include "../source/cg_util.h"
 
 struct cacheguard_pool_state {
 	void (*fn)(void *job);
@@ -189,30 +187,22 @@ static void cacheguard_uncached_do(void *private_data)
 	struct cacheguard_uncached_job *job =
 		talloc_get_type_abort(private_data,
 				      struct cacheguard_uncached_job);
-	struct timespec start, end;
+	uint64_t start_ns = cg_now_ns();
 	int saved;
 
-	clock_gettime_mono(&start);
 	saved = cg_ioprio_enter(job->ioprio);
 	if (job->write) {
-		job->aio.ret = cg_pwrite_full(&cg_sys_linux,
-					      job->fd,
-					      job->buf,
-					      job->count,
-					      (uint64_t)job->offset,
+		job->aio.ret = cg_pwrite_full(&cg_sys_linux, job->fd, job->buf,
+					      job->count, (uint64_t)job->offset,
 					      job->flags);
 	} else {
-		job->aio.ret = cg_pread_full(&cg_sys_linux,
-					     job->fd,
-					     job->buf,
-					     job->count,
-					     (uint64_t)job->offset,
+		job->aio.ret = cg_pread_full(&cg_sys_linux, job->fd, job->buf,
+					     job->count, (uint64_t)job->offset,
 					     job->flags);
 	}
 	job->aio.vfs_aio_state.error = job->aio.ret == -1 ? errno : 0;
 	cg_ioprio_leave(saved);
-	clock_gettime_mono(&end);
-	job->aio.vfs_aio_state.duration = nsec_time_diff(&end, &start);
+	job->aio.vfs_aio_state.duration = cg_now_ns() - start_ns;
 }
 
 struct tevent_req *cacheguard_uncached_send(TALLOC_CTX *mem_ctx,

@@ -142,11 +142,11 @@ static void cacheguard_served(struct cacheguard_file *cgf,
 	}
 }
 
-ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
-			 struct files_struct *fsp,
-			 void *data,
-			 size_t n,
-			 off_t offset)
+static ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
+				struct files_struct *fsp,
+				void *data,
+				size_t n,
+				off_t offset)
 {
 	struct cacheguard_file *cgf = cacheguard_track(handle, fsp);
 	int fd = fsp_get_io_fd(fsp);
@@ -229,44 +229,29 @@ static bool cacheguard_pread_issue(struct tevent_req *req,
 	case CG_CALL_DONTCACHE:
 	case CG_CALL_PIECES:
 		subreq = cacheguard_uncached_send(
-			state,
-			state->ev,
-			state->handle,
-			false,
-			fsp_get_io_fd(state->fsp),
-			state->data,
-			state->n,
-			state->offset,
-			cg_file_call_flags(call),
+			state, state->ev, state->handle, false,
+			fsp_get_io_fd(state->fsp), state->data, state->n,
+			state->offset, cg_file_call_flags(call),
 			s->cfg->stream_ioprio);
 		state->recv = cacheguard_uncached_recv;
 		break;
 	case CG_CALL_DIRECT:
-		subreq = cacheguard_direct_pread_send(state,
-						      state->ev,
-						      state->cgf->direct,
-						      state->data,
-						      state->n,
-						      state->offset,
-						      cg_stream_inflight(s));
+		subreq = cacheguard_direct_pread_send(
+			state, state->ev, state->cgf->direct, state->data,
+			state->n, state->offset, cg_stream_inflight(s));
 		state->recv = cacheguard_direct_pread_recv;
 		break;
 	case CG_CALL_NEXT:
-		subreq = SMB_VFS_NEXT_PREAD_SEND(state,
-						 state->ev,
-						 state->handle,
-						 state->fsp,
-						 state->data,
-						 state->n,
+		subreq = SMB_VFS_NEXT_PREAD_SEND(state, state->ev,
+						 state->handle, state->fsp,
+						 state->data, state->n,
 						 state->offset);
 		state->recv = SMB_VFS_PREAD_RECV;
 		break;
 	}
 	if (tevent_req_nomem(subreq, req)) {
 		if (s != NULL) {
-			cg_read_end(s,
-				    fsp_get_io_fd(state->fsp),
-				    &state->io,
+			cg_read_end(s, fsp_get_io_fd(state->fsp), &state->io,
 				    -1);
 		}
 		return false;
@@ -275,7 +260,7 @@ static bool cacheguard_pread_issue(struct tevent_req *req,
 	return true;
 }
 
-struct tevent_req *cacheguard_pread_send(
+static struct tevent_req *cacheguard_pread_send(
 	struct vfs_handle_struct *handle,
 	TALLOC_CTX *mem_ctx,
 	struct tevent_context *ev,
@@ -340,11 +325,8 @@ static void cacheguard_pread_done(struct tevent_req *subreq)
 		tevent_req_done(req);
 		return;
 	}
-	if (cacheguard_read_again(state->fsp,
-				  state->cgf,
-				  &state->io,
-				  &state->path,
-				  state->aio.ret,
+	if (cacheguard_read_again(state->fsp, state->cgf, &state->io,
+				  &state->path, state->aio.ret,
 				  aio_state->error)) {
 		*aio_state = (struct vfs_aio_state){0};
 		cacheguard_pread_issue(req, state);
@@ -360,8 +342,8 @@ static void cacheguard_pread_done(struct tevent_req *subreq)
 	tevent_req_done(req);
 }
 
-ssize_t cacheguard_pread_recv(struct tevent_req *req,
-			      struct vfs_aio_state *vfs_aio_state)
+static ssize_t cacheguard_pread_recv(struct tevent_req *req,
+				     struct vfs_aio_state *vfs_aio_state)
 {
 	struct cacheguard_pread_state *state =
 		tevent_req_data(req, struct cacheguard_pread_state);
@@ -369,12 +351,12 @@ ssize_t cacheguard_pread_recv(struct tevent_req *req,
 	return cacheguard_aio_recv(req, &state->aio, vfs_aio_state);
 }
 
-ssize_t cacheguard_sendfile(struct vfs_handle_struct *handle,
-			    int tofd,
-			    files_struct *fromfsp,
-			    const DATA_BLOB *hdr,
-			    off_t offset,
-			    size_t n)
+static ssize_t cacheguard_sendfile(struct vfs_handle_struct *handle,
+				   int tofd,
+				   files_struct *fromfsp,
+				   const DATA_BLOB *hdr,
+				   off_t offset,
+				   size_t n)
 {
 	struct cacheguard_file *cgf = cacheguard_track(handle, fromfsp);
 	struct cg_io io;
@@ -415,4 +397,12 @@ ssize_t cacheguard_sendfile(struct vfs_handle_struct *handle,
 	cg_read_end(&cgf->file.stream, fsp_get_io_fd(fromfsp), &io, data);
 	errno = err;
 	return ret;
+}
+
+void cacheguard_read_hooks(struct vfs_fn_pointers *fns)
+{
+	fns->pread_fn = cacheguard_pread;
+	fns->pread_send_fn = cacheguard_pread_send;
+	fns->pread_recv_fn = cacheguard_pread_recv;
+	fns->sendfile_fn = cacheguard_sendfile;
 }

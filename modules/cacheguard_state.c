@@ -30,6 +30,7 @@
 #include <sys/vfs.h>
 
 #include "cacheguard_glue.h"
+#include "../source/cg_share.h"
 #include "../source/cg_sys.h"
 
 /* "cacheguard", from vfs_cacheguard_init on; DBGC_VFS until then */
@@ -74,90 +75,33 @@ static const char *cacheguard_state_dir(void)
 	return dir;
 }
 
-/*
- * Whether the directory on dirfd may hold lock files
- * (cg_state_dir_untrusted), said once per process where it may not
- */
-static bool cacheguard_state_dir_trusted(int dirfd, const char *path)
+/* A lock file NAME in the module's directory, opened as root */
+int cacheguard_state_file_open(const char *name)
 {
 	static bool logged;
-	const char *why = NULL;
-	struct stat st;
+	const char *state = lp_state_directory();
+	const char *dir = NULL;
+	struct cg_untrusted bad = {0};
+	int fd = -1, err = ENOMEM;
 
-	if (fstat(dirfd, &st) != 0) {
-		return false;
+	become_root();
+	dir = cacheguard_state_dir();
+	if (dir != NULL) {
+		fd = cg_state_file_open(state, strrchr(dir, '/') + 1, name,
+					&bad);
+		err = errno;
 	}
-	why = cg_state_dir_untrusted((uint32_t)st.st_uid,
-				     (uint32_t)st.st_mode);
-	if (why == NULL) {
-		return true;
-	}
-	if (!logged) {
+	unbecome_root();
+	if (bad.why != NULL && !logged) {
 		logged = true;
 		DBG_ERR("%s is %s (uid %u, mode %04o): cacheguard keeps no "
 			"lock files there; make it root's and writable by "
 			"root alone\n",
-			path,
-			why,
-			(unsigned)st.st_uid,
-			(unsigned)(st.st_mode & 07777));
+			bad.parent ? state : dir,
+			bad.why,
+			(unsigned)bad.uid,
+			(unsigned)bad.mode);
 	}
-	errno = EPERM;
-	return false;
-}
-
-/* A descriptor of the module's directory, made 0700 if missing; as root */
-static int cacheguard_state_dir_open(void)
-{
-	const char *dir = cacheguard_state_dir();
-	const char *state = lp_state_directory();
-	const char *name = NULL;
-	int dirfd, parentfd;
-
-	if (dir == NULL) {
-		errno = ENOMEM;
-		return -1;
-	}
-	name = strrchr(dir, '/') + 1;
-	parentfd = open(state, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (parentfd == -1) {
-		return -1;
-	}
-	if (!cacheguard_state_dir_trusted(parentfd, state) ||
-	    (mkdirat(parentfd, name, 0700) != 0 && errno != EEXIST)) {
-		close(parentfd);
-		return -1;
-	}
-	dirfd = openat(parentfd, name,
-		       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	close(parentfd);
-	if (dirfd == -1) {
-		return -1;
-	}
-	if (!cacheguard_state_dir_trusted(dirfd, dir)) {
-		close(dirfd);
-		return -1;
-	}
-	/* 0700: the lock files are nobody else's business */
-	(void)fchmod(dirfd, 0700);
-	return dirfd;
-}
-
-int cacheguard_state_file_open(const char *name)
-{
-	int dirfd, fd = -1;
-	int err;
-
-	become_root();
-	dirfd = cacheguard_state_dir_open();
-	err = errno;
-	if (dirfd != -1) {
-		fd = openat(dirfd, name,
-			    O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-		err = errno;
-		close(dirfd);
-	}
-	unbecome_root();
 	errno = err;
 	return fd;
 }
@@ -184,19 +128,16 @@ void cacheguard_fs_lacks(struct files_struct *fsp,
 void cacheguard_fs_probe(struct files_struct *fsp, bool may_reopen)
 {
 	dev_t dev = fsp->fsp_name->st.st_ex_dev;
-	enum cg_mode auto_mode;
 	unsigned lacks;
 
 	if (!cg_dev_probe(&cacheguard_devs, &cg_sys_linux, dev,
-			  fsp_get_io_fd(fsp),
-			  may_reopen)) {
+			  fsp_get_io_fd(fsp), may_reopen)) {
 		return;
 	}
 	lacks = cg_dev_lacks(&cacheguard_devs, dev);
-	auto_mode = cg_mode_resolve(CG_MODE_AUTO, lacks);
 	DBG_PREFIX(2,
 		   ("device %u:%u: mode auto serves streams with %s\n",
 		    (unsigned)major(dev),
 		    (unsigned)minor(dev),
-		    cg_mode_name(auto_mode)));
+		    cg_mode_name(cg_mode_resolve(CG_MODE_AUTO, lacks))));
 }

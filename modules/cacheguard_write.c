@@ -61,10 +61,9 @@ struct cacheguard_wfile {
 	struct cg_writer w;
 	struct files_struct *fsp;
 	/*
-	 * Where residency may be asked (cg_write_writeback): the file's
-	 * own descriptor (-2), or, where smbd's is write-only (mincore
-	 * maps the file), one opened for reading as the client's user;
-	 * -1: none, jobs drop without waiting for writeback
+	 * Where residency may be asked (cg_write_writeback): -3 not asked
+	 * yet, else cg_sys_readable's answer; -1: none, jobs drop without
+	 * waiting for writeback
 	 */
 	int res_fd;
 	struct cacheguard_wb_job *job;	       /* in flight, or NULL */
@@ -149,28 +148,16 @@ static void cacheguard_wpwrite_release(struct cacheguard_wfile *wf)
  */
 static int cacheguard_wfile_destructor(struct cacheguard_wfile *wf)
 {
-	const struct cg_wstats *st = &wf->w.stats;
 	struct cg_range r = cg_write_close(&wf->w);
+	char line[320];
 
 	if (r.end > r.off) {
 		/* Starts the writeback of what is dirty, drops the rest */
 		posix_fadvise(fsp_get_io_fd(wf->fsp), r.off, r.end - r.off,
 			      POSIX_FADV_DONTNEED);
 	}
-	if (st->streams > 0) {
-		DBG_PREFIX(2,
-			   ("%s: written %ju mode %s; stream %ju uncached "
-			    "%ju written back and dropped %ju in %ju jobs; "
-			    "streams %ju; fallbacks %ju\n",
-			    fsp_str_dbg(wf->fsp),
-			    (uintmax_t)st->bytes_written,
-			    cg_mode_name(wf->w.mode),
-			    (uintmax_t)st->bytes_stream,
-			    (uintmax_t)st->bytes_uncached,
-			    (uintmax_t)st->bytes_dropped,
-			    (uintmax_t)st->jobs,
-			    (uintmax_t)st->streams,
-			    (uintmax_t)st->fallbacks));
+	if (cg_write_summary(&wf->w, line, sizeof(line))) {
+		DBG_PREFIX(2, ("%s: %s\n", fsp_str_dbg(wf->fsp), line));
 	}
 	if (wf->job != NULL) {
 		wf->job->wf = NULL;
@@ -186,29 +173,20 @@ static int cacheguard_wfile_destructor(struct cacheguard_wfile *wf)
 /* The descriptor residency is asked of, as res_fd says: -1 for none */
 static int cacheguard_wfile_res_fd(struct cacheguard_wfile *wf)
 {
-	char buf[PATH_MAX];
-	const char *path = NULL;
 	int fd = fsp_get_io_fd(wf->fsp);
-	int flags;
 
-	if (wf->res_fd != -3) {
-		return wf->res_fd == -2 ? fd : wf->res_fd;
+	if (wf->res_fd == -3) {
+		/* a reopen is as the client's user: permissions again */
+		wf->res_fd = cg_sys_readable(fd);
+		if (wf->res_fd == -1) {
+			DBG_INFO("%s: no descriptor to ask residency of (%s): "
+				 "its write-behind drops without waiting for "
+				 "writeback\n",
+				 fsp_str_dbg(wf->fsp),
+				 strerror(errno));
+		}
 	}
-	flags = fcntl(fd, F_GETFL);
-	if (flags != -1 && (flags & O_ACCMODE) != O_WRONLY) {
-		wf->res_fd = -2;
-		return fd;
-	}
-	/* as the client's user: permissions are checked again */
-	path = cacheguard_proc_fd_path(fd, buf, sizeof(buf));
-	wf->res_fd = path != NULL ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-	if (wf->res_fd == -1) {
-		DBG_INFO("%s: no descriptor to ask residency of (%s): its "
-			 "write-behind drops without waiting for writeback\n",
-			 fsp_str_dbg(wf->fsp),
-			 strerror(errno));
-	}
-	return wf->res_fd;
+	return wf->res_fd == CG_SYS_SAME_FD ? fd : wf->res_fd;
 }
 
 /*
@@ -239,7 +217,7 @@ cacheguard_writer(struct vfs_handle_struct *handle, struct files_struct *fsp)
 		return NULL;
 	}
 	wf->fsp = fsp;
-	wf->res_fd = -3;	/* not asked yet */
+	wf->res_fd = -3;
 	cg_writer_init(&wf->w,
 		       &share->cfg,
 		       cg_dev_lacks(&cacheguard_devs, dev) | share->below);
@@ -380,11 +358,11 @@ static void cacheguard_wfile_fell_back(struct cacheguard_wfile *wf,
 	cacheguard_fs_lacks(wf->fsp, lacks, "RWF_DONTCACHE writes", err);
 }
 
-ssize_t cacheguard_pwrite(struct vfs_handle_struct *handle,
-			  struct files_struct *fsp,
-			  const void *data,
-			  size_t n,
-			  off_t offset)
+static ssize_t cacheguard_pwrite(struct vfs_handle_struct *handle,
+				 struct files_struct *fsp,
+				 const void *data,
+				 size_t n,
+				 off_t offset)
 {
 	struct cacheguard_wfile *wf = cacheguard_writer(handle, fsp);
 	struct cg_wio wio = {.path = CG_PATH_NEXT};
@@ -416,11 +394,11 @@ ssize_t cacheguard_pwrite(struct vfs_handle_struct *handle,
 }
 
 /* smbd's recvfile ("min receivefile size"): a write from the socket */
-ssize_t cacheguard_recvfile(struct vfs_handle_struct *handle,
-			    int fromfd,
-			    struct files_struct *tofsp,
-			    off_t offset,
-			    size_t n)
+static ssize_t cacheguard_recvfile(struct vfs_handle_struct *handle,
+				   int fromfd,
+				   struct files_struct *tofsp,
+				   off_t offset,
+				   size_t n)
 {
 	struct cacheguard_wfile *wf = cacheguard_writer(handle, tofsp);
 	struct cg_wio wio = {.path = CG_PATH_NEXT};
@@ -448,16 +426,10 @@ static bool cacheguard_pwrite_issue(struct cacheguard_pwrite_state *state)
 	struct tevent_req *subreq = NULL;
 
 	if (state->wio.path == CG_PATH_UNCACHED) {
-		subreq = cacheguard_uncached_send(state,
-						  state->ev,
-						  state->handle,
-						  true,
-						  fsp_get_io_fd(state->fsp),
-						  discard_const(state->data),
-						  state->n,
-						  state->offset,
-						  CG_RWF_DONTCACHE,
-						  0);
+		subreq = cacheguard_uncached_send(
+			state, state->ev, state->handle, true,
+			fsp_get_io_fd(state->fsp), discard_const(state->data),
+			state->n, state->offset, CG_RWF_DONTCACHE, 0);
 	} else {
 		subreq = SMB_VFS_NEXT_PWRITE_SEND(state, state->ev,
 						  state->handle, state->fsp,
@@ -471,13 +443,14 @@ static bool cacheguard_pwrite_issue(struct cacheguard_pwrite_state *state)
 	return true;
 }
 
-struct tevent_req *cacheguard_pwrite_send(struct vfs_handle_struct *handle,
-					  TALLOC_CTX *mem_ctx,
-					  struct tevent_context *ev,
-					  struct files_struct *fsp,
-					  const void *data,
-					  size_t n,
-					  off_t offset)
+static struct tevent_req *cacheguard_pwrite_send(
+	struct vfs_handle_struct *handle,
+	TALLOC_CTX *mem_ctx,
+	struct tevent_context *ev,
+	struct files_struct *fsp,
+	const void *data,
+	size_t n,
+	off_t offset)
 {
 	struct cacheguard_wfile *wf = cacheguard_writer(handle, fsp);
 	struct tevent_req *req = NULL;
@@ -557,8 +530,8 @@ static void cacheguard_pwrite_done(struct tevent_req *subreq)
 	cacheguard_pwrite_finish(state, 0);
 }
 
-ssize_t cacheguard_pwrite_recv(struct tevent_req *req,
-			       struct vfs_aio_state *vfs_aio_state)
+static ssize_t cacheguard_pwrite_recv(struct tevent_req *req,
+				      struct vfs_aio_state *vfs_aio_state)
 {
 	struct cacheguard_pwrite_state *state =
 		tevent_req_data(req, struct cacheguard_pwrite_state);
@@ -566,11 +539,11 @@ ssize_t cacheguard_pwrite_recv(struct tevent_req *req,
 	return cacheguard_aio_recv(req, &state->aio, vfs_aio_state);
 }
 
-int cacheguard_fallocate(struct vfs_handle_struct *handle,
-			 struct files_struct *fsp,
-			 uint32_t mode,
-			 off_t offset,
-			 off_t len)
+static int cacheguard_fallocate(struct vfs_handle_struct *handle,
+				struct files_struct *fsp,
+				uint32_t mode,
+				off_t offset,
+				off_t len)
 {
 	enum cg_change how = (mode & VFS_FALLOCATE_FL_KEEP_SIZE) != 0
 				     ? CG_CHANGE_ALLOCATE
@@ -584,9 +557,9 @@ int cacheguard_fallocate(struct vfs_handle_struct *handle,
 	return ret;
 }
 
-int cacheguard_ftruncate(struct vfs_handle_struct *handle,
-			 struct files_struct *fsp,
-			 off_t len)
+static int cacheguard_ftruncate(struct vfs_handle_struct *handle,
+				struct files_struct *fsp,
+				off_t len)
 {
 	int ret;
 
@@ -624,7 +597,7 @@ static void cacheguard_offload_write_done(struct tevent_req *subreq)
 }
 
 /* Server-side copy (copy-chunk): vfs_default uses copy_file_range() */
-struct tevent_req *cacheguard_offload_write_send(
+static struct tevent_req *cacheguard_offload_write_send(
 	struct vfs_handle_struct *handle,
 	TALLOC_CTX *mem_ctx,
 	struct tevent_context *ev,
@@ -662,13 +635,26 @@ struct tevent_req *cacheguard_offload_write_send(
 	return req;
 }
 
-NTSTATUS cacheguard_offload_write_recv(struct vfs_handle_struct *handle,
-				       struct tevent_req *req,
-				       off_t *copied)
+static NTSTATUS cacheguard_offload_write_recv(
+	struct vfs_handle_struct *handle,
+	struct tevent_req *req,
+	off_t *copied)
 {
 	struct cacheguard_offload_write_state *state =
 		tevent_req_data(req, struct cacheguard_offload_write_state);
 
 	*copied = state->copied;
 	return tevent_req_simple_recv_ntstatus(req);
+}
+
+void cacheguard_write_hooks(struct vfs_fn_pointers *fns)
+{
+	fns->pwrite_fn = cacheguard_pwrite;
+	fns->pwrite_send_fn = cacheguard_pwrite_send;
+	fns->pwrite_recv_fn = cacheguard_pwrite_recv;
+	fns->recvfile_fn = cacheguard_recvfile;
+	fns->fallocate_fn = cacheguard_fallocate;
+	fns->ftruncate_fn = cacheguard_ftruncate;
+	fns->offload_write_send_fn = cacheguard_offload_write_send;
+	fns->offload_write_recv_fn = cacheguard_offload_write_recv;
 }

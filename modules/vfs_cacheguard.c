@@ -25,27 +25,11 @@
  * pages of whatever else runs on the server. This module watches the
  * reads and writes of every large open file, recognises a large
  * sequential stream (the engine in ../source/ decides) and serves the
- * stream without leaving it in the cache:
- *
- *	[share]
- *		vfs objects = cacheguard
- *		cacheguard:mode = auto
- *
- * Modes, per share, resolved per file at its first read: dontneed (the
- * next module reads, the engine drops the pages behind the stream a
- * window at a time), dontcache (preadv2(RWF_DONTCACHE) in smbd's thread
- * pool), direct (O_DIRECT with a private prefetch buffer,
- * cacheguard_direct.c), auto (direct, else dontcache, else dontneed, as
- * the filesystem allows; probed once per filesystem).
- *
- * Every read path smbd uses for SMB2 READ comes through the module:
- * pread_send (the default), sendfile and plain pread (cacheguard_read.c).
- * Reads that are not part of a stream go to the next module untouched. A
- * fast path that fails is retried as a plain buffered read, so the
- * client always gets the bytes pread() would have returned:
- *
- *   pread_send --> choose path --+--> NEXT pread_send ----------+--> done
- *                                +--> uncached / direct --fail--+
+ * stream without leaving it in the cache, as the share's cacheguard:mode
+ * says (vfs_cacheguard.8). Other reads go to the next module untouched;
+ * a fast path that fails is retried as a plain buffered read, so the
+ * client always gets the bytes pread() would have returned (README.md
+ * draws a read's path).
  *
  * This file holds the tree connect (the share's options and the modules
  * below in its stack), the close and the function table; an open file's
@@ -104,30 +88,6 @@ static void cacheguard_check_names(int snum, const char *service)
 				      discard_const_p(char, service));
 }
 
-/* The module name in a "vfs objects" entry, as vfs_init_custom finds it */
-static char *cacheguard_stack_name(TALLOC_CTX *mem_ctx, const char *object)
-{
-	char *name = talloc_strdup(mem_ctx, object);
-	char *p = NULL;
-
-	if (name == NULL) {
-		return NULL;
-	}
-	p = strchr(name, ':');
-	if (p != NULL) {
-		*p = '\0';
-	}
-	trim_char(name, ' ', ' ');
-	if (name[0] == '/' && (p = strrchr(name, '/')) != NULL) {
-		name = p + 1;
-		p = strchr(name, '.');
-		if (p != NULL) {
-			*p = '\0';
-		}
-	}
-	return name;
-}
-
 static unsigned cacheguard_stack_ops(const struct vfs_fn_pointers *fns)
 {
 	unsigned ops = 0;
@@ -162,7 +122,7 @@ static unsigned cacheguard_stack_below(struct vfs_handle_struct *handle,
 
 	for (h = handle->conn->vfs_handles, i = 0; h != NULL;
 	     h = h->next, i++) {
-		const char *name = NULL;
+		char *name = NULL;
 		unsigned ops;
 
 		if (h == handle) {
@@ -172,8 +132,8 @@ static unsigned cacheguard_stack_below(struct vfs_handle_struct *handle,
 		if (!below || h->next == NULL) {
 			continue;	/* above, or vfs_default */
 		}
-		name = i < n ? cacheguard_stack_name(talloc_tos(), objects[i])
-			     : NULL;
+		name = i < n ? talloc_strdup(talloc_tos(), objects[i]) : NULL;
+		name = name != NULL ? cg_stack_name(name) : NULL;
 		ops = cacheguard_stack_ops(h->fns);
 		switch (cg_below_kind(name, ops)) {
 		case CG_BELOW_SEES:
@@ -284,18 +244,7 @@ static int cacheguard_close(struct vfs_handle_struct *handle,
 static struct vfs_fn_pointers vfs_cacheguard_fns = {
 	.connect_fn = cacheguard_connect,
 	.close_fn = cacheguard_close,
-	.pread_fn = cacheguard_pread,
-	.pread_send_fn = cacheguard_pread_send,
-	.pread_recv_fn = cacheguard_pread_recv,
-	.sendfile_fn = cacheguard_sendfile,
-	.pwrite_fn = cacheguard_pwrite,
-	.pwrite_send_fn = cacheguard_pwrite_send,
-	.pwrite_recv_fn = cacheguard_pwrite_recv,
-	.recvfile_fn = cacheguard_recvfile,
-	.fallocate_fn = cacheguard_fallocate,
-	.ftruncate_fn = cacheguard_ftruncate,
-	.offload_write_send_fn = cacheguard_offload_write_send,
-	.offload_write_recv_fn = cacheguard_offload_write_recv,
+	/* and the hooks of the read and write files, at init */
 };
 
 /*
@@ -338,6 +287,8 @@ NTSTATUS vfs_cacheguard_init(TALLOC_CTX *ctx)
 		return status;
 	}
 	cacheguard_sys_init();
+	cacheguard_read_hooks(&vfs_cacheguard_fns);
+	cacheguard_write_hooks(&vfs_cacheguard_fns);
 	status = smb_register_vfs(SMB_VFS_INTERFACE_VERSION,
 				  "cacheguard",
 				  &vfs_cacheguard_fns);

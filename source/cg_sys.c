@@ -230,15 +230,31 @@ int cg_sys_fs_type(const struct cg_sys *sys, int fd, uint64_t *f_type)
 	return 0;
 }
 
-int cg_sys_reopen_direct(const struct cg_sys *sys, int fd)
+/* Via /proc/self/fd, as the calling user: permissions are checked again */
+static int cg_sys_reopen(int fd, int flags)
 {
 	char path[32];
 
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	return open(path, flags | O_CLOEXEC);
+}
+
+int cg_sys_reopen_direct(const struct cg_sys *sys, int fd)
+{
 	if (sys->reopen_direct != NULL) {
 		return sys->reopen_direct(fd);
 	}
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	return open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	return cg_sys_reopen(fd, O_RDONLY | O_DIRECT);
+}
+
+int cg_sys_readable(int fd)
+{
+	int flags = fcntl(fd, F_GETFL);
+
+	if (flags != -1 && (flags & O_ACCMODE) != O_WRONLY) {
+		return CG_SYS_SAME_FD;
+	}
+	return cg_sys_reopen(fd, O_RDONLY);
 }
 
 void cg_sys_sleep(const struct cg_sys *sys, uint64_t ns)

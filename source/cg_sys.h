@@ -91,6 +91,13 @@ int cg_sys_reopen_direct(const struct cg_sys *sys, int fd);
 void cg_sys_sleep(const struct cg_sys *sys, uint64_t ns);
 
 /*
+ * A descriptor of fd's file that can be read (mincore maps the file):
+ * CG_SYS_SAME_FD where fd can, else a read-only reopen, -1 and errno
+ */
+#define CG_SYS_SAME_FD (-2)
+int cg_sys_readable(int fd);
+
+/*
  * pread() semantics over sys->preadv2: read until n bytes or end of
  * file, retrying EINTR; with CG_RWF_DONTCACHE or CG_READ_DROP in pieces
  * of at most 1 MiB. An error after some bytes is still -1 and errno: a

@@ -43,6 +43,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
 
 #include "cg_util.h"
 #include "cg_write.h"
@@ -58,7 +60,7 @@ enum cg_mode cg_write_mode(enum cg_mode want, unsigned fs_lacks)
 		return CG_MODE_DONTNEED;	/* through the module below */
 	}
 	if (want == CG_MODE_AUTO && (fs_lacks & CG_FS_REMOTE)) {
-		return CG_MODE_DONTNEED;	/* network, FUSE: the man page */
+		return CG_MODE_DONTNEED;	/* network, FUSE: man page */
 	}
 	if ((want == CG_MODE_AUTO || want == CG_MODE_DONTCACHE) &&
 	    (fs_lacks & (CG_FS_NO_DONTCACHE | CG_FS_NO_DONTCACHE_WRITE)) ==
@@ -328,4 +330,21 @@ struct cg_range cg_write_close(struct cg_writer *w)
 		return w->span;
 	}
 	return (struct cg_range){0, 0};
+}
+
+bool cg_write_summary(const struct cg_writer *w, char *buf, size_t len)
+{
+	const struct cg_wstats *st = &w->stats;
+
+	if (st->streams == 0) {
+		return false;
+	}
+	snprintf(buf, len,
+		 "written %" PRIu64 " mode %s; stream %" PRIu64 " uncached "
+		 "%" PRIu64 " written back and dropped %" PRIu64 " in %" PRIu64
+		 " jobs; streams %" PRIu64 "; fallbacks %" PRIu64,
+		 st->bytes_written, cg_mode_name(w->mode), st->bytes_stream,
+		 st->bytes_uncached, st->bytes_dropped, st->jobs, st->streams,
+		 st->fallbacks);
+	return true;
 }

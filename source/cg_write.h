@@ -158,4 +158,7 @@ void cg_write_wb_skipped(struct cg_writer *w, const struct cg_wb_plan *plan);
 /* The file is closed: the range to DONTNEED now, maybe empty */
 struct cg_range cg_write_close(struct cg_writer *w);
 
+/* The close's log line, for a file with a write stream: else false */
+bool cg_write_summary(const struct cg_writer *w, char *buf, size_t len);
+
 #endif /* CG_WRITE_H */

@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "cg_file.h"
 #include "cg_share.h"
@@ -528,6 +529,71 @@ static void test_slots(void **state)
 	assert_int_not_equal(cg_share_slot(2049, 12), cg_share_slot(2050, 12));
 }
 
+/* The lock files' directories: made, tightened, refused when untrusted */
+static void test_state_file(void **state)
+{
+	char top[] = "/tmp/cg_test_state.XXXXXX";
+	char sub[64];
+	struct cg_untrusted bad;
+	struct stat st;
+	int fd;
+
+	assert_non_null(mkdtemp(top));
+	snprintf(sub, sizeof(sub), "%s/cacheguard", top);
+	if (geteuid() != 0) {
+		/* not root's: refused, named */
+		assert_int_equal(cg_state_file_open(top, "cacheguard", "f",
+						    &bad),
+				 -1);
+		assert_int_equal(errno, EPERM);
+		assert_true(bad.parent);
+		assert_int_equal(rmdir(top), 0);
+		return;
+	}
+	fd = cg_state_file_open(top, "cacheguard", "streams", &bad);
+	assert_true(fd >= 0);
+	assert_null(bad.why);
+	assert_true((fcntl(fd, F_GETFD) & FD_CLOEXEC) != 0);
+	close(fd);
+	assert_int_equal(stat(sub, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0700);
+	/* loosened by hand: put back */
+	assert_int_equal(chmod(sub, 0711), 0);
+	fd = cg_state_file_open(top, "cacheguard", "streams", &bad);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(stat(sub, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0700);
+	/* writable by others, or not root's: refused, named */
+	assert_int_equal(chmod(sub, 0777), 0);
+	assert_int_equal(cg_state_file_open(top, "cacheguard", "streams",
+					    &bad),
+			 -1);
+	assert_int_equal(errno, EPERM);
+	assert_false(bad.parent);
+	assert_int_equal(bad.mode, 0777);
+	assert_int_equal(chmod(sub, 0700), 0);
+	assert_int_equal(chown(top, 1, 0), 0);
+	assert_int_equal(cg_state_file_open(top, "cacheguard", "streams",
+					    &bad),
+			 -1);
+	assert_true(bad.parent);
+	assert_int_equal(bad.uid, 1);
+	assert_string_equal(bad.why, "not owned by root");
+	assert_int_equal(chown(top, 0, 0), 0);
+	/* a symbolic link is no directory of the module's */
+	snprintf(sub, sizeof(sub), "%s/link", top);
+	assert_int_equal(symlink("cacheguard", sub), 0);
+	assert_int_equal(cg_state_file_open(top, "link", "streams", &bad), -1);
+	assert_null(bad.why);
+	assert_int_equal(unlink(sub), 0);
+	snprintf(sub, sizeof(sub), "%s/cacheguard/streams", top);
+	assert_int_equal(unlink(sub), 0);
+	snprintf(sub, sizeof(sub), "%s/cacheguard", top);
+	assert_int_equal(rmdir(sub), 0);
+	assert_int_equal(rmdir(top), 0);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 CG_TEST_MAIN(NULL, NULL,
@@ -541,4 +607,5 @@ CG_TEST_MAIN(NULL, NULL,
 	     T(test_dontcache_joins),
 	     T(test_direct_joins),
 	     T(test_drop_pieces),
-	     T(test_slots))
+	     T(test_slots),
+	     T(test_state_file))

@@ -693,6 +693,55 @@ static void test_dontcache(void **state)
 	assert_int_equal(w.stats.fallbacks, 2);
 }
 
+/* Residency needs a readable descriptor: a write-only one is reopened */
+static void test_readable(void **unused)
+{
+	char path[] = "/tmp/cg_test_readable.XXXXXX";
+	int fd = mkstemp(path);
+	int wfd, rfd;
+	char c = 0;
+
+	assert_true(fd >= 0);
+	wfd = open(path, O_WRONLY);
+	unlink(path);
+	assert_true(wfd >= 0);
+	assert_int_equal(cg_sys_readable(fd), CG_SYS_SAME_FD);
+	rfd = cg_sys_readable(wfd);
+	assert_true(rfd >= 0 && rfd != wfd);
+	assert_true((fcntl(rfd, F_GETFL) & O_ACCMODE) == O_RDONLY);
+	assert_true((fcntl(rfd, F_GETFD) & FD_CLOEXEC) != 0);
+	assert_int_equal(read(rfd, &c, 1), 0);
+	close(rfd);
+	close(wfd);
+	close(fd);
+	assert_int_equal(cg_sys_readable(fd), -1);
+}
+
+/* The close's line: only for a file that had a stream */
+static void test_summary(void **state)
+{
+	struct cg_config cfg;
+	struct cg_writer w;
+	char line[320];
+
+	init(&w, &cfg, CG_MODE_DONTNEED);
+	assert_false(cg_write_summary(&w, line, sizeof(line)));
+	w.stats = (struct cg_wstats){
+		.bytes_written = 6,
+		.bytes_stream = 5,
+		.bytes_uncached = 4,
+		.bytes_dropped = 3,
+		.streams = 1,
+		.jobs = 2,
+		.fallbacks = 7,
+	};
+	assert_true(cg_write_summary(&w, line, sizeof(line)));
+	assert_string_equal(line,
+			    "written 6 mode dontneed; stream 5 uncached 4 "
+			    "written back and dropped 3 in 2 jobs; streams 1; "
+			    "fallbacks 7");
+}
+
 CG_TEST_MAIN(NULL, NULL,
 	     cmocka_unit_test_setup(test_modes, setup),
 	     cmocka_unit_test_setup(test_detect, setup),
@@ -706,4 +755,6 @@ CG_TEST_MAIN(NULL, NULL,
 	     cmocka_unit_test_setup(test_sync_catch_up, setup),
 	     cmocka_unit_test_setup(test_drop_as_written, setup),
 	     cmocka_unit_test_setup(test_start_error_is_no_error, setup),
-	     cmocka_unit_test_setup(test_dontcache, setup))
+	     cmocka_unit_test_setup(test_dontcache, setup),
+	     cmocka_unit_test(test_readable),
+	     cmocka_unit_test(test_summary))
