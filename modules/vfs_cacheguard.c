@@ -108,7 +108,7 @@ static unsigned cacheguard_stack_ops(const struct vfs_fn_pointers *fns)
  * files' reads or writes, each logged. smbd stacks a share's handles in
  * the order of "vfs objects", then what it adds itself (widelinks), then
  * vfs_default; a module implements an operation when its table has the
- * function; what that means is the engine's call (cg_stack.c).
+ * function; what that means is the engine's call (cg_below_kind).
  */
 static unsigned cacheguard_stack_below(struct vfs_handle_struct *handle,
 					const char *service)
