@@ -30,7 +30,6 @@
 #include <sys/vfs.h>
 
 #include "cacheguard_glue.h"
-#include "../source/cg_share.h"
 #include "../source/cg_sys.h"
 
 /* "cacheguard", from vfs_cacheguard_init on; DBGC_VFS until then */

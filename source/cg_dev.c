@@ -18,9 +18,11 @@
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 
 #include "cg_dev.h"
@@ -263,4 +265,62 @@ bool cg_dev_probe(struct cg_devs *t,
 	}
 	d->flags |= CG_DEV_PROBED | lacks;
 	return true;
+}
+
+/* Whether dirfd may hold lock files; if not, why in *bad */
+static bool cg_state_dir_trusted(int dirfd,
+				 bool parent,
+				 struct cg_untrusted *bad)
+{
+	struct stat st;
+
+	if (fstat(dirfd, &st) != 0) {
+		return false;
+	}
+	bad->why = cg_state_dir_untrusted((uint32_t)st.st_uid,
+					  (uint32_t)st.st_mode);
+	if (bad->why == NULL) {
+		return true;
+	}
+	bad->parent = parent;
+	bad->uid = (uint32_t)st.st_uid;
+	bad->mode = (uint32_t)st.st_mode & 07777;
+	errno = EPERM;
+	return false;
+}
+
+int cg_state_file_open(const char *state,
+		       const char *dir,
+		       const char *name,
+		       struct cg_untrusted *bad)
+{
+	int parentfd, dirfd, fd = -1;
+	int err;
+
+	bad->why = NULL;
+	parentfd = open(state, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (parentfd == -1) {
+		return -1;
+	}
+	if (!cg_state_dir_trusted(parentfd, true, bad) ||
+	    (mkdirat(parentfd, dir, 0700) != 0 && errno != EEXIST)) {
+		close(parentfd);
+		return -1;
+	}
+	dirfd = openat(parentfd, dir,
+		       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	close(parentfd);
+	if (dirfd == -1) {
+		return -1;
+	}
+	if (cg_state_dir_trusted(dirfd, false, bad)) {
+		/* 0700: the lock files are nobody else's business */
+		(void)fchmod(dirfd, 0700);
+		fd = openat(dirfd, name,
+			    O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	}
+	err = errno;
+	close(dirfd);
+	errno = err;
+	return fd;
 }

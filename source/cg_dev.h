@@ -82,6 +82,24 @@ bool cg_state_dir_name(bool clustered,
  */
 const char *cg_state_dir_untrusted(uint32_t uid, uint32_t mode);
 
+/* A lock directory cg_state_dir_untrusted refused, for the log */
+struct cg_untrusted {
+	const char *why;	/* NULL: none was */
+	bool parent;		/* the state directory, else dir in it */
+	uint32_t uid;
+	uint32_t mode;
+};
+
+/*
+ * The lock file name (0600) in directory dir (made 0700) of the state
+ * directory, both trusted (cg_state_dir_untrusted); -1 and errno, EPERM
+ * with *bad filled for an untrusted one
+ */
+int cg_state_file_open(const char *state,
+		       const char *dir,
+		       const char *name,
+		       struct cg_untrusted *bad);
+
 /* Beside the CG_FS_* flags: probed already */
 #define CG_DEV_PROBED 0x1
 

@@ -81,6 +81,23 @@ enum cg_below_kind cg_below_kind(const char *name, unsigned ops)
 	return CG_BELOW_SEES;
 }
 
+char *cg_stack_name(char *entry)
+{
+	char *name = entry + strspn(entry, " ");
+	size_t n;
+
+	name[strcspn(name, ":")] = '\0';
+	n = strlen(name);
+	while (n > 0 && name[n - 1] == ' ') {
+		name[--n] = '\0';
+	}
+	if (name[0] == '/') {
+		name = strrchr(name, '/') + 1;
+		name[strcspn(name, ".")] = '\0';
+	}
+	return name;
+}
+
 enum cg_mode cg_mode_resolve(enum cg_mode want, unsigned fs_lacks)
 {
 	if (fs_lacks & CG_BELOW_READS) {

@@ -44,6 +44,13 @@ enum cg_below_kind {
 enum cg_below_kind cg_below_kind(const char *name, unsigned ops);
 
 /*
+ * The module name of a "vfs objects" entry, as smbd's vfs_init_custom
+ * finds it (for cg_below_kind): up to a ':', blanks trimmed, of a path
+ * the file name up to its first '.'. Cuts entry, which it points into.
+ */
+char *cg_stack_name(char *entry);
+
+/*
  * One per tracked open file: its stream, its mode, and every decision
  * about a read's path and what a failure means; the glue does as told
  * and remembers what a filesystem lacks (cg_dev.h).

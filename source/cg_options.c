@@ -359,23 +359,6 @@ void cg_config_describe(const struct cg_config *cfg, char *buf, size_t len)
 	}
 }
 
-char *cg_stack_name(char *entry)
-{
-	char *name = entry + strspn(entry, " ");
-	size_t n;
-
-	name[strcspn(name, ":")] = '\0';
-	n = strlen(name);
-	while (n > 0 && name[n - 1] == ' ') {
-		name[--n] = '\0';
-	}
-	if (name[0] == '/') {
-		name = strrchr(name, '/') + 1;
-		name[strcspn(name, ".")] = '\0';
-	}
-	return name;
-}
-
 /* Up to the second '-': "4.22.11-Debian" of "4.22.11-Debian-4.22.11+..." */
 static size_t cg_samba_release_len(const char *v)
 {

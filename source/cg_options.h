@@ -109,13 +109,6 @@ int cg_config_check(const struct cg_config *cfg, char *err, size_t errlen);
 /* "mode=auto min file size=16777216 ...", for the connect log line */
 void cg_config_describe(const struct cg_config *cfg, char *buf, size_t len);
 
-/*
- * The module name of a "vfs objects" entry, as smbd's vfs_init_custom
- * finds it (for cg_below_kind): up to a ':', blanks trimmed, of a path
- * the file name up to its first '.'. Cuts entry, which it points into.
- */
-char *cg_stack_name(char *entry);
-
 /* Sizes with an optional K/M/G/T suffix (powers of 1024) */
 int cg_parse_size(const char *s, uint64_t *out);
 

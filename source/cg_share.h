@@ -43,22 +43,4 @@ struct cg_range cg_share_leftover(const struct cg_stream *s);
 /* Give up its claim; close_it: drop its leftover and close the fd */
 void cg_share_end(struct cg_stream *s, int fd, bool close_it);
 
-/* A lock directory cg_state_dir_untrusted refused, for the log */
-struct cg_untrusted {
-	const char *why;	/* NULL: none was */
-	bool parent;		/* the state directory, else dir in it */
-	uint32_t uid;
-	uint32_t mode;
-};
-
-/*
- * The lock file name (0600) in directory dir (made 0700) of the state
- * directory, both trusted (cg_state_dir_untrusted); -1 and errno, EPERM
- * with *bad filled for an untrusted one
- */
-int cg_state_file_open(const char *state,
-		       const char *dir,
-		       const char *name,
-		       struct cg_untrusted *bad);
-
 #endif /* CG_SHARE_H */

@@ -28,11 +28,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cg_file.h"
 #include "cg_sys.h"
 #include "cg_test.h"
+#include "cg_util.h"
 #include "cg_write.h"
 
 #define NONE 0
@@ -651,6 +653,27 @@ static void test_open_questions(void **state)
 	assert_int_equal(off, -1);
 }
 
+/* "vfs objects" entries name their modules as vfs_init_custom reads them */
+static void test_stack_name(void **state)
+{
+	static const char *const cases[][2] = {
+		{"acl_xattr", "acl_xattr"},
+		{" full_audit : prefix ", "full_audit"},
+		{"streams_xattr:x:y", "streams_xattr"},
+		{"/usr/lib/samba/vfs/io_uring.so", "io_uring"},
+		{" /opt/m/x.y.so :opt", "x"},
+		{"", ""},
+		{" : ", ""},
+	};
+	char buf[64];
+	size_t i;
+
+	for (i = 0; i < CG_ARRAY_SIZE(cases); i++) {
+		snprintf(buf, sizeof(buf), "%s", cases[i][0]);
+		assert_string_equal(cg_stack_name(buf), cases[i][1]);
+	}
+}
+
 CG_TEST_MAIN(NULL, NULL,
 	     cmocka_unit_test(test_resolve),
 	     cmocka_unit_test(test_open_questions),
@@ -663,4 +686,5 @@ CG_TEST_MAIN(NULL, NULL,
 	     cmocka_unit_test(test_track),
 	     cmocka_unit_test(test_direct_unavailable),
 	     cmocka_unit_test(test_hints_follow_mode),
-	     cmocka_unit_test(test_summary))
+	     cmocka_unit_test(test_summary),
+	     cmocka_unit_test(test_stack_name))

@@ -755,27 +755,6 @@ static void test_samba_compatible(void **state)
 	assert_false(cg_samba_compatible("4.17.12-Debian", NULL));
 }
 
-/* "vfs objects" entries name their modules as vfs_init_custom reads them */
-static void test_stack_name(void **state)
-{
-	static const char *const cases[][2] = {
-		{"acl_xattr", "acl_xattr"},
-		{" full_audit : prefix ", "full_audit"},
-		{"streams_xattr:x:y", "streams_xattr"},
-		{"/usr/lib/samba/vfs/io_uring.so", "io_uring"},
-		{" /opt/m/x.y.so :opt", "x"},
-		{"", ""},
-		{" : ", ""},
-	};
-	char buf[64];
-	size_t i;
-
-	for (i = 0; i < CG_ARRAY_SIZE(cases); i++) {
-		snprintf(buf, sizeof(buf), "%s", cases[i][0]);
-		assert_string_equal(cg_stack_name(buf), cases[i][1]);
-	}
-}
-
 CG_TEST_MAIN(NULL, NULL,
 	     cmocka_unit_test(test_parse_size),
 	     cmocka_unit_test(test_mode_names),
@@ -791,5 +770,4 @@ CG_TEST_MAIN(NULL, NULL,
 	     cmocka_unit_test(test_describe),
 	     cmocka_unit_test(test_option_known),
 	     cmocka_unit_test(test_long_bad_value),
-	     cmocka_unit_test(test_samba_compatible),
-	     cmocka_unit_test(test_stack_name))
+	     cmocka_unit_test(test_samba_compatible))
