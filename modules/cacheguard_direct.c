@@ -105,8 +105,6 @@ cacheguard_direct_owner(struct cg_direct_req *r)
 static struct cacheguard_direct *cacheguard_direct_live;
 /* Bytes of prefetch buffer this process holds */
 static size_t cacheguard_direct_mem_in_use;
-/* What this smbd process may use (cg_budget_memory), read once */
-static uint64_t cacheguard_direct_memory;
 
 /* ---- the descriptor ------------------------------------------------- */
 
@@ -594,30 +592,25 @@ cacheguard_direct_open(TALLOC_CTX *mem_ctx,
 		.ioprio = cfg->stream_ioprio,
 	};
 	max_req = cg_dev_max_request(&cacheguard_devs, dev);
-	if (cacheguard_direct_memory == 0) {
-		cacheguard_direct_memory = cg_budget_memory(NULL);
-	}
 	cg_direct_init(&d->sched,
 		       &cacheguard_direct_sched_ops,
 		       d,
 		       cfg->direct_prefetch,
 		       cg_prefetch_align(cfg->direct_prefetch, align, max_req),
 		       size,
-		       cfg->direct_memory,
-		       cacheguard_direct_memory);
+		       cfg->direct_memory);
 	mem = cg_direct_buffer(&d->sched, &reserve);
 	io->budget_fd[0] = cacheguard_direct_budget_take(mem,
-							 d->sched.room,
+							 cfg->direct_memory,
 							 true,
 							 &spent);
 	if (spent) {
 		DBG_INFO("%s: %zu bytes of prefetch buffer would pass "
-			 "cacheguard:direct memory (%ju of smbd's %ju), all "
-			 "smbd processes together (%zu held here)\n",
+			 "cacheguard:direct memory (%ju), all smbd processes "
+			 "together (%zu held here)\n",
 			 fsp_str_dbg(fsp),
 			 mem,
-			 (uintmax_t)d->sched.room,
-			 (uintmax_t)cacheguard_direct_memory,
+			 (uintmax_t)cfg->direct_memory,
 			 cacheguard_direct_mem_in_use);
 		*fail = CG_DIRECT_FAIL_ROOM;
 		goto fail;

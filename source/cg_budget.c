@@ -34,14 +34,10 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <stdio.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "cg_budget.h"
 #include "cg_sys.h"
-#include "cg_util.h"
 
 /* A lock query or request of type F_WRLCK on [start, start + len) */
 static int cg_budget_lock(const struct cg_sys *sys,
@@ -182,81 +178,4 @@ int cg_budget_room(const struct cg_sys *sys,
 	*room = cg_budget_absent(*err) &&
 		cg_budget_local_room(in_use, mem, limit, counted);
 	return -1;
-}
-
-/* The number in dir/name; UINT64_MAX for none ("max") */
-static uint64_t cg_budget_file_value(const char *dir, const char *name)
-{
-	unsigned long long v = UINT64_MAX;
-	char path[PATH_MAX];
-	FILE *f = NULL;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "re");
-	if (f != NULL && fscanf(f, "%llu", &v) != 1) {
-		v = UINT64_MAX;
-	}
-	if (f != NULL) {
-		fclose(f);
-	}
-	return v;
-}
-
-/*
- * /proc/self/cgroup: "ID:controllers:path" a line; v1's memory hierarchy
- * lists "memory", v2's is ID 0
- */
-uint64_t cg_budget_memory(const char *root)
-{
-	uint64_t least = (uint64_t)sysconf(_SC_PHYS_PAGES) *
-			 (uint64_t)sysconf(_SC_PAGESIZE);
-	char line[PATH_MAX], dir[PATH_MAX];
-	const char *name = NULL;
-	size_t top = 0;
-	char *cut = NULL;
-	FILE *f = NULL;
-
-	root = root != NULL ? root : "";
-	snprintf(dir, sizeof(dir), "%s/proc/self/cgroup", root);
-	f = fopen(dir, "re");
-	while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
-		bool v1;
-
-		cut = strchr(line, ':');
-		cut = cut != NULL ? strchr(cut + 1, ':') : NULL;
-		if (cut == NULL) {
-			continue;
-		}
-		*cut++ = '\0';
-		cut[strcspn(cut, "\n")] = '\0';
-		v1 = strstr(line, ":memory") != NULL ||
-		     strstr(line, ",memory") != NULL;
-		if (!v1 && strcmp(line, "0:") != 0) {
-			continue;
-		}
-		name = v1 ? "memory.limit_in_bytes" : "memory.max";
-		top = (size_t)snprintf(dir, sizeof(dir), "%s/sys/fs/cgroup%s%s",
-				       root, v1 ? "/memory" : "", cut);
-		top -= strlen(cut);
-		if (v1) {
-			break;	/* where v1 has memory, v2 lacks it */
-		}
-	}
-	if (f != NULL) {
-		fclose(f);
-	}
-	/* the cgroup's own limits, then each parent's up to the mount's */
-	while (name != NULL && top < sizeof(dir)) {
-		least = CG_MIN(least, cg_budget_file_value(dir, name));
-		if (strcmp(name, "memory.max") == 0) {
-			least = CG_MIN(least,
-				       cg_budget_file_value(dir, "memory.high"));
-		}
-		cut = strrchr(dir, '/');
-		if (cut == NULL || (size_t)(cut - dir) < top) {
-			break;
-		}
-		*cut = '\0';
-	}
-	return least;
 }

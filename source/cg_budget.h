@@ -67,17 +67,4 @@ int cg_budget_room(const struct cg_sys *sys,
 		   bool *room,
 		   int *err);
 
-/*
- * The buffers of direct memory take at most this share of the memory
- * smbd may use (cg_budget_memory): 32M from 1 GiB up
- */
-#define CG_BUDGET_MEMORY_SHARE 32
-
-/*
- * The memory smbd may use: the machine's, or less, the least limit of its
- * memory cgroup and those above it (v1: memory.limit_in_bytes; v2:
- * memory.max and memory.high). root (NULL: "") holds proc/ and sys/.
- */
-uint64_t cg_budget_memory(const char *root);
-
 #endif /* CG_BUDGET_H */

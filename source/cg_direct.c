@@ -25,8 +25,7 @@
  * O_DIRECT has no readahead, so the table (cg_prefetch.c) keeps the next
  * cacheguard:direct prefetch bytes loading in one buffer, counted against
  * direct memory; it grows to the client's reads in flight plus two, up
- * to half the budget, while the budget has room (cg_direct_adapt). Where
- * smbd's memory is short, the budget shrinks to a share of it (room).
+ * to half the budget, while the budget has room (cg_direct_adapt).
  *
  *   request --> look up --+-- HIT -----> pin, copy out (ops->start_copy)
  *                         +-- PENDING -> wait for the fill (waiters)
@@ -42,7 +41,6 @@
 
 #include "lib/util/dlinklist.h"
 
-#include "cg_budget.h"
 #include "cg_direct.h"
 #include "cg_util.h"
 
@@ -52,15 +50,13 @@ void cg_direct_init(struct cg_direct *s,
 		    uint64_t ahead,
 		    size_t align,
 		    uint64_t file_size,
-		    uint64_t limit,
-		    uint64_t memory)
+		    uint64_t limit)
 {
 	*s = (struct cg_direct){
 		.ops = ops,
 		.priv = priv,
 		.file_size = file_size,
 		.limit = limit,
-		.room = CG_MIN(limit, memory / CG_BUDGET_MEMORY_SHARE),
 	};
 	cg_prefetch_init(&s->pf, ahead, align);
 	s->base = cg_prefetch_memory(&s->pf);
@@ -101,26 +97,21 @@ static void cg_direct_refill(struct cg_direct *s)
  * The client's reads outgrew the table: grow it if the budget has room,
  * else ask again only for more than was refused. Growths stay below
  * direct memory less one starting buffer (base): the next copy to start
- * always finds room. Where memory is short (room < limit) the first
- * stream takes what it needs, and copies after it read uncached.
+ * always finds room.
  */
 static void cg_direct_adapt(struct cg_direct *s, unsigned inflight)
 {
 	unsigned want = cg_prefetch_wanted(&s->pf, inflight,
 					   s->limit / CG_PREFETCH_STREAM_SHARE);
-	uint64_t below = s->room;
 	size_t extra;
 
-	if (s->room == s->limit) {
-		below = s->limit > s->base ? s->limit - s->base : 0;
-	}
 	if (want <= s->pf.nseg || want <= s->grow_refused ||
 	    s->prefetch_off || s->grows == CG_DIRECT_MAX_GROWS ||
-	    below == 0) {
+	    s->limit <= s->base) {
 		return;
 	}
 	extra = (size_t)(want - s->pf.nseg) * s->pf.seg_size;
-	if (!s->ops->grow(s->priv, extra, below)) {
+	if (!s->ops->grow(s->priv, extra, s->limit - s->base)) {
 		s->grow_refused = want;
 		return;
 	}

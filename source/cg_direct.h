@@ -63,7 +63,6 @@ struct cg_direct {
 	struct cg_prefetch pf;
 	uint64_t file_size;	/* as the latest version said */
 	uint64_t limit;		/* cacheguard:direct memory */
-	uint64_t room;		/* of it, what smbd's memory allows */
 	uint64_t base;		/* the buffer it starts with, bytes */
 	bool prefetch_off;	/* a fill failed: read on demand only */
 	unsigned grows;
@@ -72,18 +71,14 @@ struct cg_direct {
 	uint64_t hits, waits, misses, stale;
 };
 
-/*
- * ahead bytes of prefetch at align; file_size as known at open; memory
- * what smbd may use (cg_budget_memory)
- */
+/* ahead bytes of prefetch at align; file_size as known at open */
 void cg_direct_init(struct cg_direct *s,
 		    const struct cg_direct_ops *ops,
 		    void *priv,
 		    uint64_t ahead,
 		    size_t align,
 		    uint64_t file_size,
-		    uint64_t limit,
-		    uint64_t memory);
+		    uint64_t limit);
 
 /* The buffer's bytes, and in *reserve the address space for growths */
 size_t cg_direct_buffer(const struct cg_direct *s, size_t *reserve);

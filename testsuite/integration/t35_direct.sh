@@ -10,8 +10,7 @@
 # where the budget has no room left for one, uncached (dontcache), never
 # through the cache; the budget, the whole server's, sends a second
 # stream to its next mode, in the same smbd process or another, and a
-# killed smbd gives its share back; in a memory cgroup direct memory is
-# 1/32 of its limit.
+# killed smbd gives its share back.
 . "$(dirname "$0")/../lib/script.sh" "direct mode" "$@"
 
 direct=("vfs objects = cacheguard" "cacheguard:mode = direct")
@@ -249,37 +248,6 @@ cg_expect "... and its summary says why" \
 	grep -q "no room in direct memory for its prefetch" <<<"$line"
 cg_expect "the second file read again, alone, gets direct" \
 	grep -q "mode direct" <<<"$(summary p2.bin)"
-
-# --- smbd short of memory: direct memory is 1/32 of what it may use --------
-# In a memory cgroup of 384 MiB the default 32M is 12M: two streams at
-# once, as over the 12M share above, one with a buffer, one uncached;
-# a stream alone still gets direct reads.
-. "$CG_TOP/testsuite/bench/cgroup.sh"
-if ! bench_cg_detect >/dev/null 2>&1 || ! bench_cg_top ||
-	! bench_cg_make "$BENCH_CG_TOP/smbd" $((384 * MiB)); then
-	cg_fail "smbd in a memory cgroup" "no memory cgroup here"
-else
-	echo "$CG_SMBD_PID" >"$BENCH_CG_TOP/smbd/cgroup.procs"
-	cold "$p1"
-	cold "$p2"
-	before=$(wc -l <"$CG_LOG")
-	out=$(check pair //127.0.0.1/direct/p1.bin "$p1" \
-		//127.0.0.1/direct/p2.bin "$p2")
-	cg_expect "two streams in a 384 MiB cgroup: every byte right" \
-		grep -q '^ok ' <<<"$out"
-	line=$(summary p1.bin)
-	cg_expect "... the first stream got the prefetch memory" \
-		grep -qE "mode direct; .* direct [1-9]" <<<"$line"
-	line=$(tail -n +"$((before + 1))" "$CG_LOG" |
-		grep -E " p2.bin: size" | head -n 1)
-	cg_expect "... the second, over 1/32 of 384 MiB, read uncached" \
-		grep -qE "mode dontcache; .*no room in direct memory" <<<"$line"
-	cg_expect "... read again alone, it gets direct" \
-		grep -q "mode direct;" <<<"$(summary p2.bin)"
-	echo "$CG_SMBD_PID" >"$BENCH_CG_HOME/cgroup.procs"
-	bench_cg_cleanup
-fi
-drained "two streams in a memory cgroup"
 
 # --- four copies at once, the default direct memory -----------------------
 # Four streams' 8 MiB prefetch buffers hold the whole default 32M, and a

@@ -418,72 +418,7 @@ static void test_crash_gives_back(void **state)
 	close(pipefd[1]);
 }
 
-/* put(root, name, text): a file of the fake /proc and /sys tree */
-static void put(const char *root, const char *name, const char *text)
-{
-	char file[512], cmd[600];
-	FILE *f = NULL;
-
-	snprintf(file, sizeof(file), "%s/%s", root, name);
-	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", file);
-	assert_int_equal(system(cmd), 0);
-	f = fopen(file, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
-
-/*
- * The least limit from smbd's cgroup up, as the kernel lays them out: v1
- * (a memory line, beside a v2 one that lacks memory), v2 (memory.high
- * counts too, "max" is none); none found, or unreadable: the machine's
- */
-static void test_cgroup_memory(void **state)
-{
-	uint64_t machine = (uint64_t)sysconf(_SC_PHYS_PAGES) *
-			   (uint64_t)sysconf(_SC_PAGESIZE);
-	char root[] = "/tmp/cg_memory.XXXXXX";
-	char cmd[64];
-
-	(void)state;
-	assert_non_null(mkdtemp(root));
-	assert_int_equal(cg_budget_memory(root), machine);
-	assert_int_equal(cg_budget_memory(NULL), machine);
-
-	put(root, "proc/self/cgroup",
-	    "4:cpu,memory:/smb/d\n1:name=systemd:/\n0::/other\n");
-	put(root, "sys/fs/cgroup/memory/memory.limit_in_bytes",
-	    "9223372036854771712\n");
-	put(root, "sys/fs/cgroup/memory/smb/memory.limit_in_bytes",
-	    "671088640\n");
-	put(root, "sys/fs/cgroup/memory/smb/d/memory.limit_in_bytes",
-	    "9223372036854771712\n");
-	put(root, "sys/fs/cgroup/other/memory.max", "1048576\n");
-	assert_int_equal(cg_budget_memory(root), 640 * MiB);
-
-	put(root, "proc/self/cgroup", "0::/system.slice/smbd.service\n");
-	put(root, "sys/fs/cgroup/system.slice/smbd.service/memory.max",
-	    "max\n");
-	put(root, "sys/fs/cgroup/system.slice/smbd.service/memory.high",
-	    "max\n");
-	assert_int_equal(cg_budget_memory(root), machine);
-	put(root, "sys/fs/cgroup/system.slice/memory.high", "536870912\n");
-	put(root, "sys/fs/cgroup/system.slice/memory.max", "1073741824\n");
-	assert_int_equal(cg_budget_memory(root), 512 * MiB);
-	put(root, "sys/fs/cgroup/system.slice/smbd.service/memory.max",
-	    "268435456\n");
-	assert_int_equal(cg_budget_memory(root), 256 * MiB);
-
-	put(root, "proc/self/cgroup", "0::/\n");
-	put(root, "sys/fs/cgroup/memory.max", "134217728\n");
-	assert_int_equal(cg_budget_memory(root), 128 * MiB);
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	assert_int_equal(system(cmd), 0);
-}
-
 CG_TEST_MAIN(setup, teardown,
-	     cmocka_unit_test(test_cgroup_memory),
 	     cmocka_unit_test(test_take_and_give),
 	     cmocka_unit_test(test_limits_share_a_pool),
 	     cmocka_unit_test(test_fragments),

@@ -53,7 +53,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cg_budget.h"
 #include "cg_direct.h"
 #include "cg_model_file.h"
 #include "cg_sys.h"
@@ -364,8 +363,7 @@ static void f_init(struct fake *f, uint64_t ahead, uint64_t size)
 	f->m.ctime = 1700000000ULL * 1000000000ULL + 12345;
 	f->m.clock = f->m.ctime + 100000000;
 	f->room = UINT64_MAX;
-	cg_direct_init(&f->s, &fake_ops, f, ahead, 4096, size, 64 * MiB,
-		       UINT64_MAX);
+	cg_direct_init(&f->s, &fake_ops, f, ahead, 4096, size, 64 * MiB);
 }
 
 static void f_free(struct fake *f)
@@ -918,38 +916,6 @@ static void test_grow_refused(void **state)
 	f_free(&f);
 }
 
-/*
- * Where smbd's memory is short, direct memory is a share of it (room),
- * and a stream grows into all of it: no starting buffer is kept back
- */
-static void test_grow_short_memory(void **state)
-{
-	struct fake f;
-	struct req *r = NULL;
-
-	f_init(&f, AHEAD, CAP);
-	cg_direct_init(&f.s, &fake_ops, &f, AHEAD, 4096, CAP, 64 * MiB,
-		       1024 * MiB);
-	assert_int_equal(f.s.room, 1024 * MiB / CG_BUDGET_MEMORY_SHARE);
-	r = f_send(&f, 0, 64 * KiB, 8);
-	assert_int_equal(f.grow_calls, 1);
-	assert_int_equal(f.grow_below, f.s.room);
-	assert_int_equal(f.s.pf.nseg, 10);
-	f_drain(&f);
-	assert_int_equal(r->done, 1);
-	req_free(r);
-	/* memory to spare: all of direct memory, less a starting buffer */
-	cg_direct_init(&f.s, &fake_ops, &f, AHEAD, 4096, CAP, 64 * MiB,
-		       64 * MiB * CG_BUDGET_MEMORY_SHARE);
-	assert_int_equal(f.s.room, 64 * MiB);
-	r = f_send(&f, 0, 64 * KiB, 8);
-	assert_int_equal(f.grow_calls, 2);
-	assert_int_equal(f.grow_below, 64 * MiB - f.s.base);
-	f_drain(&f);
-	req_free(r);
-	f_free(&f);
-}
-
 /* ---- the property ------------------------------------------------- */
 
 /* Requests queued in the scheduler */
@@ -1072,5 +1038,4 @@ CG_TEST_MAIN(NULL, NULL,
 	     cmocka_unit_test(test_orphans),
 	     cmocka_unit_test(test_cancel),
 	     cmocka_unit_test(test_grow_refused),
-	     cmocka_unit_test(test_grow_short_memory),
 	     cmocka_unit_test(test_random_mix))
