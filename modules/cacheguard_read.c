@@ -238,7 +238,7 @@ static bool cacheguard_pread_issue(struct tevent_req *req,
 	case CG_CALL_DIRECT:
 		subreq = cacheguard_direct_pread_send(
 			state, state->ev, state->cgf->direct, state->data,
-			state->n, state->offset, cg_stream_inflight(s));
+			state->n, state->offset, cg_flight_count(&s->flight));
 		state->recv = cacheguard_direct_pread_recv;
 		break;
 	case CG_CALL_NEXT:

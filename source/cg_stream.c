@@ -504,11 +504,6 @@ static void cg_drop_behind(struct cg_stream *s, int fd, uint64_t limit)
 	s->cached_lo = s->cached_hi > s->dropped_to ? s->dropped_to : CG_FREE;
 }
 
-unsigned cg_stream_inflight(const struct cg_stream *s)
-{
-	return cg_flight_count(&s->flight);
-}
-
 void cg_read_end(struct cg_stream *s, int fd, struct cg_io *io, ssize_t nread)
 {
 	bool data = nread > 0 && io->in_stream;

@@ -171,9 +171,6 @@ struct cg_io cg_read_begin(struct cg_stream *s, int fd, uint64_t off, size_t n);
 /* The path of stream reads changed; an active stream's hints follow */
 void cg_stream_set_via(struct cg_stream *s, int fd, enum cg_via via);
 
-/* Reads between cg_read_begin() and cg_read_end() now */
-unsigned cg_stream_inflight(const struct cg_stream *s);
-
 /* nread is what the read returned: bytes, or -1 on error */
 void cg_read_end(struct cg_stream *s, int fd, struct cg_io *io, ssize_t nread);
 
