@@ -232,7 +232,7 @@ static void cacheguard_wb_do(void *private_data)
 		talloc_get_type_abort(private_data, struct cacheguard_wb_job);
 
 	job->left = cg_write_writeback(&cg_sys_linux, job->fd, job->res_fd,
-				       &job->plan, CG_WB_PATIENCE_NS);
+				       &job->plan);
 }
 
 static void cacheguard_wb_done(struct tevent_req *subreq);
@@ -341,8 +341,7 @@ static void cacheguard_wfile_ended(struct cacheguard_wfile *wf,
 		left = cg_write_writeback(&cg_sys_linux,
 					  fsp_get_io_fd(wf->fsp),
 					  cacheguard_wfile_res_fd(wf),
-					  &plan,
-					  CG_WB_PATIENCE_NS);
+					  &plan);
 		cg_write_caught_up(&wf->w, &plan, left);
 	}
 	errno = err;

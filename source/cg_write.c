@@ -222,8 +222,7 @@ void cg_write_wb_skipped(struct cg_writer *w, const struct cg_wb_plan *plan)
 uint64_t cg_write_writeback(const struct cg_sys *sys,
 			    int fd,
 			    int res_fd,
-			    const struct cg_wb_plan *plan,
-			    uint64_t patience_ns)
+			    const struct cg_wb_plan *plan)
 {
 	const struct cg_range *s = &plan->start;
 	const struct cg_range *d = &plan->drop;
@@ -249,7 +248,7 @@ uint64_t cg_write_writeback(const struct cg_sys *sys,
 						d->end - d->off, &left) != 0) {
 			return 0;	/* no way to tell: dropped, once */
 		}
-		if (left == 0 || waited >= patience_ns) {
+		if (left == 0 || waited >= CG_WB_PATIENCE_NS) {
 			return left;
 		}
 		cg_sys_sleep(sys, poll);
