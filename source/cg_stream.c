@@ -234,10 +234,8 @@ void cg_stream_init(struct cg_stream *s,
 /* How far ahead: the option, but at least the largest read */
 static uint64_t cg_ra_distance(const struct cg_stream *s)
 {
-	if (s->cfg->readahead == 0) {
-		return 0;
-	}
-	return CG_MAX(s->cfg->readahead, s->max_read);
+	return s->cfg->readahead == 0 ? 0
+				      : CG_MAX(s->cfg->readahead, s->max_read);
 }
 
 static void cg_willneed(struct cg_stream *s, int fd)

@@ -241,10 +241,9 @@ static int cg_sys_reopen(int fd, int flags)
 
 int cg_sys_reopen_direct(const struct cg_sys *sys, int fd)
 {
-	if (sys->reopen_direct != NULL) {
-		return sys->reopen_direct(fd);
-	}
-	return cg_sys_reopen(fd, O_RDONLY | O_DIRECT);
+	return sys->reopen_direct != NULL
+		       ? sys->reopen_direct(fd)
+		       : cg_sys_reopen(fd, O_RDONLY | O_DIRECT);
 }
 
 int cg_sys_readable(int fd)

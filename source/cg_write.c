@@ -325,10 +325,7 @@ void cg_write_caught_up(struct cg_writer *w,
 struct cg_range cg_write_close(struct cg_writer *w)
 {
 	/* dontcache too: writes before the stream was seen were cached */
-	if (w->span.end > w->span.off) {
-		return w->span;
-	}
-	return (struct cg_range){0, 0};
+	return w->span.end > w->span.off ? w->span : (struct cg_range){0, 0};
 }
 
 bool cg_write_summary(const struct cg_writer *w, char *buf, size_t len)
