@@ -130,13 +130,6 @@ const char *cg_state_dir_untrusted(uint32_t uid, uint32_t mode)
 	return NULL;
 }
 
-void cg_devs_free(struct cg_devs *t)
-{
-	free(t->v);
-	t->v = NULL;
-	t->n = 0;
-}
-
 unsigned cg_dev_queue_value(const char *sysfs, dev_t dev, const char *name)
 {
 	static const char *const fmt[] = {
