@@ -61,16 +61,15 @@ static const char *cacheguard_state_dir(void)
 				     shared ? (unsigned)get_my_vnn() : 0,
 				     name, sizeof(name));
 	dir = talloc_asprintf(NULL, "%s/%s", state, name);
-	if (!per_node) {
-		return dir;
+	if (per_node) {
+		DBG_ERR("state directory %s is on a filesystem other nodes "
+			"mount too (f_type %#jx): every node would share "
+			"cacheguard's lock files; it keeps this node's in %s. "
+			"Put the state directory on a local disk.\n",
+			state,
+			(uintmax_t)sfs.f_type,
+			dir != NULL ? dir : "?");
 	}
-	DBG_ERR("state directory %s is on a filesystem other nodes mount "
-		"too (f_type %#jx): every node would share cacheguard's lock "
-		"files; it keeps this node's in %s. Put the state "
-		"directory on a local disk.\n",
-		state,
-		(uintmax_t)sfs.f_type,
-		dir != NULL ? dir : "?");
 	return dir;
 }
 

@@ -242,10 +242,8 @@ static int cg_parse_percent(const char *s, unsigned *out)
 	if (buf[n - 1] == '%') {
 		buf[n - 1] = '\0';
 	}
-	if (buf[0] == '\0' || strspn(buf, "0123456789") != strlen(buf)) {
-		return EINVAL;
-	}
-	if (cg_parse_size(buf, &v) != 0 || v > 100) {
+	if (buf[0] == '\0' || strspn(buf, "0123456789") != strlen(buf) ||
+	    cg_parse_size(buf, &v) != 0 || v > 100) {
 		return EINVAL;
 	}
 	*out = (unsigned)v;
