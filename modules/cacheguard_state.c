@@ -32,7 +32,6 @@
 #include "cacheguard_glue.h"
 #include "../source/cg_sys.h"
 
-/* "cacheguard", from vfs_cacheguard_init on; DBGC_VFS until then */
 int vfs_cacheguard_debug_level = DBGC_VFS;
 
 #undef DBGC_CLASS
@@ -73,7 +72,6 @@ static const char *cacheguard_state_dir(void)
 	return dir;
 }
 
-/* A lock file NAME in the module's directory, opened as root */
 int cacheguard_state_file_open(const char *name)
 {
 	static bool logged;
