@@ -55,7 +55,6 @@
 #include "cg_share.h"
 #include "cg_sys.h"
 
-#define CG_FREE UINT64_MAX
 /* 23 bits of file identity, 2^39 units each: locks end below 2^62 */
 #define CG_SHARE_SLOT_BITS 23
 #define CG_SHARE_SLOT_UNITS (1ULL << 39)

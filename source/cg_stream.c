@@ -55,7 +55,6 @@
 #include "cg_budget.h"
 #include "cg_sys.h"
 
-#define CG_FREE UINT64_MAX
 /* Windows below dropped_to that a stream dropping all it reads drops again */
 #define CG_REDROP_WINDOWS 4
 /* The kernel's readahead when the device's is not known */

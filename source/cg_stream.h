@@ -60,6 +60,8 @@ struct cg_stats {
 
 /* Reads tracked one by one; more go into two batches */
 #define CG_FLIGHT_SLOTS 64
+/* An offset that holds none: a free slot, nothing cached, no claim */
+#define CG_FREE UINT64_MAX
 
 /* How a read in flight is tracked: one by one, or in an overflow batch */
 enum cg_track {
