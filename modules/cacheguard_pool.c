@@ -55,9 +55,8 @@ struct cacheguard_pool_state {
 
 static void cacheguard_pool_do(void *private_data)
 {
-	struct cacheguard_pool_state *state =
-		talloc_get_type_abort(private_data,
-				      struct cacheguard_pool_state);
+	struct cacheguard_pool_state *state = talloc_get_type_abort(
+		private_data, struct cacheguard_pool_state);
 
 	SMBPROFILE_BYTES_ASYNC_SET_BUSY(state->profile_bytes);
 	state->fn(state->job);
@@ -125,11 +124,8 @@ struct tevent_req *cacheguard_pool_send(TALLOC_CTX *mem_ctx,
 					     bytes);
 	}
 	SMBPROFILE_BYTES_ASYNC_SET_IDLE(state->profile_bytes);
-	subreq = pthreadpool_tevent_job_send(state,
-					     ev,
-					     pool,
-					     cacheguard_pool_do,
-					     state);
+	subreq = pthreadpool_tevent_job_send(
+		state, ev, pool, cacheguard_pool_do, state);
 	if (subreq == NULL) {
 		SMBPROFILE_BYTES_ASYNC_END(state->profile_bytes);
 		talloc_steal(owner, job);	/* the caller's again */
@@ -184,9 +180,8 @@ struct cacheguard_uncached_job {
 
 static void cacheguard_uncached_do(void *private_data)
 {
-	struct cacheguard_uncached_job *job =
-		talloc_get_type_abort(private_data,
-				      struct cacheguard_uncached_job);
+	struct cacheguard_uncached_job *job = talloc_get_type_abort(
+		private_data, struct cacheguard_uncached_job);
 	uint64_t start_ns = cg_now_ns();
 	int saved;
 
@@ -250,9 +245,8 @@ struct tevent_req *cacheguard_uncached_send(TALLOC_CTX *mem_ctx,
 ssize_t cacheguard_uncached_recv(struct tevent_req *req,
 				 struct vfs_aio_state *vfs_aio_state)
 {
-	struct cacheguard_uncached_job *job =
-		talloc_get_type_abort(cacheguard_pool_job(req),
-				      struct cacheguard_uncached_job);
+	struct cacheguard_uncached_job *job = talloc_get_type_abort(
+		cacheguard_pool_job(req), struct cacheguard_uncached_job);
 
 	return cacheguard_aio_recv(req, &job->aio, vfs_aio_state);
 }

@@ -119,11 +119,8 @@ static void cacheguard_changes(struct files_struct *fsp,
 static void cacheguard_pwrite_finish(struct cacheguard_pwrite_state *state,
 				     int err)
 {
-	cacheguard_changes(state->fsp,
-			   CG_CHANGE_WRITE,
-			   "pwrite",
-			   state->offset,
-			   state->n);
+	cacheguard_changes(
+		state->fsp, CG_CHANGE_WRITE, "pwrite", state->offset, state->n);
 	if (tevent_req_error(state->req, err)) {
 		return;
 	}
@@ -288,9 +285,8 @@ not_run:
 /* A writeback's end; its request is nobody's child, so it comes */
 static void cacheguard_wb_done(struct tevent_req *subreq)
 {
-	struct cacheguard_wb_job *job =
-		talloc_get_type_abort(cacheguard_pool_job(subreq),
-				      struct cacheguard_wb_job);
+	struct cacheguard_wb_job *job = talloc_get_type_abort(
+		cacheguard_pool_job(subreq), struct cacheguard_wb_job);
 	struct cacheguard_wfile *wf = job->wf;
 	struct cg_wb_plan plan = job->plan;
 	uint64_t left = job->left;
@@ -634,10 +630,9 @@ static struct tevent_req *cacheguard_offload_write_send(
 	return req;
 }
 
-static NTSTATUS cacheguard_offload_write_recv(
-	struct vfs_handle_struct *handle,
-	struct tevent_req *req,
-	off_t *copied)
+static NTSTATUS cacheguard_offload_write_recv(struct vfs_handle_struct *handle,
+					      struct tevent_req *req,
+					      off_t *copied)
 {
 	struct cacheguard_offload_write_state *state =
 		tevent_req_data(req, struct cacheguard_offload_write_state);
