@@ -382,10 +382,8 @@ static ssize_t cacheguard_sendfile(struct vfs_handle_struct *handle,
 	err = errno;
 	io.zerocopy = true;
 	/* The count includes the header sent ahead of the file's bytes */
-	data = ret;
-	if (ret > 0 && hdr != NULL) {
-		data = MAX(ret - (ssize_t)hdr->length, 0);
-	}
+	data = ret > 0 && hdr != NULL ? MAX(ret - (ssize_t)hdr->length, 0)
+				      : ret;
 	cacheguard_served(fromfsp, cgf, &io, CG_PATH_NEXT, data);
 	errno = err;
 	return ret;
