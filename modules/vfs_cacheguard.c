@@ -194,14 +194,11 @@ static int cacheguard_connect(struct vfs_handle_struct *handle,
 	cacheguard_check_names(snum, service);
 
 	for (o = cg_options; o->name != NULL; o++) {
-		const char *v = lp_parm_const_string(snum,
-						     "cacheguard",
-						     o->name,
-						     NULL);
-		if (v == NULL) {
-			continue;
-		}
-		if (cg_config_set(cfg, o->name, v, err, sizeof(err)) != 0) {
+		const char *v = lp_parm_const_string(snum, "cacheguard",
+						     o->name, NULL);
+
+		if (v != NULL &&
+		    cg_config_set(cfg, o->name, v, err, sizeof(err)) != 0) {
 			goto bad_option;
 		}
 	}
