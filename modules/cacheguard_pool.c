@@ -74,9 +74,8 @@ static void cacheguard_pool_done(struct tevent_req *subreq)
 							  struct tevent_req);
 	struct cacheguard_pool_state *state =
 		tevent_req_data(req, struct cacheguard_pool_state);
-	int ret;
+	int ret = pthreadpool_tevent_job_recv(subreq);
 
-	ret = pthreadpool_tevent_job_recv(subreq);
 	TALLOC_FREE(subreq);
 	talloc_set_destructor(state, NULL);
 	if (ret == EAGAIN && !(state->flags & CACHEGUARD_POOL_MAY_SKIP)) {
@@ -183,9 +182,8 @@ static void cacheguard_uncached_do(void *private_data)
 	struct cacheguard_uncached_job *job = talloc_get_type_abort(
 		private_data, struct cacheguard_uncached_job);
 	uint64_t start_ns = cg_now_ns();
-	int saved;
+	int saved = cg_ioprio_enter(job->ioprio);
 
-	saved = cg_ioprio_enter(job->ioprio);
 	if (job->write) {
 		job->aio.ret = cg_pwrite_full(&cg_sys_linux, job->fd, job->buf,
 					      job->count, (uint64_t)job->offset,

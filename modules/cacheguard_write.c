@@ -290,9 +290,8 @@ static void cacheguard_wb_done(struct tevent_req *subreq)
 	struct cacheguard_wfile *wf = job->wf;
 	struct cg_wb_plan plan = job->plan;
 	uint64_t left = job->left;
-	bool ran;
+	bool ran = cacheguard_pool_recv(subreq) == 0;
 
-	ran = cacheguard_pool_recv(subreq) == 0;
 	close(job->fd);
 	if (job->res_fd != -1) {
 		close(job->res_fd);

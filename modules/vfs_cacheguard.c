@@ -175,9 +175,8 @@ static int cacheguard_connect(struct vfs_handle_struct *handle,
 	char err[256];
 	char desc[512];
 	int snum = SNUM(handle->conn);
-	int ret;
+	int ret = SMB_VFS_NEXT_CONNECT(handle, service, user);
 
-	ret = SMB_VFS_NEXT_CONNECT(handle, service, user);
 	if (ret < 0) {
 		return ret;
 	}

@@ -109,9 +109,8 @@ static int cg_linux_resident(int fd,
 {
 	struct cg_cachestat_range range = {.off = off, .len = len};
 	struct cg_cachestat cs = {0};
-	long ret;
+	long ret = syscall(__NR_cachestat, fd, &range, &cs, 0);
 
-	ret = syscall(__NR_cachestat, fd, &range, &cs, 0);
 	if (ret == 0) {
 		*bytes = cs.nr_cache * (uint64_t)sysconf(_SC_PAGESIZE);
 		return 0;
