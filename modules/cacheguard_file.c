@@ -146,8 +146,7 @@ static void cacheguard_log_summary(struct files_struct *fsp,
  * share a descriptor, and smbd calls SMB_VFS_CLOSE only for the last of
  * them (fd_close).
  */
-void cacheguard_file_done(struct files_struct *fsp,
-			  struct cacheguard_file *cgf)
+void cacheguard_file_done(struct files_struct *fsp, struct cacheguard_file *cgf)
 {
 	if (cgf->done) {
 		return;
@@ -243,9 +242,8 @@ bool cacheguard_kernel_oplock(struct files_struct *fsp)
 	       EXCLUSIVE_OPLOCK_TYPE(fsp->oplock_type);
 }
 
-struct cacheguard_file *cacheguard_track(
-	struct vfs_handle_struct *handle,
-	struct files_struct *fsp)
+struct cacheguard_file *cacheguard_track(struct vfs_handle_struct *handle,
+					 struct files_struct *fsp)
 {
 	struct cacheguard_file *cgf = VFS_FETCH_FSP_EXTENSION(handle, fsp);
 	struct cacheguard_share *share = NULL;

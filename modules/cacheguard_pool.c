@@ -55,9 +55,8 @@ struct cacheguard_pool_state {
 
 static void cacheguard_pool_do(void *private_data)
 {
-	struct cacheguard_pool_state *state =
-		talloc_get_type_abort(private_data,
-				      struct cacheguard_pool_state);
+	struct cacheguard_pool_state *state = talloc_get_type_abort(
+		private_data, struct cacheguard_pool_state);
 
 	SMBPROFILE_BYTES_ASYNC_SET_BUSY(state->profile_bytes);
 	state->fn(state->job);
@@ -75,9 +74,8 @@ static void cacheguard_pool_done(struct tevent_req *subreq)
 							  struct tevent_req);
 	struct cacheguard_pool_state *state =
 		tevent_req_data(req, struct cacheguard_pool_state);
-	int ret;
+	int ret = pthreadpool_tevent_job_recv(subreq);
 
-	ret = pthreadpool_tevent_job_recv(subreq);
 	TALLOC_FREE(subreq);
 	talloc_set_destructor(state, NULL);
 	if (ret == EAGAIN && !(state->flags & CACHEGUARD_POOL_MAY_SKIP)) {
@@ -125,11 +123,8 @@ struct tevent_req *cacheguard_pool_send(TALLOC_CTX *mem_ctx,
 					     bytes);
 	}
 	SMBPROFILE_BYTES_ASYNC_SET_IDLE(state->profile_bytes);
-	subreq = pthreadpool_tevent_job_send(state,
-					     ev,
-					     pool,
-					     cacheguard_pool_do,
-					     state);
+	subreq = pthreadpool_tevent_job_send(
+		state, ev, pool, cacheguard_pool_do, state);
 	if (subreq == NULL) {
 		SMBPROFILE_BYTES_ASYNC_END(state->profile_bytes);
 		talloc_steal(owner, job);	/* the caller's again */
@@ -184,13 +179,11 @@ struct cacheguard_uncached_job {
 
 static void cacheguard_uncached_do(void *private_data)
 {
-	struct cacheguard_uncached_job *job =
-		talloc_get_type_abort(private_data,
-				      struct cacheguard_uncached_job);
+	struct cacheguard_uncached_job *job = talloc_get_type_abort(
+		private_data, struct cacheguard_uncached_job);
 	uint64_t start_ns = cg_now_ns();
-	int saved;
+	int saved = cg_ioprio_enter(job->ioprio);
 
-	saved = cg_ioprio_enter(job->ioprio);
 	if (job->write) {
 		job->aio.ret = cg_pwrite_full(&cg_sys_linux, job->fd, job->buf,
 					      job->count, (uint64_t)job->offset,
@@ -250,9 +243,8 @@ struct tevent_req *cacheguard_uncached_send(TALLOC_CTX *mem_ctx,
 ssize_t cacheguard_uncached_recv(struct tevent_req *req,
 				 struct vfs_aio_state *vfs_aio_state)
 {
-	struct cacheguard_uncached_job *job =
-		talloc_get_type_abort(cacheguard_pool_job(req),
-				      struct cacheguard_uncached_job);
+	struct cacheguard_uncached_job *job = talloc_get_type_abort(
+		cacheguard_pool_job(req), struct cacheguard_uncached_job);
 
 	return cacheguard_aio_recv(req, &job->aio, vfs_aio_state);
 }

@@ -39,11 +39,12 @@
 #undef DBGC_CLASS
 #define DBGC_CLASS vfs_cacheguard_debug_level
 
-/* The engine's path for one read; sets up direct reads */
+/* A read's start: its *io in the stream, its path; sets up direct reads */
 static enum cg_path cacheguard_choose(struct vfs_handle_struct *handle,
 				      struct files_struct *fsp,
 				      struct cacheguard_file *cgf,
-				      const struct cg_io *io,
+				      struct cg_io *io,
+				      off_t offset,
 				      size_t n,
 				      bool sync)
 {
@@ -52,6 +53,7 @@ static enum cg_path cacheguard_choose(struct vfs_handle_struct *handle,
 	enum cg_path path;
 	unsigned lacks;
 
+	*io = cg_read_begin(&cgf->file.stream, fsp_get_io_fd(fsp), offset, n);
 	path = cg_file_choose(&cgf->file, io, n, sync);
 	if (path != CG_PATH_DIRECT || cgf->direct != NULL) {
 		return path;
@@ -127,10 +129,13 @@ static bool cacheguard_read_again(struct files_struct *fsp,
 }
 
 /*
- * Count a read's bytes by path. A finished direct stream gives its
- * buffer back now, not at close: clients keep files open.
+ * A read's end: its bytes counted by path, the stream told. A finished
+ * direct stream gives its buffer back now, not at close: clients keep
+ * files open.
  */
-static void cacheguard_served(struct cacheguard_file *cgf,
+static void cacheguard_served(struct files_struct *fsp,
+			      struct cacheguard_file *cgf,
+			      struct cg_io *io,
 			      enum cg_path path,
 			      ssize_t nread)
 {
@@ -140,6 +145,7 @@ static void cacheguard_served(struct cacheguard_file *cgf,
 				       cgf->file.stream.via == CG_VIA_DIRECT)) {
 		TALLOC_FREE(cgf->direct);
 	}
+	cg_read_end(&cgf->file.stream, fsp_get_io_fd(fsp), io, nread);
 }
 
 static ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
@@ -165,8 +171,7 @@ static ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
 	}
 	cgf->file.calls.pread++;
 	ioprio = cgf->file.stream.cfg->stream_ioprio;
-	io = cg_read_begin(&cgf->file.stream, fd, offset, n);
-	path = cacheguard_choose(handle, fsp, cgf, &io, n, true);
+	path = cacheguard_choose(handle, fsp, cgf, &io, offset, n, true);
 	do {
 		call = cg_file_call(&io, path);
 		uncached = call == CG_CALL_DONTCACHE || call == CG_CALL_PIECES;
@@ -189,8 +194,7 @@ static ssize_t cacheguard_pread(struct vfs_handle_struct *handle,
 		err = errno;
 		cg_ioprio_leave(saved);
 	} while (cacheguard_read_again(fsp, cgf, &io, &path, ret, err));
-	cacheguard_served(cgf, path, ret);
-	cg_read_end(&cgf->file.stream, fd, &io, ret);
+	cacheguard_served(fsp, cgf, &io, path, ret);
 	errno = err;
 	return ret;
 }
@@ -238,7 +242,7 @@ static bool cacheguard_pread_issue(struct tevent_req *req,
 	case CG_CALL_DIRECT:
 		subreq = cacheguard_direct_pread_send(
 			state, state->ev, state->cgf->direct, state->data,
-			state->n, state->offset, cg_stream_inflight(s));
+			state->n, state->offset, cg_flight_count(&s->flight));
 		state->recv = cacheguard_direct_pread_recv;
 		break;
 	case CG_CALL_NEXT:
@@ -291,16 +295,8 @@ static struct tevent_req *cacheguard_pread_send(
 	if (state->cgf != NULL) {
 		start_ns = cg_now_ns();
 		state->cgf->file.calls.pread_send++;
-		state->io = cg_read_begin(&state->cgf->file.stream,
-					  fsp_get_io_fd(fsp),
-					  offset,
-					  n);
-		state->path = cacheguard_choose(handle,
-						fsp,
-						state->cgf,
-						&state->io,
-						n,
-						false);
+		state->path = cacheguard_choose(handle, fsp, state->cgf,
+						&state->io, offset, n, false);
 	}
 	ok = cacheguard_pread_issue(req, state);
 	cacheguard_loop_took(state->cgf, "send", start_ns);
@@ -333,11 +329,8 @@ static void cacheguard_pread_done(struct tevent_req *subreq)
 		cacheguard_loop_took(state->cgf, "done", start_ns);
 		return;
 	}
-	cacheguard_served(state->cgf, state->path, state->aio.ret);
-	cg_read_end(&state->cgf->file.stream,
-		    fsp_get_io_fd(state->fsp),
-		    &state->io,
-		    state->aio.ret);
+	cacheguard_served(state->fsp, state->cgf, &state->io, state->path,
+			  state->aio.ret);
 	cacheguard_loop_took(state->cgf, "done", start_ns);
 	tevent_req_done(req);
 }
@@ -389,12 +382,9 @@ static ssize_t cacheguard_sendfile(struct vfs_handle_struct *handle,
 	err = errno;
 	io.zerocopy = true;
 	/* The count includes the header sent ahead of the file's bytes */
-	data = ret;
-	if (ret > 0 && hdr != NULL) {
-		data = MAX(ret - (ssize_t)hdr->length, 0);
-	}
-	cacheguard_served(cgf, CG_PATH_NEXT, data);
-	cg_read_end(&cgf->file.stream, fsp_get_io_fd(fromfsp), &io, data);
+	data = ret > 0 && hdr != NULL ? MAX(ret - (ssize_t)hdr->length, 0)
+				      : ret;
+	cacheguard_served(fromfsp, cgf, &io, CG_PATH_NEXT, data);
 	errno = err;
 	return ret;
 }

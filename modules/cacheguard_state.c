@@ -32,7 +32,6 @@
 #include "cacheguard_glue.h"
 #include "../source/cg_sys.h"
 
-/* "cacheguard", from vfs_cacheguard_init on; DBGC_VFS until then */
 int vfs_cacheguard_debug_level = DBGC_VFS;
 
 #undef DBGC_CLASS
@@ -61,20 +60,18 @@ static const char *cacheguard_state_dir(void)
 				     shared ? (unsigned)get_my_vnn() : 0,
 				     name, sizeof(name));
 	dir = talloc_asprintf(NULL, "%s/%s", state, name);
-	if (!per_node) {
-		return dir;
+	if (per_node) {
+		DBG_ERR("state directory %s is on a filesystem other nodes "
+			"mount too (f_type %#jx): every node would share "
+			"cacheguard's lock files; it keeps this node's in %s. "
+			"Put the state directory on a local disk.\n",
+			state,
+			(uintmax_t)sfs.f_type,
+			dir != NULL ? dir : "?");
 	}
-	DBG_ERR("state directory %s is on a filesystem other nodes mount "
-		"too (f_type %#jx): every node would share cacheguard's lock "
-		"files; it keeps this node's in %s. Put the state "
-		"directory on a local disk.\n",
-		state,
-		(uintmax_t)sfs.f_type,
-		dir != NULL ? dir : "?");
 	return dir;
 }
 
-/* A lock file NAME in the module's directory, opened as root */
 int cacheguard_state_file_open(const char *name)
 {
 	static bool logged;

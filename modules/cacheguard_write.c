@@ -119,11 +119,8 @@ static void cacheguard_changes(struct files_struct *fsp,
 static void cacheguard_pwrite_finish(struct cacheguard_pwrite_state *state,
 				     int err)
 {
-	cacheguard_changes(state->fsp,
-			   CG_CHANGE_WRITE,
-			   "pwrite",
-			   state->offset,
-			   state->n);
+	cacheguard_changes(
+		state->fsp, CG_CHANGE_WRITE, "pwrite", state->offset, state->n);
 	if (tevent_req_error(state->req, err)) {
 		return;
 	}
@@ -232,7 +229,7 @@ static void cacheguard_wb_do(void *private_data)
 		talloc_get_type_abort(private_data, struct cacheguard_wb_job);
 
 	job->left = cg_write_writeback(&cg_sys_linux, job->fd, job->res_fd,
-				       &job->plan, CG_WB_PATIENCE_NS);
+				       &job->plan);
 }
 
 static void cacheguard_wb_done(struct tevent_req *subreq);
@@ -288,15 +285,13 @@ not_run:
 /* A writeback's end; its request is nobody's child, so it comes */
 static void cacheguard_wb_done(struct tevent_req *subreq)
 {
-	struct cacheguard_wb_job *job =
-		talloc_get_type_abort(cacheguard_pool_job(subreq),
-				      struct cacheguard_wb_job);
+	struct cacheguard_wb_job *job = talloc_get_type_abort(
+		cacheguard_pool_job(subreq), struct cacheguard_wb_job);
 	struct cacheguard_wfile *wf = job->wf;
 	struct cg_wb_plan plan = job->plan;
 	uint64_t left = job->left;
-	bool ran;
+	bool ran = cacheguard_pool_recv(subreq) == 0;
 
-	ran = cacheguard_pool_recv(subreq) == 0;
 	close(job->fd);
 	if (job->res_fd != -1) {
 		close(job->res_fd);
@@ -341,8 +336,7 @@ static void cacheguard_wfile_ended(struct cacheguard_wfile *wf,
 		left = cg_write_writeback(&cg_sys_linux,
 					  fsp_get_io_fd(wf->fsp),
 					  cacheguard_wfile_res_fd(wf),
-					  &plan,
-					  CG_WB_PATIENCE_NS);
+					  &plan);
 		cg_write_caught_up(&wf->w, &plan, left);
 	}
 	errno = err;
@@ -635,10 +629,9 @@ static struct tevent_req *cacheguard_offload_write_send(
 	return req;
 }
 
-static NTSTATUS cacheguard_offload_write_recv(
-	struct vfs_handle_struct *handle,
-	struct tevent_req *req,
-	off_t *copied)
+static NTSTATUS cacheguard_offload_write_recv(struct vfs_handle_struct *handle,
+					      struct tevent_req *req,
+					      off_t *copied)
 {
 	struct cacheguard_offload_write_state *state =
 		tevent_req_data(req, struct cacheguard_offload_write_state);

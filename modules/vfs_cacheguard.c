@@ -175,9 +175,8 @@ static int cacheguard_connect(struct vfs_handle_struct *handle,
 	char err[256];
 	char desc[512];
 	int snum = SNUM(handle->conn);
-	int ret;
+	int ret = SMB_VFS_NEXT_CONNECT(handle, service, user);
 
-	ret = SMB_VFS_NEXT_CONNECT(handle, service, user);
 	if (ret < 0) {
 		return ret;
 	}
@@ -194,14 +193,11 @@ static int cacheguard_connect(struct vfs_handle_struct *handle,
 	cacheguard_check_names(snum, service);
 
 	for (o = cg_options; o->name != NULL; o++) {
-		const char *v = lp_parm_const_string(snum,
-						     "cacheguard",
-						     o->name,
-						     NULL);
-		if (v == NULL) {
-			continue;
-		}
-		if (cg_config_set(cfg, o->name, v, err, sizeof(err)) != 0) {
+		const char *v = lp_parm_const_string(snum, "cacheguard",
+						     o->name, NULL);
+
+		if (v != NULL &&
+		    cg_config_set(cfg, o->name, v, err, sizeof(err)) != 0) {
 			goto bad_option;
 		}
 	}

@@ -130,13 +130,6 @@ const char *cg_state_dir_untrusted(uint32_t uid, uint32_t mode)
 	return NULL;
 }
 
-void cg_devs_free(struct cg_devs *t)
-{
-	free(t->v);
-	t->v = NULL;
-	t->n = 0;
-}
-
 unsigned cg_dev_queue_value(const char *sysfs, dev_t dev, const char *name)
 {
 	static const char *const fmt[] = {
@@ -243,10 +236,8 @@ bool cg_dev_probe(struct cg_devs *t,
 	unsigned lacks = 0;
 	int dfd, err = 0;
 
-	if (d == NULL || (d->flags & CG_DEV_PROBED)) {
-		return false;
-	}
-	if (cg_sys_fs_type(sys, fd, &f_type) != 0) {
+	if (d == NULL || (d->flags & CG_DEV_PROBED) ||
+	    cg_sys_fs_type(sys, fd, &f_type) != 0) {
 		return false;
 	}
 	if (sys->preadv2(fd, &byte, 1, 0, CG_RWF_DONTCACHE) == -1) {

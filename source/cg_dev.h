@@ -116,9 +116,6 @@ struct cg_devs {
 	const char *sysfs;	/* NULL: "/sys"; a unit test's own tree */
 };
 
-/* Free the table's entries; it can be used again */
-void cg_devs_free(struct cg_devs *t);
-
 /* A number of dev's (or its disk's) block queue; 0 when there is none */
 unsigned cg_dev_queue_value(const char *sysfs, dev_t dev, const char *name);
 

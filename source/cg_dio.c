@@ -146,10 +146,8 @@ bool cg_dio_plan(uint64_t off, size_t n, size_t align, struct cg_dio_plan *p)
 
 size_t cg_dio_trim(const struct cg_dio_plan *p, size_t n, size_t got)
 {
-	if (got <= p->skip) {
-		return 0;	/* the file ends before the request starts */
-	}
-	return CG_MIN(n, got - p->skip);
+	/* none where the file ends before the request starts */
+	return got <= p->skip ? 0 : CG_MIN(n, got - p->skip);
 }
 
 bool cg_dio_inplace(uint64_t off,

@@ -112,8 +112,7 @@ enum cg_mode cg_mode_resolve(enum cg_mode want, unsigned fs_lacks)
 		}
 		want = CG_MODE_DONTCACHE;
 	}
-	if (want == CG_MODE_DONTCACHE &&
-	    (fs_lacks & CG_FS_NO_DONTCACHE) == 0) {
+	if (want == CG_MODE_DONTCACHE && (fs_lacks & CG_FS_NO_DONTCACHE) == 0) {
 		return CG_MODE_DONTCACHE;
 	}
 	return CG_MODE_DONTNEED;
@@ -190,8 +189,7 @@ enum cg_path cg_file_choose(const struct cg_file *f,
 		return CG_PATH_NEXT;
 	}
 	/* A dontcache stream that others share reads through the cache */
-	if (f->mode == CG_MODE_DONTCACHE &&
-	    f->stream.via == CG_VIA_DONTCACHE) {
+	if (f->mode == CG_MODE_DONTCACHE && f->stream.via == CG_VIA_DONTCACHE) {
 		return CG_PATH_UNCACHED;
 	}
 	if (f->stream.via == CG_VIA_DIRECT && !sync &&

@@ -242,10 +242,8 @@ static int cg_parse_percent(const char *s, unsigned *out)
 	if (buf[n - 1] == '%') {
 		buf[n - 1] = '\0';
 	}
-	if (buf[0] == '\0' || strspn(buf, "0123456789") != strlen(buf)) {
-		return EINVAL;
-	}
-	if (cg_parse_size(buf, &v) != 0 || v > 100) {
+	if (buf[0] == '\0' || strspn(buf, "0123456789") != strlen(buf) ||
+	    cg_parse_size(buf, &v) != 0 || v > 100) {
 		return EINVAL;
 	}
 	*out = (unsigned)v;
@@ -327,35 +325,28 @@ int cg_config_check(const struct cg_config *cfg, char *err, size_t errlen)
 	return 0;
 }
 
-/* o's value in cfg as the parser reads it: bytes, words, a percentage */
-static void cg_option_value(const struct cg_config *cfg,
-			    const struct cg_option *o,
-			    char *buf,
-			    size_t len)
-{
-	const void *field = (const char *)cfg + o->offset;
-	const struct cg_word *words = cg_types[o->type].words;
-
-	if (words != NULL) {
-		snprintf(buf, len, "%s",
-			 cg_word_name(words, *(const unsigned *)field));
-	} else if (o->type == CG_OPT_SIZE) {
-		snprintf(buf, len, "%" PRIu64, *(const uint64_t *)field);
-	} else {
-		snprintf(buf, len, "%u%%", *(const unsigned *)field);
-	}
-}
-
+/* Each value as the parser reads it: bytes, words, a percentage */
 void cg_config_describe(const struct cg_config *cfg, char *buf, size_t len)
 {
 	const struct cg_option *o = NULL;
 	size_t used = 0;
-	char value[32];
 
 	for (o = cg_options; o->name != NULL; o++) {
-		cg_option_value(cfg, o, value, sizeof(value));
-		cg_append(buf, len, &used, "%s%s=%s",
-			  o == cg_options ? "" : " ", o->name, value);
+		const void *field = (const char *)cfg + o->offset;
+		const struct cg_word *words = cg_types[o->type].words;
+		const char *sep = o == cg_options ? "" : " ";
+
+		if (words != NULL) {
+			cg_append(buf, len, &used, "%s%s=%s", sep, o->name,
+				  cg_word_name(words,
+					       *(const unsigned *)field));
+		} else if (o->type == CG_OPT_SIZE) {
+			cg_append(buf, len, &used, "%s%s=%" PRIu64, sep,
+				  o->name, *(const uint64_t *)field);
+		} else {
+			cg_append(buf, len, &used, "%s%s=%u%%", sep, o->name,
+				  *(const unsigned *)field);
+		}
 	}
 }
 

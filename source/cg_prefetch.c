@@ -109,8 +109,7 @@ unsigned cg_prefetch_wanted(const struct cg_prefetch *pf,
 /* Slots from nseg on are still free: nothing touches them (see init) */
 void cg_prefetch_grow(struct cg_prefetch *pf, unsigned nseg)
 {
-	if (pf->nseg == 0 || nseg <= pf->nseg ||
-	    nseg > CG_PREFETCH_MAX_SEGS) {
+	if (pf->nseg == 0 || nseg <= pf->nseg || nseg > CG_PREFETCH_MAX_SEGS) {
 		return;
 	}
 	pf->nseg = nseg;

@@ -55,7 +55,6 @@
 #include "cg_share.h"
 #include "cg_sys.h"
 
-#define CG_FREE UINT64_MAX
 /* 23 bits of file identity, 2^39 units each: locks end below 2^62 */
 #define CG_SHARE_SLOT_BITS 23
 #define CG_SHARE_SLOT_UNITS (1ULL << 39)
@@ -195,6 +194,7 @@ bool cg_share_sibling_active(const struct cg_stream *s)
 
 void cg_share_begin(struct cg_stream *s)
 {
+	const struct cg_stream *sib = NULL;
 	unsigned i, free_i = CG_SHARE_LOCAL;
 	bool linked = false;
 
@@ -203,11 +203,16 @@ void cg_share_begin(struct cg_stream *s)
 	}
 	/* In the table with no claims too: its siblings see that it streams */
 	for (i = 0; i < CG_SHARE_LOCAL && s->share.client != 0; i++) {
-		if (cg_share_local[i] == s) {
+		const struct cg_stream *o = cg_share_local[i];
+
+		if (o == s) {
 			linked = true;
-		} else if (cg_share_local[i] == NULL &&
-			   free_i == CG_SHARE_LOCAL) {
-			free_i = i;
+		} else if (o == NULL) {
+			free_i = CG_MIN(free_i, i);
+		} else if (sib == NULL && o->share.fd != -1 &&
+			   o->share.client == s->share.client &&
+			   o->share.slot == s->share.slot) {
+			sib = o;
 		}
 	}
 	if (!linked && free_i < CG_SHARE_LOCAL) {
@@ -219,16 +224,8 @@ void cg_share_begin(struct cg_stream *s)
 		return;
 	}
 	/* the stream file: a sibling's description, or its own */
-	for (i = 0; i < CG_SHARE_LOCAL && linked; i++) {
-		const struct cg_stream *o = cg_share_local[i];
-
-		if (o != NULL && o != s && o->share.client == s->share.client &&
-		    o->share.slot == s->share.slot && o->share.fd != -1) {
-			s->share.fd = cg_sys_dup(s->sys, o->share.fd);
-			return;
-		}
-	}
-	s->share.fd = s->sys->share_open();
+	s->share.fd = linked && sib != NULL ? cg_sys_dup(s->sys, sib->share.fd)
+					    : s->sys->share_open();
 }
 
 uint64_t cg_share_drop(struct cg_stream *s, int fd, uint64_t off, uint64_t end)

@@ -55,7 +55,6 @@
 #include "cg_budget.h"
 #include "cg_sys.h"
 
-#define CG_FREE UINT64_MAX
 /* Windows below dropped_to that a stream dropping all it reads drops again */
 #define CG_REDROP_WINDOWS 4
 /* The kernel's readahead when the device's is not known */
@@ -234,10 +233,8 @@ void cg_stream_init(struct cg_stream *s,
 /* How far ahead: the option, but at least the largest read */
 static uint64_t cg_ra_distance(const struct cg_stream *s)
 {
-	if (s->cfg->readahead == 0) {
-		return 0;
-	}
-	return CG_MAX(s->cfg->readahead, s->max_read);
+	return s->cfg->readahead == 0 ? 0
+				      : CG_MAX(s->cfg->readahead, s->max_read);
 }
 
 static void cg_willneed(struct cg_stream *s, int fd)
@@ -502,11 +499,6 @@ static void cg_drop_behind(struct cg_stream *s, int fd, uint64_t limit)
 	s->dropped_to += n;
 	/* Cached reads above the drop may lie anywhere up to cached_hi */
 	s->cached_lo = s->cached_hi > s->dropped_to ? s->dropped_to : CG_FREE;
-}
-
-unsigned cg_stream_inflight(const struct cg_stream *s)
-{
-	return cg_flight_count(&s->flight);
 }
 
 void cg_read_end(struct cg_stream *s, int fd, struct cg_io *io, ssize_t nread)

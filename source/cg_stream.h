@@ -60,6 +60,8 @@ struct cg_stats {
 
 /* Reads tracked one by one; more go into two batches */
 #define CG_FLIGHT_SLOTS 64
+/* An offset that holds none: a free slot, nothing cached, no claim */
+#define CG_FREE UINT64_MAX
 
 /* How a read in flight is tracked: one by one, or in an overflow batch */
 enum cg_track {
@@ -170,9 +172,6 @@ struct cg_io cg_read_begin(struct cg_stream *s, int fd, uint64_t off, size_t n);
 
 /* The path of stream reads changed; an active stream's hints follow */
 void cg_stream_set_via(struct cg_stream *s, int fd, enum cg_via via);
-
-/* Reads between cg_read_begin() and cg_read_end() now */
-unsigned cg_stream_inflight(const struct cg_stream *s);
 
 /* nread is what the read returned: bytes, or -1 on error */
 void cg_read_end(struct cg_stream *s, int fd, struct cg_io *io, ssize_t nread);

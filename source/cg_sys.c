@@ -109,9 +109,8 @@ static int cg_linux_resident(int fd,
 {
 	struct cg_cachestat_range range = {.off = off, .len = len};
 	struct cg_cachestat cs = {0};
-	long ret;
+	long ret = syscall(__NR_cachestat, fd, &range, &cs, 0);
 
-	ret = syscall(__NR_cachestat, fd, &range, &cs, 0);
 	if (ret == 0) {
 		*bytes = cs.nr_cache * (uint64_t)sysconf(_SC_PAGESIZE);
 		return 0;
@@ -241,10 +240,9 @@ static int cg_sys_reopen(int fd, int flags)
 
 int cg_sys_reopen_direct(const struct cg_sys *sys, int fd)
 {
-	if (sys->reopen_direct != NULL) {
-		return sys->reopen_direct(fd);
-	}
-	return cg_sys_reopen(fd, O_RDONLY | O_DIRECT);
+	return sys->reopen_direct != NULL
+		       ? sys->reopen_direct(fd)
+		       : cg_sys_reopen(fd, O_RDONLY | O_DIRECT);
 }
 
 int cg_sys_readable(int fd)

@@ -222,8 +222,7 @@ void cg_write_wb_skipped(struct cg_writer *w, const struct cg_wb_plan *plan)
 uint64_t cg_write_writeback(const struct cg_sys *sys,
 			    int fd,
 			    int res_fd,
-			    const struct cg_wb_plan *plan,
-			    uint64_t patience_ns)
+			    const struct cg_wb_plan *plan)
 {
 	const struct cg_range *s = &plan->start;
 	const struct cg_range *d = &plan->drop;
@@ -249,7 +248,7 @@ uint64_t cg_write_writeback(const struct cg_sys *sys,
 						d->end - d->off, &left) != 0) {
 			return 0;	/* no way to tell: dropped, once */
 		}
-		if (left == 0 || waited >= patience_ns) {
+		if (left == 0 || waited >= CG_WB_PATIENCE_NS) {
 			return left;
 		}
 		cg_sys_sleep(sys, poll);
@@ -326,10 +325,7 @@ void cg_write_caught_up(struct cg_writer *w,
 struct cg_range cg_write_close(struct cg_writer *w)
 {
 	/* dontcache too: writes before the stream was seen were cached */
-	if (w->span.end > w->span.off) {
-		return w->span;
-	}
-	return (struct cg_range){0, 0};
+	return w->span.end > w->span.off ? w->span : (struct cg_range){0, 0};
 }
 
 bool cg_write_summary(const struct cg_writer *w, char *buf, size_t len)

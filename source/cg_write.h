@@ -135,14 +135,14 @@ void cg_write_caught_up(struct cg_writer *w,
 /*
  * The job, in a pool thread: touches only sys, fd and res_fd (for the
  * residency; mincore needs a readable one; -1: none). Starts writeback
- * of plan->start, drops plan->drop until none is cached or patience_ns
- * passed; returns the bytes still cached. Never waits on writeback.
+ * of plan->start, drops plan->drop until none is cached, for at most
+ * CG_WB_PATIENCE_NS; returns the bytes still cached. Never waits on
+ * writeback.
  */
 uint64_t cg_write_writeback(const struct cg_sys *sys,
 			    int fd,
 			    int res_fd,
-			    const struct cg_wb_plan *plan,
-			    uint64_t patience_ns);
+			    const struct cg_wb_plan *plan);
 
 /* How long a job waits for a lagging device: a second */
 #define CG_WB_PATIENCE_NS (1000 * 1000 * 1000ULL)

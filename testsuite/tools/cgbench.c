@@ -209,7 +209,7 @@ static ssize_t serve_direct(struct bench *b, unsigned w, char *out,
 	if (b->adapt) {
 		/* as cg_direct grows it, with no budget to refuse it */
 		cg_prefetch_grow(&b->pf, cg_prefetch_wanted(
-			&b->pf, cg_stream_inflight(&b->stream),
+			&b->pf, cg_flight_count(&b->stream.flight),
 			b->cfg.direct_memory / CG_PREFETCH_STREAM_SHARE));
 	}
 	for (;;) {

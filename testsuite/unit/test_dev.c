@@ -73,6 +73,14 @@ static void dir(const char *rel)
  * As the kernel lays it out: dev/block/8:0 a link to the disk, 8:1 to its
  * partition inside it, which has no queue of its own
  */
+/* The module keeps its table for the process; a test empties its own */
+static void devs_free(struct cg_devs *t)
+{
+	free(t->v);
+	t->v = NULL;
+	t->n = 0;
+}
+
 static int sysfs_setup(void **state)
 {
 	char path[256];
@@ -127,7 +135,7 @@ static void test_queue(void **state)
 	assert_int_equal(cg_dev_readahead(&t, makedev(8, 0)), 4096 * 1024);
 	put("devices/sda/queue/read_ahead_kb", "128\n");
 	assert_int_equal(t.n, 3);
-	cg_devs_free(&t);
+	devs_free(&t);
 }
 
 /* What a device lacks: learnt once (logged once), its own only */
@@ -147,7 +155,7 @@ static void test_learn(void **state)
 	/* the probe's own mark is not something the device lacks */
 	assert_true(cg_dev_learn(&t, b, CG_DEV_PROBED));
 	assert_int_equal(cg_dev_lacks(&t, b), 0);
-	cg_devs_free(&t);
+	devs_free(&t);
 	assert_int_equal(t.n, 0);
 }
 
@@ -395,7 +403,7 @@ static void test_probe_uncached(void **state)
 	assert_int_equal(fake.reads, 1);
 	assert_int_equal(fake.reopens, 1);
 	assert_int_equal(fake.fs_types, 1);
-	cg_devs_free(&t);
+	devs_free(&t);
 
 	/* XFS on 6.15+ without O_DIRECT for its files: dontcache then */
 	fake_reset(state);
@@ -403,7 +411,7 @@ static void test_probe_uncached(void **state)
 	assert_true(probe(&t, true));
 	assert_int_equal(lacks(&t), CG_FS_NO_DIRECT);
 	assert_int_equal(auto_mode(&t), CG_MODE_DONTCACHE);
-	cg_devs_free(&t);
+	devs_free(&t);
 }
 
 /* Refused (an old kernel: EOPNOTSUPP, or EINVAL), then O_DIRECT asked */
@@ -416,7 +424,7 @@ static void test_probe_no_dontcache(void **state)
 	assert_int_equal(fake.reopens, 1);
 	assert_int_equal(lacks(&t), CG_FS_NO_DONTCACHE);
 	assert_int_equal(auto_mode(&t), CG_MODE_DIRECT);
-	cg_devs_free(&t);
+	devs_free(&t);
 
 	/* tmpfs: no O_DIRECT either (open(2) says EINVAL) */
 	fake_reset(state);
@@ -424,7 +432,7 @@ static void test_probe_no_dontcache(void **state)
 	fake.reopen_err = EINVAL;
 	assert_true(probe(&t, true));
 	assert_int_equal(lacks(&t), CG_FS_NO_DONTCACHE | CG_FS_NO_DIRECT);
-	cg_devs_free(&t);
+	devs_free(&t);
 
 	/* a reopen refused for the file's sake teaches nothing of the fs */
 	fake_reset(state);
@@ -432,7 +440,7 @@ static void test_probe_no_dontcache(void **state)
 	fake.reopen_err = EACCES;
 	assert_true(probe(&t, true));
 	assert_int_equal(lacks(&t), CG_FS_NO_DONTCACHE);
-	cg_devs_free(&t);
+	devs_free(&t);
 }
 
 /*
@@ -465,7 +473,7 @@ static void test_probe_later(void **state)
 	assert_true(probe(&t, true));
 	assert_int_equal(fake.reopens, 1);
 	assert_int_equal(lacks(&t), CG_FS_NO_DONTCACHE);
-	cg_devs_free(&t);
+	devs_free(&t);
 }
 
 /*
@@ -482,7 +490,7 @@ static void test_probe_remote(void **state)
 	assert_int_equal(fake.reopens, 0);
 	assert_int_equal(lacks(&t), CG_FS_REMOTE);
 	assert_int_equal(auto_mode(&t), CG_MODE_DONTCACHE);
-	cg_devs_free(&t);
+	devs_free(&t);
 
 	fake_reset(state);
 	fake.f_type = NFS_MAGIC;
@@ -490,7 +498,7 @@ static void test_probe_remote(void **state)
 	assert_true(probe(&t, true));
 	assert_int_equal(fake.reopens, 0);
 	assert_int_equal(auto_mode(&t), CG_MODE_DONTNEED);
-	cg_devs_free(&t);
+	devs_free(&t);
 }
 
 /* The real syscalls: a tmpfs or disk file of this machine answers */
@@ -505,7 +513,7 @@ static void test_probe_linux(void **state)
 	assert_true(cg_dev_get(&t, st.st_dev)->flags & CG_DEV_PROBED);
 	assert_false(cg_dev_probe(&t, &cg_sys_linux, st.st_dev, fd, true));
 	close(fd);
-	cg_devs_free(&t);
+	devs_free(&t);
 }
 
 CG_TEST_MAIN(sysfs_setup, sysfs_teardown,

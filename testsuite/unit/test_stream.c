@@ -1737,13 +1737,13 @@ static void test_inflight_overflow(void **state)
 	}
 	assert_int_equal(dropped_end(h), 16 * MiB);
 
-	assert_int_equal(cg_stream_inflight(&h->s), 0);
+	assert_int_equal(cg_flight_count(&h->s.flight), 0);
 	for (i = 0; i < CG_FLIGHT_SLOTS + extra; i++) {
 		idx[i] = rd_begin(h, 16 * MiB + i * MiB, MiB);
 		assert_int_equal(h->reads[idx[i]].overflow,
 				 i >= CG_FLIGHT_SLOTS);
 		/* the batches count too (direct prefetch grows with it) */
-		assert_int_equal(cg_stream_inflight(&h->s), i + 1);
+		assert_int_equal(cg_flight_count(&h->s.flight), i + 1);
 	}
 	/*
 	 * The tracked ones finish: drops reach the lowest read that spilled
@@ -1754,11 +1754,11 @@ static void test_inflight_overflow(void **state)
 		assert_true(dropped_end(h) <= 80 * MiB);
 	}
 	assert_int_equal(dropped_end(h), 80 * MiB);
-	assert_int_equal(cg_stream_inflight(&h->s), extra);
+	assert_int_equal(cg_flight_count(&h->s.flight), extra);
 	for (i = CG_FLIGHT_SLOTS; i < CG_FLIGHT_SLOTS + extra; i++) {
 		rd_end(h, idx[i], MiB);
 	}
-	assert_int_equal(cg_stream_inflight(&h->s), 0);
+	assert_int_equal(cg_flight_count(&h->s.flight), 0);
 	/* 84 MiB read: the window [80, 88) is not whole yet */
 	assert_int_equal(dropped_end(h), 80 * MiB);
 	before = h->ncalls;

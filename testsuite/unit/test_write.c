@@ -133,7 +133,7 @@ static int setup(void **state)
 static uint64_t run_job(const struct cg_wb_plan *plan)
 {
 	dropped_at = UINT64_MAX;
-	return cg_write_writeback(&fake_sys, 3, 3, plan, CG_WB_PATIENCE_NS);
+	return cg_write_writeback(&fake_sys, 3, 3, plan);
 }
 
 /* One write as the glue does it; runs a planned job at once */
